@@ -1,0 +1,1 @@
+"""Adapters: the technologies behind the ports (FAISS, ONNX, HTTP APIs, files) and their fakes."""

@@ -1,0 +1,83 @@
+"""Application errors: what a use case can fail with, beyond a domain rule.
+
+    ApplicationError
+    ├── InvalidRequest              a request value out of range (field, rule, value)
+    ├── NoteNotFound                no note has this id (id)
+    ├── EmbedderError               the embedder could not give vectors (provider)
+    │   ├── EmbedderNotConfigured   missing key, unknown provider or model (hint)
+    │   ├── EmbedderUnavailable     unreachable, timed out, failing after retries (url)
+    │   ├── EmbedderRejected        the provider refused the request or the key (status)
+    │   └── DimensionChanged        a model answered with another dimension than recorded
+    └── StoreError                  the store cannot be read or written (path)
+        └── StoreCorrupt            a file on disk is not what its format says
+
+Every message says what to do next; none carries a secret.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class ApplicationError(Exception):
+    """Base of every error a use case raises on purpose."""
+
+
+class InvalidRequest(ApplicationError):
+    def __init__(self, field: str, rule: str, value: Any = None) -> None:
+        self.field = field
+        self.rule = rule
+        self.value = value
+        super().__init__(f"{field} {rule}")
+
+
+class NoteNotFound(ApplicationError):
+    def __init__(self, note_id: str) -> None:
+        self.id = note_id
+        super().__init__(f"no note has id {note_id}")
+
+
+class EmbedderError(ApplicationError):
+    def __init__(self, provider: str, message: str) -> None:
+        self.provider = provider
+        super().__init__(message)
+
+
+class EmbedderNotConfigured(EmbedderError):
+    def __init__(self, provider: str, message: str) -> None:
+        super().__init__(provider, message)
+
+
+class EmbedderUnavailable(EmbedderError):
+    def __init__(self, provider: str, url: str | None, message: str) -> None:
+        self.url = url
+        super().__init__(provider, message)
+
+
+class EmbedderRejected(EmbedderError):
+    def __init__(self, provider: str, status: int | None, message: str) -> None:
+        self.status = status
+        super().__init__(provider, message)
+
+
+class DimensionChanged(EmbedderError):
+    def __init__(self, provider: str, model_key: str, expected: int, got: int) -> None:
+        self.model_key = model_key
+        self.expected = expected
+        self.got = got
+        super().__init__(
+            provider,
+            f"{model_key} answered with {got}-dimensional vectors, but {expected} were "
+            "recorded for it; nothing was written. Choose another model name with "
+            "memory.set_config if the model really changed.",
+        )
+
+
+class StoreError(ApplicationError):
+    def __init__(self, message: str, path: str | None = None) -> None:
+        self.path = path
+        super().__init__(message)
+
+
+class StoreCorrupt(StoreError):
+    pass

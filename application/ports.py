@@ -1,0 +1,168 @@
+"""Ports: what the use cases need from the outside world.
+
+Every port is a small ``typing.Protocol``. Adapters implement them structurally (no base
+classes); each port has an in-memory fake in ``adapters/`` and one contract test suite in
+``tests/contracts/`` that the fake and every real adapter pass.
+
+Units and conventions shared by all ports:
+
+* A *vector* is a sequence of floats of the namespace's dimension, L2-normalized
+  (length 1 within 1e-3). Real adapters pass ``numpy.float32`` arrays; the application
+  never looks inside.
+* A *similarity* is the cosine of two vectors, in ``[-1, 1]``. Use cases turn it into the
+  contract's 0..1 score; stores never normalize.
+* Times are aware ``datetime`` objects in UTC.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from datetime import datetime
+from typing import Literal, Protocol
+
+import attrs
+
+from application.settings import EmbedderSettings, Settings
+from domain.identifiers import CanonicalProjectId, GlobalKey, Namespace, NoteId
+from domain.note import GlobalEntry, Note, NoteFilter
+
+Vector = Sequence[float]
+EmbedKind = Literal["query", "passage"]
+
+
+@attrs.frozen
+class StoredNote:
+    """A note as the store keeps it: its fields and the namespace of its current vector."""
+
+    note: Note
+    namespace: Namespace
+
+
+@attrs.frozen
+class Hit:
+    """One search result: ``score`` is a cosine similarity (vector search) or a
+    non-negative relevance (keyword search, larger is better)."""
+
+    stored: StoredNote
+    score: float
+
+
+class Clock(Protocol):
+    def now(self) -> datetime:
+        """The current instant, aware, in UTC."""
+
+
+class ProjectResolver(Protocol):
+    def canonical(self, raw: str) -> CanonicalProjectId:
+        """The canonical projectId of a raw one.
+
+        Paths (``domain.identifiers.is_path_like``) are expanded (``~``), made absolute and
+        resolved through symlinks, falling back to the absolute path when resolution fails;
+        opaque ids come back unchanged. Raises ``InvalidValue`` for a string that can be
+        neither (empty, control characters, an unknown ``~user``).
+        """
+
+
+class Embedder(Protocol):
+    """Turns texts into vectors with one model.
+
+    ``embed`` returns one L2-normalized vector per text, in order, all of one length (the
+    model's dimension, learned by the caller from the first answer). ``kind`` says whether
+    the texts are stored passages or search queries; models that embed both alike ignore it.
+
+    Failure modes (``application.errors``): ``EmbedderNotConfigured`` (no key, unknown
+    model), ``EmbedderUnavailable`` (unreachable, timed out, 5xx after retries),
+    ``EmbedderRejected`` (the provider refused the request or the key). Never returns
+    fewer vectors than texts.
+    """
+
+    @property
+    def provider(self) -> str: ...
+
+    @property
+    def model(self) -> str: ...
+
+    def embed(self, texts: Sequence[str], kind: EmbedKind) -> Sequence[Vector]: ...
+
+
+class EmbedderFactory(Protocol):
+    def create(self, settings: EmbedderSettings) -> Embedder:
+        """An embedder for these settings. Cheap: no model load and no network until the
+        first ``embed``. Raises ``EmbedderNotConfigured`` for an unknown provider."""
+
+
+class ConfigRepository(Protocol):
+    """The user's settings file. ``save`` is atomic (never a half-written file) and keeps
+    the file private to its owner (mode 0600: it may hold an API key)."""
+
+    @property
+    def location(self) -> str: ...
+
+    def load(self) -> Settings: ...
+
+    def save(self, settings: Settings) -> None: ...
+
+
+class NoteStore(Protocol):
+    """Notes, their vectors per namespace, and the global settings of every project.
+
+    A note has fields (``Note``) and a *home* namespace: the namespace of the vector it is
+    searched by. It may also keep vectors in other namespaces (an older model's, until
+    dropped). Vectors of different namespaces are never compared.
+
+    Every write is durable when the method returns. Several processes may share one store;
+    each read sees every write acknowledged before it began, in any process.
+    Filters are exact: ``search`` and ``list_recent`` return ``top_k``/``limit`` matching
+    notes whenever that many exist.
+    """
+
+    def put(self, note: Note, namespace: Namespace, vector: Vector | None) -> None:
+        """Insert or replace a note and make ``namespace`` its home.
+
+        With ``vector=None`` the note keeps the vector it already has in ``namespace``
+        (a change of fields only); ``StoreError`` if it has none there.
+        """
+
+    def rehome(self, namespace: Namespace, vectors: Mapping[NoteId, Vector]) -> None:
+        """Give existing notes a vector in ``namespace`` and make it their home, keeping
+        their vectors elsewhere. Ids of notes that no longer exist are skipped."""
+
+    def delete(self, note_id: NoteId) -> bool:
+        """Remove a note with all its vectors; False when there was none."""
+
+    def drop_namespace(self, namespace: Namespace) -> int:
+        """Remove every vector of ``namespace`` that is not a note's home; the count removed."""
+
+    def get(self, note_id: NoteId) -> StoredNote | None: ...
+
+    def search(
+        self, namespace: Namespace, query: Vector, where: NoteFilter, top_k: int
+    ) -> list[Hit]:
+        """The ``top_k`` matching notes with a vector in ``namespace``, by cosine
+        similarity, highest first; ties by newer createdAt, then id."""
+
+    def keyword_search(self, query: str, where: NoteFilter, top_k: int) -> list[Hit]:
+        """The ``top_k`` matching notes by keyword relevance (title, text, tags) in any
+        namespace, highest first; notes sharing no term with the query are left out."""
+
+    def list_recent(self, where: NoteFilter, limit: int) -> list[StoredNote]:
+        """Matching notes of every namespace, newest createdAt first (ties: last written first)."""
+
+    def iter_notes(self, project_id: CanonicalProjectId | None = None) -> Iterator[StoredNote]:
+        """Every note (of one project), in write order."""
+
+    def vector(self, note_id: NoteId, namespace: Namespace) -> Vector | None: ...
+
+    def namespaces(self) -> dict[Namespace, int]:
+        """Every namespace holding vectors, with how many."""
+
+    def disk_bytes(self) -> int:
+        """Bytes the store occupies on disk (0 for a store in memory)."""
+
+    def put_global(self, entry: GlobalEntry) -> None: ...
+
+    def get_global(self, project_id: CanonicalProjectId, key: GlobalKey) -> GlobalEntry | None: ...
+
+    def iter_globals(self, project_id: CanonicalProjectId | None = None) -> Iterable[GlobalEntry]: ...
+
+    def close(self) -> None: ...

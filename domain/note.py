@@ -1,0 +1,144 @@
+"""A note: one short piece of knowledge an agent keeps, and the filters that find it."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, ClassVar
+
+import attrs
+
+from domain.errors import InvalidValue
+from domain.identifiers import CanonicalProjectId, GlobalKey, GroupId, NoteId
+from domain.time import TimeWindow
+
+
+def _check_optional_text(type_name: str, field: str, value: Any, limit: int) -> None:
+    if value is None:
+        return
+    if not isinstance(value, str):
+        raise InvalidValue(type_name, f"{field} must be a string or null", value)
+    if len(value) > limit:
+        raise InvalidValue(type_name, f"{field} must be at most {limit} characters", value)
+
+
+@attrs.frozen
+class Tags:
+    """A note's labels: case-sensitive, order kept, duplicates dropped."""
+
+    values: tuple[str, ...] = ()
+
+    MAX_COUNT: ClassVar[int] = 64
+    MAX_LENGTH: ClassVar[int] = 128
+
+    def __attrs_post_init__(self) -> None:
+        for tag in self.values:
+            if not isinstance(tag, str) or not tag.strip():
+                raise InvalidValue("Tag", "must be a non-blank string", tag)
+            if len(tag) > self.MAX_LENGTH:
+                raise InvalidValue("Tag", f"must be at most {self.MAX_LENGTH} characters", tag)
+        if len(self.values) > self.MAX_COUNT:
+            raise InvalidValue("Tags", f"must hold at most {self.MAX_COUNT} tags", len(self.values))
+
+    @classmethod
+    def of(cls, values: Any) -> Tags:
+        if values is None:
+            return cls()
+        if isinstance(values, str) or not isinstance(values, (list, tuple)):
+            raise InvalidValue("Tags", "must be an array of strings", values)
+        return cls(tuple(dict.fromkeys(values)))
+
+    def include(self, required: Tags) -> bool:
+        return set(required.values) <= set(self.values)
+
+
+@attrs.frozen
+class Note:
+    """The stored form of a note. Its id and createdAt never change after creation."""
+
+    id: NoteId
+    project_id: CanonicalProjectId
+    group_id: GroupId
+    text: str
+    created_at: datetime
+    title: str | None = None
+    tags: Tags = Tags()
+    source: str | None = None
+    metadata: dict[str, Any] | None = None
+
+    TEXT_MAX: ClassVar[int] = 100_000
+    TITLE_MAX: ClassVar[int] = 1_000
+    SOURCE_MAX: ClassVar[int] = 1_000
+
+    def __attrs_post_init__(self) -> None:
+        if not isinstance(self.text, str) or not self.text.strip():
+            raise InvalidValue("Note", "text must be a non-blank string", self.text)
+        if len(self.text) > self.TEXT_MAX:
+            raise InvalidValue("Note", f"text must be at most {self.TEXT_MAX} characters", self.text)
+        _check_optional_text("Note", "title", self.title, self.TITLE_MAX)
+        _check_optional_text("Note", "source", self.source, self.SOURCE_MAX)
+        if self.metadata is not None and not isinstance(self.metadata, dict):
+            raise InvalidValue("Note", "metadata must be a JSON object or null", self.metadata)
+        if self.created_at.tzinfo is None:
+            raise InvalidValue("Note", "createdAt must be timezone-aware", self.created_at)
+
+
+_UNSET: Any = attrs.make_class("_Unset", [], repr=False)()
+
+
+@attrs.frozen
+class NotePatch:
+    """The fields an update changes; a field left unset keeps its value."""
+
+    title: str | None = _UNSET
+    text: str = _UNSET
+    tags: Tags = _UNSET
+    source: str | None = _UNSET
+    group_id: GroupId = _UNSET
+    metadata: dict[str, Any] | None = _UNSET
+
+    def __attrs_post_init__(self) -> None:
+        if not self.changes():
+            raise InvalidValue("NotePatch", "must change at least one field", {})
+
+    def changes(self) -> dict[str, Any]:
+        return {k: v for k, v in attrs.asdict(self, recurse=False).items() if v is not _UNSET}
+
+    def apply(self, note: Note) -> Note:
+        return attrs.evolve(note, **self.changes())
+
+    @property
+    def changes_text(self) -> bool:
+        """Only the text is embedded, so only a text change needs a new vector."""
+        return self.text is not _UNSET
+
+
+@attrs.frozen
+class NoteFilter:
+    """Which notes a search or a listing may return. Tags are ANDed."""
+
+    project_id: CanonicalProjectId
+    group_id: GroupId | None = None
+    tags: Tags = Tags()
+    window: TimeWindow = TimeWindow()
+
+    def matches(self, note: Note) -> bool:
+        return (
+            note.project_id == self.project_id
+            and (self.group_id is None or note.group_id == self.group_id)
+            and note.tags.include(self.tags)
+            and self.window.contains(note.created_at)
+        )
+
+
+@attrs.frozen
+class GlobalEntry:
+    """One global setting of a project: any JSON value under a ``global.`` key."""
+
+    project_id: CanonicalProjectId
+    key: GlobalKey
+    value: Any
+    updated_at: datetime
+
+    @property
+    def id(self) -> str:
+        return self.key.entry_id(self.project_id)

@@ -1,0 +1,65 @@
+"""UTC instants as the contract writes them: ISO 8601, ``2024-01-15T10:30:00Z``."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+
+import attrs
+
+from domain.errors import InvalidValue
+
+_DATE_ONLY = re.compile(r"\d{4}-\d{2}-\d{2}")
+_HAS_ZONE = re.compile(r"(Z|[+-]\d{2}:?\d{2})$", re.IGNORECASE)
+
+
+def parse_instant(text: str) -> datetime:
+    """Read an ISO 8601 instant into an aware UTC datetime.
+
+    Accepted: a date and time with ``Z`` or an offset (converted to UTC), or a bare date
+    (midnight UTC). A date-time with no zone is refused: its meaning would depend on the
+    machine that wrote it.
+    """
+    if not isinstance(text, str):
+        raise InvalidValue("Instant", "must be an ISO 8601 string", text)
+    if _DATE_ONLY.fullmatch(text):
+        try:
+            return datetime.fromisoformat(text).replace(tzinfo=timezone.utc)
+        except ValueError:
+            raise InvalidValue("Instant", "must be a valid calendar date", text) from None
+    if not _HAS_ZONE.search(text):
+        raise InvalidValue("Instant", "must end with Z or a UTC offset such as +09:00", text)
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        raise InvalidValue("Instant", "must be ISO 8601 like 2024-01-15T10:30:00Z", text) from None
+    return parsed.astimezone(timezone.utc)
+
+
+def format_instant(moment: datetime) -> str:
+    """Write a UTC instant: whole seconds as ``...:00Z``, finer ones with microseconds."""
+    moment = moment.astimezone(timezone.utc)
+    if moment.microsecond:
+        return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@attrs.frozen
+class TimeWindow:
+    """``since <= createdAt < until``; either end may be open."""
+
+    since: datetime | None = None
+    until: datetime | None = None
+
+    def __attrs_post_init__(self) -> None:
+        if self.since is not None and self.until is not None and self.since > self.until:
+            raise InvalidValue(
+                "TimeWindow",
+                "since must not be later than until",
+                f"{format_instant(self.since)} > {format_instant(self.until)}",
+            )
+
+    def contains(self, moment: datetime) -> bool:
+        if self.since is not None and moment < self.since:
+            return False
+        return self.until is None or moment < self.until
