@@ -1,0 +1,83 @@
+"""The server's live embedder: which one runs, its namespace, and learning its dimension."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+import attrs
+
+from application.errors import DimensionChanged, EmbedderRejected
+from application.ports import ConfigRepository, EmbedderFactory, EmbedKind, Vector
+from application.settings import EmbedderSettings
+from domain.identifiers import Namespace
+
+
+class Embedding:
+    """Owns the current embedder. The dimension of a ``provider:model`` is learned from
+    its first answer and recorded in the config; a later answer of another length is an
+    error and nothing is written."""
+
+    def __init__(self, factory: EmbedderFactory, config: ConfigRepository) -> None:
+        self._factory = factory
+        self._config = config
+        self._lock = threading.Lock()
+        self._settings = config.load().embedder
+        self._embedder = factory.create(self._settings)
+
+    @property
+    def settings(self) -> EmbedderSettings:
+        return self._settings
+
+    def known_namespace(self) -> Namespace | None:
+        """The current namespace if its dimension is known, without calling the embedder."""
+        settings = self._settings
+        return None if settings.dim is None else _namespace(settings, settings.dim)
+
+    def namespace(self) -> Namespace:
+        """The current namespace, asking the embedder once if the dimension is unknown."""
+        return self.known_namespace() or self.embed(["dimension probe"], "passage")[0]
+
+    def embed(self, texts: Sequence[str], kind: EmbedKind) -> tuple[Namespace, Sequence[Vector]]:
+        settings, embedder = self._settings, self._embedder
+        vectors = embedder.embed(texts, kind)
+        if len(vectors) != len(texts):
+            raise EmbedderRejected(settings.provider, None, "the embedder returned a wrong number of vectors")
+        dims = {len(v) for v in vectors}
+        if len(dims) > 1:
+            raise EmbedderRejected(settings.provider, None, "the embedder returned vectors of mixed lengths")
+        dim = dims.pop() if dims else (settings.dim or 0)
+        return self._learn(settings, dim), vectors
+
+    def switch(self, settings: EmbedderSettings) -> Namespace:
+        """Make ``settings`` current after one successful probe; on failure nothing changes."""
+        embedder = self._factory.create(settings)
+        vectors = embedder.embed(["dimension probe"], "passage")
+        dim = len(vectors[0])
+        recorded = settings.dim
+        if recorded is not None and recorded != dim:
+            raise DimensionChanged(settings.provider, settings.model_key, recorded, dim)
+        learned = attrs.evolve(settings, dims={**settings.dims, settings.model_key: dim})
+        with self._lock:
+            current = self._config.load()
+            self._config.save(attrs.evolve(current, embedder=learned))
+            self._settings, self._embedder = learned, embedder
+        return _namespace(learned, dim)
+
+    def _learn(self, settings: EmbedderSettings, dim: int) -> Namespace:
+        recorded = settings.dim
+        if recorded is None:
+            with self._lock:
+                if self._settings.dim is None and self._settings.model_key == settings.model_key:
+                    dims = {**self._settings.dims, settings.model_key: dim}
+                    self._settings = attrs.evolve(self._settings, dims=dims)
+                    current = self._config.load()
+                    stored = attrs.evolve(current.embedder, dims={**current.embedder.dims, settings.model_key: dim})
+                    self._config.save(attrs.evolve(current, embedder=stored))
+        elif recorded != dim:
+            raise DimensionChanged(settings.provider, settings.model_key, recorded, dim)
+        return _namespace(settings, dim)
+
+
+def _namespace(settings: EmbedderSettings, dim: int) -> Namespace:
+    return Namespace(settings.provider, settings.effective_model, dim)

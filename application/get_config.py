@@ -1,0 +1,36 @@
+from __future__ import annotations
+
+import attrs
+
+from application.services import Services
+
+
+@attrs.frozen
+class ConfigView:
+    """The effective configuration, without any secret."""
+
+    default_transport: str
+    provider: str
+    model: str
+    dim: int | None
+    base_url: str | None
+    store_type: str
+    store_path: str
+    config_path: str
+    data_dir: str
+
+
+def get_config(services: Services) -> ConfigView:
+    embedder = services.embedding.settings
+    runtime = services.runtime
+    return ConfigView(
+        default_transport=runtime.default_transport,
+        provider=embedder.provider,
+        model=embedder.effective_model,
+        dim=embedder.dim,
+        base_url=embedder.effective_base_url,
+        store_type=runtime.store_type,
+        store_path=runtime.data_dir,
+        config_path=runtime.config_path,
+        data_dir=runtime.data_dir,
+    )

@@ -1,0 +1,17 @@
+from __future__ import annotations
+
+import attrs
+
+from application.services import Services
+from domain.identifiers import GlobalKey
+from domain.note import GlobalEntry
+
+
+@attrs.frozen
+class GetGlobal:
+    project_id: str
+    key: GlobalKey
+
+
+def get_global(command: GetGlobal, services: Services) -> GlobalEntry | None:
+    return services.store.get_global(services.project(command.project_id), command.key)

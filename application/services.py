@@ -1,0 +1,46 @@
+"""What every use case is handed: the ports, wired by the composition root."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+import attrs
+
+from application.embedding import Embedding
+from application.ports import Clock, ConfigRepository, NoteStore, ProjectResolver
+from domain.errors import InvalidValue
+from domain.identifiers import CanonicalProjectId
+
+T = TypeVar("T")
+
+
+@attrs.frozen
+class RuntimeInfo:
+    """Facts about this running server that ``memory.get_config`` reports."""
+
+    default_transport: str
+    config_path: str
+    data_dir: str
+    store_type: str
+
+
+@attrs.frozen
+class Services:
+    store: NoteStore
+    embedding: Embedding
+    projects: ProjectResolver
+    clock: Clock
+    config: ConfigRepository
+    runtime: RuntimeInfo
+
+    def project(self, raw: str, field: str = "projectId") -> CanonicalProjectId:
+        return at(field, self.projects.canonical, raw)
+
+
+def at(field: str, build: Callable[..., T], *args: object) -> T:
+    """``build(*args)``, with a refused value reported at request field ``field``."""
+    try:
+        return build(*args)
+    except InvalidValue as exc:
+        raise exc.at(field) from None

@@ -1,0 +1,28 @@
+from __future__ import annotations
+
+import attrs
+
+from application.errors import NoteNotFound
+from application.services import Services, at
+from domain.identifiers import NoteId
+from domain.note import NotePatch
+
+
+@attrs.frozen
+class UpdateNote:
+    id: NoteId
+    patch: NotePatch
+
+
+def update_note(command: UpdateNote, services: Services) -> None:
+    """Only a text change re-embeds (into the current namespace); any other change keeps
+    the note's vector and namespace. id and createdAt never change."""
+    stored = services.store.get(command.id)
+    if stored is None:
+        raise NoteNotFound(command.id.value)
+    note = at("patch", command.patch.apply, stored.note)
+    if command.patch.changes_text:
+        namespace, (vector,) = services.embedding.embed([note.text], "passage")
+        services.store.put(note, namespace, vector)
+    else:
+        services.store.put(note, stored.namespace, None)

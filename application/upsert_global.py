@@ -1,0 +1,32 @@
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import attrs
+
+from application.services import Services
+from domain.identifiers import GlobalKey
+from domain.note import GlobalEntry
+
+KV_NAMESPACE = "kv"
+"""Global settings are not embedded: they live outside every embedder namespace."""
+
+
+@attrs.frozen
+class UpsertGlobal:
+    project_id: str
+    key: GlobalKey
+    value: Any
+    updated_at: datetime | None = None
+
+
+def upsert_global(command: UpsertGlobal, services: Services) -> GlobalEntry:
+    entry = GlobalEntry(
+        project_id=services.project(command.project_id),
+        key=command.key,
+        value=command.value,
+        updated_at=command.updated_at or services.clock.now(),
+    )
+    services.store.put_global(entry)
+    return entry

@@ -1,0 +1,133 @@
+"""The composition root: the one place that builds real adapters and wires them in.
+
+Nothing happens at import time. Heavy adapters (FAISS, ONNX, httpx) are imported inside
+``build`` so that a server answers ``initialize`` before they load.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import attrs
+
+from application.embedding import Embedding
+from application.ports import Clock, ConfigRepository, EmbedderFactory, NoteStore, ProjectResolver
+from application.services import RuntimeInfo, Services
+
+CONFIG_ENV = "MCP_MEMORY_CONFIG"
+DATA_DIR_ENV = "MCP_MEMORY_DATA_DIR"
+LOG_LEVEL_ENV = "MCP_MEMORY_LOG_LEVEL"
+HOME_DIR = ".local-mcp-memory"
+
+
+@attrs.frozen
+class ServerOptions:
+    """Where the server keeps its files and what it was built to default to."""
+
+    config_path: Path
+    data_dir: Path
+    default_transport: str
+    environ: Mapping[str, str] = attrs.field(factory=lambda: dict(os.environ), repr=False)
+
+    @classmethod
+    def resolve(
+        cls,
+        environ: Mapping[str, str],
+        default_transport: str,
+        config_path: str | None = None,
+        data_dir: str | None = None,
+    ) -> ServerOptions:
+        """Flags win over the environment, which wins over ``~/.local-mcp-memory``."""
+        home = Path(os.path.expanduser("~")) / HOME_DIR
+        config = config_path or environ.get(CONFIG_ENV) or home / "config.json"
+        data = data_dir or environ.get(DATA_DIR_ENV) or home / "data"
+        return cls(
+            config_path=Path(os.path.expanduser(str(config))).absolute(),
+            data_dir=Path(os.path.expanduser(str(data))).absolute(),
+            default_transport=default_transport,
+            environ=dict(environ),
+        )
+
+
+def build(
+    options: ServerOptions,
+    *,
+    embedders: EmbedderFactory | None = None,
+    store: NoteStore | None = None,
+    clock: Clock | None = None,
+    config: ConfigRepository | None = None,
+    projects: ProjectResolver | None = None,
+) -> Services:
+    """The server's services; None for a dependency means the real one."""
+    from adapters.json_config import JsonFileConfigRepository
+    from adapters.system import OsProjectResolver, SystemClock
+
+    config = config or JsonFileConfigRepository(options.config_path)
+    if embedders is None:
+        from adapters.embedders.factory import DefaultEmbedderFactory
+
+        embedders = DefaultEmbedderFactory(environ=options.environ)
+    store_type = "faiss" if store is None else type(store).__name__
+    if store is None:
+        from adapters.faiss_store import FaissNoteStore
+
+        store = FaissNoteStore(options.data_dir)
+    return Services(
+        store=store,
+        embedding=Embedding(embedders, config),
+        projects=projects or OsProjectResolver(),
+        clock=clock or SystemClock(),
+        config=config,
+        runtime=RuntimeInfo(
+            default_transport=options.default_transport,
+            config_path=str(options.config_path),
+            data_dir=str(options.data_dir),
+            store_type=store_type,
+        ),
+    )
+
+
+class LazyServices:
+    """Builds the services on first use, once, from any thread."""
+
+    def __init__(self, factory: Callable[[], Services]) -> None:
+        self._factory = factory
+        self._services: Services | None = None
+        self._lock = threading.Lock()
+
+    def __call__(self) -> Services:
+        services = self._services
+        if services is None:
+            with self._lock:
+                if self._services is None:
+                    self._services = self._factory()
+                services = self._services
+        return services
+
+    def close(self) -> None:
+        with self._lock:
+            if self._services is not None:
+                self._services.store.close()
+
+
+def configure_logging(environ: Mapping[str, str]) -> None:
+    """structlog, once per process: JSON lines on stderr, never stdout."""
+    import structlog
+
+    level = getattr(logging, environ.get(LOG_LEVEL_ENV, "INFO").upper(), logging.INFO)
+    structlog.configure(
+        processors=[
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.processors.format_exc_info,
+            structlog.processors.JSONRenderer(),
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(level),
+        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        cache_logger_on_first_use=True,
+    )

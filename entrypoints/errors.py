@@ -1,0 +1,104 @@
+"""JSON-RPC error codes, and the one table that maps exceptions to them.
+
+    JSON-RPC 2.0                         server codes (-32000..-32099)
+    -32700 PARSE_ERROR                   -32001 EMBEDDER_NOT_CONFIGURED
+    -32600 INVALID_REQUEST               -32002 EMBEDDER_UNAVAILABLE
+    -32601 METHOD_NOT_FOUND              -32003 EMBEDDER_REJECTED
+    -32602 INVALID_PARAMS                -32004 NOT_FOUND
+    -32603 INTERNAL_ERROR                -32005 DIMENSION_MISMATCH
+                                         -32006 STORE_UNAVAILABLE
+
+Entrypoint exceptions:
+
+    RpcError                a JSON-RPC error to answer with as it is (code, message, data)
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import msgspec
+import structlog
+
+from application import errors as app
+from domain.errors import InvalidValue
+
+PARSE_ERROR = -32700
+"""The line or body is not JSON."""
+INVALID_REQUEST = -32600
+"""The JSON is not a JSON-RPC 2.0 request object."""
+METHOD_NOT_FOUND = -32601
+"""No such method."""
+INVALID_PARAMS = -32602
+"""Params broke a rule; ``data.field`` names the field, ``data.rule`` the rule."""
+INTERNAL_ERROR = -32603
+"""A fault of the server; details are on stderr only."""
+EMBEDDER_NOT_CONFIGURED = -32001
+"""The embedder lacks a setting (API key, model); the message says how to set it."""
+EMBEDDER_UNAVAILABLE = -32002
+"""The embedder could not be reached or kept failing; ``data.url`` names where."""
+EMBEDDER_REJECTED = -32003
+"""The embedding provider refused the request or the key (``data.status``)."""
+NOT_FOUND = -32004
+"""No note has the id in ``data.id``."""
+DIMENSION_MISMATCH = -32005
+"""A model answered with another dimension than recorded for it; nothing was written."""
+STORE_UNAVAILABLE = -32006
+"""The store on disk could not be read or written; ``data.path`` names the file."""
+
+log = structlog.get_logger()
+
+
+class RpcError(Exception):
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        self.code = code
+        self.message = message
+        self.data = data
+        super().__init__(message)
+
+
+_AT = re.compile(r"^(?P<rule>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.DOTALL)
+_NAMED = re.compile(r"(?:missing required|unknown) field `(?P<name>[^`]+)`")
+
+
+def _validation(exc: msgspec.ValidationError) -> RpcError:
+    match = _AT.match(str(exc))
+    rule = match.group("rule") if match else str(exc)
+    path = (match.group("path") or "") if match else ""
+    named = _NAMED.search(rule)
+    if named:
+        path = f"{path}.{named.group('name')}"
+    field = re.sub(r"\[(\d+)\]", r".\1", path).lstrip(".") or None
+    return RpcError(INVALID_PARAMS, f"Invalid params: {rule}" + (f" at {field}" if field else ""), {"field": field, "rule": rule})
+
+
+def to_rpc_error(exc: BaseException, method: str | None = None) -> RpcError:
+    """The JSON-RPC error answering ``exc``. Unexpected exceptions are logged with their
+    traceback and answered with a fixed message."""
+    match exc:
+        case RpcError():
+            return exc
+        case msgspec.ValidationError():
+            return _validation(exc)
+        case InvalidValue():
+            message = f"Invalid params: {exc}" + (f" at {exc.field}" if exc.field else "")
+            return RpcError(INVALID_PARAMS, message, {"field": exc.field, "rule": f"{exc.type_name} {exc.rule}"})
+        case app.InvalidRequest():
+            return RpcError(INVALID_PARAMS, f"Invalid params: {exc}", {"field": exc.field, "rule": exc.rule})
+        case app.NoteNotFound():
+            return RpcError(NOT_FOUND, str(exc), {"id": exc.id})
+        case app.DimensionChanged():
+            data = {"provider": exc.provider, "model": exc.model_key, "expected": exc.expected, "got": exc.got}
+            return RpcError(DIMENSION_MISMATCH, str(exc), data)
+        case app.EmbedderNotConfigured():
+            return RpcError(EMBEDDER_NOT_CONFIGURED, str(exc), {"provider": exc.provider})
+        case app.EmbedderUnavailable():
+            return RpcError(EMBEDDER_UNAVAILABLE, str(exc), {"provider": exc.provider, "url": exc.url})
+        case app.EmbedderRejected():
+            return RpcError(EMBEDDER_REJECTED, str(exc), {"provider": exc.provider, "status": exc.status})
+        case app.StoreError():
+            log.error("store_error", method=method, error=str(exc), path=exc.path)
+            return RpcError(STORE_UNAVAILABLE, f"The store is unavailable: {exc}", {"path": exc.path})
+    log.error("internal_error", method=method, exc_info=exc)
+    return RpcError(INTERNAL_ERROR, "Internal error")

@@ -1,0 +1,369 @@
+"""The wire format of the ``memory.*`` methods: msgspec Structs for every request's params
+and every result, and their translation to and from the use cases' commands.
+
+msgspec checks the *shape* of a message (types, required and unknown fields); the value
+objects built here check its *meaning*, each reported at the request field it came from.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import msgspec
+from msgspec import UNSET, Struct, UnsetType
+
+from application.add_note import AddNote, NoteAdded
+from application.get_config import ConfigView
+from application.get_global import GetGlobal
+from application.get_note import GetNote
+from application.list_recent import ListRecent, RecentNotes
+from application.ports import Hit, StoredNote
+from application.search import SearchNotes, SearchResults
+from application.services import at
+from application.set_config import UNCHANGED, SetConfig, SetEmbedder
+from application.update_note import UpdateNote
+from application.upsert_global import KV_NAMESPACE, UpsertGlobal
+from domain.identifiers import GlobalKey, GroupId, NoteId
+from domain.note import GlobalEntry, Note, NotePatch, Tags
+from domain.time import TimeWindow, format_instant, parse_instant
+
+
+class Params(Struct, frozen=True, forbid_unknown_fields=True, kw_only=True, rename="camel"):
+    """Base of every request's params: camelCase on the wire, unknown fields refused."""
+
+
+class View(Struct, frozen=True, kw_only=True, rename="camel"):
+    """Base of every result."""
+
+
+# ---------------------------------------------------------------- shared pieces
+
+
+def _group(raw: str, field: str = "groupId") -> GroupId:
+    return at(field, GroupId, raw)
+
+
+def _group_or_none(raw: str | None) -> GroupId | None:
+    return None if raw is None else _group(raw)
+
+
+def _tags(raw: list[str] | None, field: str = "tags") -> Tags:
+    return at(field, Tags.of, raw)
+
+
+def _instant(raw: str | None, field: str) -> datetime | None:
+    return None if raw is None else at(field, parse_instant, raw)
+
+
+def _note_id(raw: str) -> NoteId:
+    return at("id", NoteId, raw)
+
+
+class NoteView(View):
+    id: str
+    project_id: str
+    group_id: str
+    title: str | None
+    text: str
+    tags: list[str]
+    source: str | None
+    created_at: str
+    metadata: dict[str, Any] | None
+
+
+class StoredNoteView(NoteView):
+    namespace: str
+
+
+class HitView(NoteView):
+    score: float
+
+
+def _note_fields(note: Note) -> dict[str, Any]:
+    return {
+        "id": note.id.value,
+        "project_id": note.project_id.value,
+        "group_id": note.group_id.value,
+        "title": note.title,
+        "text": note.text,
+        "tags": list(note.tags.values),
+        "source": note.source,
+        "created_at": format_instant(note.created_at),
+        "metadata": note.metadata,
+    }
+
+
+def stored_view(stored: StoredNote) -> StoredNoteView:
+    return StoredNoteView(**_note_fields(stored.note), namespace=str(stored.namespace))
+
+
+def hit_view(hit: Hit) -> HitView:
+    return HitView(**_note_fields(hit.stored.note), score=round(hit.score, 6))
+
+
+# ---------------------------------------------------------------- memory.add_note
+
+
+class AddNoteParams(Params):
+    project_id: str
+    group_id: str
+    text: str
+    title: str | None = None
+    tags: list[str] | None = None
+    source: str | None = None
+    created_at: str | None = None
+    metadata: dict[str, Any] | None = None
+
+    def command(self) -> AddNote:
+        return AddNote(
+            project_id=self.project_id,
+            group_id=_group(self.group_id),
+            text=self.text,
+            title=self.title,
+            tags=_tags(self.tags),
+            source=self.source,
+            created_at=_instant(self.created_at, "createdAt"),
+            metadata=self.metadata,
+        )
+
+
+class AddNoteResult(View):
+    id: str
+    namespace: str
+
+
+def added_view(added: NoteAdded) -> AddNoteResult:
+    return AddNoteResult(id=added.id.value, namespace=str(added.namespace))
+
+
+# ---------------------------------------------------------------- memory.search
+
+
+class SearchParams(Params):
+    project_id: str
+    query: str
+    group_id: str | None = None
+    top_k: int | None = None
+    tags: list[str] | None = None
+    since: str | None = None
+    until: str | None = None
+    mode: str | None = None
+
+    def command(self) -> SearchNotes:
+        window = at("since", TimeWindow, _instant(self.since, "since"), _instant(self.until, "until"))
+        optional = {"top_k": self.top_k, "mode": self.mode}
+        return SearchNotes(
+            project_id=self.project_id,
+            query=self.query,
+            group_id=_group_or_none(self.group_id),
+            tags=_tags(self.tags),
+            window=window,
+            **{k: v for k, v in optional.items() if v is not None},
+        )
+
+
+class SearchResult(View):
+    namespace: str
+    results: list[HitView]
+
+
+def search_view(found: SearchResults) -> SearchResult:
+    return SearchResult(namespace=str(found.namespace), results=[hit_view(h) for h in found.hits])
+
+
+# ---------------------------------------------------------------- memory.get
+
+
+class GetParams(Params):
+    id: str
+
+    def command(self) -> GetNote:
+        return GetNote(_note_id(self.id))
+
+
+# ---------------------------------------------------------------- memory.update
+
+
+class PatchParams(Params):
+    title: str | None | UnsetType = UNSET
+    text: str | UnsetType = UNSET
+    tags: list[str] | UnsetType = UNSET
+    source: str | None | UnsetType = UNSET
+    group_id: str | UnsetType = UNSET
+    metadata: dict[str, Any] | None | UnsetType = UNSET
+
+    def patch(self) -> NotePatch:
+        given = {f: getattr(self, f) for f in self.__struct_fields__ if getattr(self, f) is not UNSET}
+        if "tags" in given:
+            given["tags"] = _tags(given["tags"], "patch.tags")
+        if "group_id" in given:
+            given["group_id"] = _group(given["group_id"], "patch.groupId")
+        return at("patch", lambda: NotePatch(**given))
+
+
+class UpdateParams(Params):
+    id: str
+    patch: PatchParams
+
+    def command(self) -> UpdateNote:
+        return UpdateNote(_note_id(self.id), self.patch.patch())
+
+
+class OkResult(View):
+    ok: bool = True
+
+
+# ---------------------------------------------------------------- memory.list_recent
+
+
+class ListRecentParams(Params):
+    project_id: str
+    group_id: str | None = None
+    limit: int | None = None
+    tags: list[str] | None = None
+
+    def command(self) -> ListRecent:
+        return ListRecent(
+            project_id=self.project_id,
+            group_id=_group_or_none(self.group_id),
+            limit=self.limit,
+            tags=_tags(self.tags),
+        )
+
+
+class ListRecentResult(View):
+    namespace: str
+    items: list[StoredNoteView]
+
+
+def recent_view(recent: RecentNotes) -> ListRecentResult:
+    return ListRecentResult(namespace=str(recent.namespace), items=[stored_view(s) for s in recent.items])
+
+
+# ---------------------------------------------------------------- memory.get_config / set_config
+
+
+class NoParams(Params):
+    pass
+
+
+class TransportDefaultsView(View):
+    default_transport: str
+
+
+class EmbedderView(View):
+    provider: str
+    model: str
+    dim: int | None
+    base_url: str | UnsetType = UNSET
+
+
+class StoreView(View):
+    type: str
+    path: str | UnsetType = UNSET
+    url: str | UnsetType = UNSET
+
+
+class PathsView(View):
+    config_path: str
+    data_dir: str
+
+
+class ConfigResult(View):
+    transport_defaults: TransportDefaultsView
+    embedder: EmbedderView
+    store: StoreView
+    paths: PathsView
+
+
+def config_view(config: ConfigView) -> ConfigResult:
+    return ConfigResult(
+        transport_defaults=TransportDefaultsView(default_transport=config.default_transport),
+        embedder=EmbedderView(
+            provider=config.provider,
+            model=config.model,
+            dim=config.dim,
+            base_url=config.base_url if config.base_url is not None else UNSET,
+        ),
+        store=StoreView(type=config.store_type, path=config.store_path),
+        paths=PathsView(config_path=config.config_path, data_dir=config.data_dir),
+    )
+
+
+class EmbedderParams(Params):
+    provider: str | UnsetType = UNSET
+    model: str | None | UnsetType = UNSET
+    base_url: str | None | UnsetType = UNSET
+    api_key: str | None | UnsetType = UNSET
+
+
+class SetConfigParams(Params):
+    embedder: EmbedderParams | None = None
+
+    def command(self) -> SetConfig:
+        if self.embedder is None:
+            return SetConfig()
+        given = {f: getattr(self.embedder, f) for f in EmbedderParams.__struct_fields__}
+        return SetConfig(SetEmbedder(**{k: UNCHANGED if v is UNSET else v for k, v in given.items()}))
+
+
+class SetConfigResult(View):
+    ok: bool
+    effective_namespace: str
+
+
+# ---------------------------------------------------------------- memory.upsert_global / get_global
+
+
+class UpsertGlobalParams(Params):
+    project_id: str
+    key: str
+    value: Any
+    updated_at: str | None = None
+
+    def command(self) -> UpsertGlobal:
+        return UpsertGlobal(
+            project_id=self.project_id,
+            key=at("key", GlobalKey, self.key),
+            value=self.value,
+            updated_at=_instant(self.updated_at, "updatedAt"),
+        )
+
+
+class UpsertGlobalResult(View):
+    ok: bool
+    id: str
+    namespace: str
+
+
+def upserted_view(entry: GlobalEntry) -> UpsertGlobalResult:
+    return UpsertGlobalResult(ok=True, id=entry.id, namespace=KV_NAMESPACE)
+
+
+class GetGlobalParams(Params):
+    project_id: str
+    key: str
+
+    def command(self) -> GetGlobal:
+        return GetGlobal(self.project_id, at("key", GlobalKey, self.key))
+
+
+class GetGlobalResult(View):
+    namespace: str
+    found: bool
+    id: str | None
+    value: Any
+    updated_at: str | None
+
+
+def global_view(entry: GlobalEntry | None) -> GetGlobalResult:
+    if entry is None:
+        return GetGlobalResult(namespace=KV_NAMESPACE, found=False, id=None, value=None, updated_at=None)
+    return GetGlobalResult(
+        namespace=KV_NAMESPACE,
+        found=True,
+        id=entry.id,
+        value=entry.value,
+        updated_at=format_instant(entry.updated_at),
+    )
