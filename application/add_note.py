@@ -29,9 +29,17 @@ class NoteAdded:
 
 
 def add_note(command: AddNote, services: Services) -> NoteAdded:
-    note = Note(
+    note = new_note(command, services)
+    namespace, (vector,) = services.embedding.embed([note.text], "passage")
+    services.store.put(note, namespace, vector)
+    return NoteAdded(note.id, namespace)
+
+
+def new_note(command: AddNote, services: Services, field: str = "projectId") -> Note:
+    """The note ``command`` describes, with a fresh id; ``field`` names where its projectId came from."""
+    return Note(
         id=NoteId.new(),
-        project_id=services.project(command.project_id),
+        project_id=services.project(command.project_id, field),
         group_id=command.group_id,
         text=command.text,
         created_at=command.created_at or services.clock.now(),
@@ -40,6 +48,3 @@ def add_note(command: AddNote, services: Services) -> NoteAdded:
         source=command.source,
         metadata=command.metadata,
     )
-    namespace, (vector,) = services.embedding.embed([note.text], "passage")
-    services.store.put(note, namespace, vector)
-    return NoteAdded(note.id, namespace)

@@ -52,6 +52,21 @@ class Clock(Protocol):
         """The current instant, aware, in UTC."""
 
 
+class Progress(Protocol):
+    def __call__(self, done: int, total: int) -> None:
+        """``done`` of ``total`` items are finished and durable.
+
+        Long use cases (import, re-embed) call it once with ``done=0`` before their first
+        batch and again after each batch. It may raise (``KeyboardInterrupt`` for a user's
+        interruption) to stop the run between two batches: what was done stays done, and
+        running the use case again resumes where it stopped.
+        """
+
+
+def no_progress(done: int, total: int) -> None:
+    """A ``Progress`` that reports nothing."""
+
+
 class ProjectResolver(Protocol):
     def canonical(self, raw: str) -> CanonicalProjectId:
         """The canonical projectId of a raw one.

@@ -14,17 +14,23 @@ import msgspec
 from msgspec import UNSET, Struct, UnsetType
 
 from application.add_note import AddNote, NoteAdded
+from application.add_notes import AddNotes, NotesAdded
+from application.delete_note import DeleteNote
+from application.drop_namespace import DropNamespace
 from application.get_config import ConfigView
 from application.get_global import GetGlobal
 from application.get_note import GetNote
 from application.list_recent import ListRecent, RecentNotes
 from application.ports import Hit, StoredNote
+from application.reembed import Reembed, Reembedded
 from application.search import SearchNotes, SearchResults
 from application.services import at
 from application.set_config import UNCHANGED, SetConfig, SetEmbedder
+from application.stats import GetStats, StoreStats
 from application.update_note import UpdateNote
 from application.upsert_global import KV_NAMESPACE, UpsertGlobal
-from domain.identifiers import GlobalKey, GroupId, NoteId
+from domain.errors import InvalidValue
+from domain.identifiers import GlobalKey, GroupId, Namespace, NoteId
 from domain.note import GlobalEntry, Note, NotePatch, Tags
 from domain.time import TimeWindow, format_instant, parse_instant
 
@@ -135,6 +141,34 @@ class AddNoteResult(View):
 
 def added_view(added: NoteAdded) -> AddNoteResult:
     return AddNoteResult(id=added.id.value, namespace=str(added.namespace))
+
+
+# ---------------------------------------------------------------- memory.add_notes
+
+
+class AddNotesParams(Params):
+    """Up to ``AddNotes.MAX_NOTES`` notes, each shaped like ``memory.add_note``'s params."""
+
+    notes: list[AddNoteParams]
+
+    def command(self) -> AddNotes:
+        return AddNotes(tuple(_item(i, note) for i, note in enumerate(self.notes)))
+
+
+def _item(index: int, note: AddNoteParams) -> AddNote:
+    try:
+        return note.command()
+    except InvalidValue as exc:
+        raise exc.at(f"notes.{index}.{exc.field}" if exc.field else f"notes.{index}") from None
+
+
+class AddNotesResult(View):
+    ids: list[str]
+    namespace: str
+
+
+def added_many_view(added: NotesAdded) -> AddNotesResult:
+    return AddNotesResult(ids=[i.value for i in added.ids], namespace=str(added.namespace))
 
 
 # ---------------------------------------------------------------- memory.search
@@ -367,3 +401,98 @@ def global_view(entry: GlobalEntry | None) -> GetGlobalResult:
         value=entry.value,
         updated_at=format_instant(entry.updated_at),
     )
+
+
+def _namespace(raw: str, field: str) -> Namespace:
+    return at(field, Namespace.parse, raw)
+
+
+# ---------------------------------------------------------------- memory.delete
+
+
+class DeleteParams(Params):
+    id: str
+
+    def command(self) -> DeleteNote:
+        return DeleteNote(_note_id(self.id))
+
+
+# ---------------------------------------------------------------- memory.stats
+
+
+class StatsParams(Params):
+    project_id: str | None = None
+
+    def command(self) -> GetStats:
+        return GetStats(self.project_id)
+
+
+class StatsResult(View):
+    """Note counts (of ``projectId``, or of every project when it is null) by home
+    namespace, project, group and tag; ``vectors`` and ``diskBytes`` cover the whole store."""
+
+    project_id: str | None
+    current_namespace: str | None
+    notes: int
+    globals: int
+    by_namespace: dict[str, int]
+    by_project: dict[str, int]
+    by_group: dict[str, int]
+    by_tag: dict[str, int]
+    vectors: dict[str, int]
+    disk_bytes: int
+
+
+def stats_view(stats: StoreStats) -> StatsResult:
+    return StatsResult(
+        project_id=None if stats.project_id is None else stats.project_id.value,
+        current_namespace=None if stats.current_namespace is None else str(stats.current_namespace),
+        notes=stats.notes,
+        globals=stats.globals,
+        by_namespace=stats.by_namespace,
+        by_project=stats.by_project,
+        by_group=stats.by_group,
+        by_tag=stats.by_tag,
+        vectors=stats.vectors,
+        disk_bytes=stats.disk_bytes,
+    )
+
+
+# ---------------------------------------------------------------- memory.reembed / drop_namespace
+
+
+class ReembedParams(Params):
+    from_namespace: str | None = None
+    batch_size: int | None = None
+    limit: int | None = None
+
+    def command(self) -> Reembed:
+        return Reembed(
+            from_namespace=None if self.from_namespace is None else _namespace(self.from_namespace, "fromNamespace"),
+            batch_size=Reembed.DEFAULT_BATCH if self.batch_size is None else self.batch_size,
+            limit=Reembed.CALL_LIMIT if self.limit is None else self.limit,
+        )
+
+
+class ReembedResult(View):
+    ok: bool
+    namespace: str
+    reembedded: int
+    remaining: int
+
+
+def reembedded_view(done: Reembedded) -> ReembedResult:
+    return ReembedResult(ok=True, namespace=str(done.namespace), reembedded=done.reembedded, remaining=done.remaining)
+
+
+class DropNamespaceParams(Params):
+    namespace: str
+
+    def command(self) -> DropNamespace:
+        return DropNamespace(_namespace(self.namespace, "namespace"))
+
+
+class DropNamespaceResult(View):
+    ok: bool
+    namespace: str
+    dropped: int

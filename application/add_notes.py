@@ -1,0 +1,55 @@
+from __future__ import annotations
+
+from contextlib import suppress
+from typing import ClassVar
+
+import attrs
+
+from application.add_note import AddNote, new_note
+from application.errors import InvalidRequest, StoreError
+from application.services import Services
+from domain.errors import InvalidValue
+from domain.identifiers import Namespace, NoteId
+from domain.note import Note
+
+
+@attrs.frozen
+class AddNotes:
+    notes: tuple[AddNote, ...]
+
+    MAX_NOTES: ClassVar[int] = 1000
+
+    def __attrs_post_init__(self) -> None:
+        if not 1 <= len(self.notes) <= self.MAX_NOTES:
+            raise InvalidRequest("notes", f"must hold 1..{self.MAX_NOTES} notes", len(self.notes))
+
+
+@attrs.frozen
+class NotesAdded:
+    ids: list[NoteId]
+    namespace: Namespace
+
+
+def add_notes(command: AddNotes, services: Services) -> NotesAdded:
+    """All or nothing: every note is checked before any is embedded, all are embedded in one
+    call, and a failed write removes the notes of this batch already written."""
+    notes = [_checked(i, c, services) for i, c in enumerate(command.notes)]
+    namespace, vectors = services.embedding.embed([n.text for n in notes], "passage")
+    written: list[Note] = []
+    try:
+        for note, vector in zip(notes, vectors):
+            services.store.put(note, namespace, vector)
+            written.append(note)
+    except StoreError:
+        for note in written:
+            with suppress(StoreError):  # the first failure is the one to report
+                services.store.delete(note.id)
+        raise
+    return NotesAdded([n.id for n in notes], namespace)
+
+
+def _checked(index: int, command: AddNote, services: Services) -> Note:
+    try:
+        return new_note(command, services, f"notes.{index}.projectId")
+    except InvalidValue as exc:
+        raise (exc if exc.field else exc.at(f"notes.{index}")) from None

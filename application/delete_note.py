@@ -1,0 +1,19 @@
+from __future__ import annotations
+
+import attrs
+
+from application.errors import NoteNotFound
+from application.services import Services
+from domain.identifiers import NoteId
+
+
+@attrs.frozen
+class DeleteNote:
+    id: NoteId
+
+
+def delete_note(command: DeleteNote, services: Services) -> None:
+    """Remove a note with every vector it has. A second delete of the same id finds
+    nothing and says so (NoteNotFound); it changes nothing further."""
+    if not services.store.delete(command.id):
+        raise NoteNotFound(command.id.value)

@@ -1,0 +1,28 @@
+from __future__ import annotations
+
+import attrs
+
+from application.errors import InvalidRequest
+from application.services import Services
+from domain.identifiers import Namespace
+
+
+@attrs.frozen
+class DropNamespace:
+    namespace: Namespace
+
+
+def drop_namespace(command: DropNamespace, services: Services) -> int:
+    """Remove an older namespace's vectors once no note calls it home; the count removed.
+    Dropping a namespace that holds nothing removes nothing and is not an error."""
+    namespace = command.namespace
+    if namespace == services.embedding.known_namespace():
+        raise InvalidRequest("namespace", "is the current namespace; only older namespaces can be dropped", str(namespace))
+    homes = sum(1 for stored in services.store.iter_notes() if stored.namespace == namespace)
+    if homes:
+        raise InvalidRequest(
+            "namespace",
+            f"is still the home of {homes} notes; re-embed them first (memory.reembed or mcp-memory reembed)",
+            str(namespace),
+        )
+    return services.store.drop_namespace(namespace)

@@ -1,0 +1,58 @@
+from __future__ import annotations
+
+from collections import Counter
+
+import attrs
+
+from application.services import Services
+from domain.identifiers import CanonicalProjectId, Namespace
+
+
+@attrs.frozen
+class GetStats:
+    project_id: str | None = None
+
+
+@attrs.frozen
+class StoreStats:
+    """Counts of notes (of one project, or all), by the namespace that is their home,
+    project, group and tag. ``vectors`` and ``disk_bytes`` are always store-wide."""
+
+    project_id: CanonicalProjectId | None
+    current_namespace: Namespace | None
+    notes: int
+    globals: int
+    by_namespace: dict[str, int]
+    by_project: dict[str, int]
+    by_group: dict[str, int]
+    by_tag: dict[str, int]
+    vectors: dict[str, int]
+    disk_bytes: int
+
+
+def get_stats(command: GetStats, services: Services) -> StoreStats:
+    project = None if command.project_id is None else services.project(command.project_id)
+    homes, projects, groups, tags = Counter(), Counter(), Counter(), Counter()
+    for stored in services.store.iter_notes(project):
+        note = stored.note
+        homes[str(stored.namespace)] += 1
+        projects[note.project_id.value] += 1
+        groups[note.group_id.value] += 1
+        tags.update(note.tags.values)
+    return StoreStats(
+        project_id=project,
+        current_namespace=services.embedding.known_namespace(),
+        notes=sum(projects.values()),
+        globals=sum(1 for _ in services.store.iter_globals(project)),
+        by_namespace=_ranked(homes),
+        by_project=_ranked(projects),
+        by_group=_ranked(groups),
+        by_tag=_ranked(tags),
+        vectors={str(ns): n for ns, n in sorted(services.store.namespaces().items(), key=lambda i: str(i[0]))},
+        disk_bytes=services.store.disk_bytes(),
+    )
+
+
+def _ranked(counts: Counter[str]) -> dict[str, int]:
+    """Largest count first, ties by name: the order a reader scans for."""
+    return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))

@@ -1,0 +1,30 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from adapters.embedders.hashing_factory import HashingEmbedderFactory
+from adapters.manual_clock import ManualClock
+from adapters.memory_config import InMemoryConfigRepository
+from adapters.memory_store import InMemoryNoteStore
+from application.services import Services
+from entrypoints.bootstrap import ServerOptions, build
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock()
+
+
+@pytest.fixture
+def config() -> InMemoryConfigRepository:
+    return InMemoryConfigRepository()
+
+
+@pytest.fixture
+def services(tmp_path: Path, clock: ManualClock, config: InMemoryConfigRepository) -> Services:
+    options = ServerOptions(tmp_path / "config.json", tmp_path / "data", "stdio", environ={})
+    return build(
+        options, embedders=HashingEmbedderFactory(), store=InMemoryNoteStore(), clock=clock, config=config
+    )
