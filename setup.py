@@ -10,20 +10,21 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 TRANSPORTS = ("stdio", "http")
+SOURCE = pathlib.Path(__file__).parent / "entrypoints" / "build_defaults.py"
 
 
 class BuildWithDefaults(build_py):
+    """Writes build_defaults.py afresh on every build, so a reused build directory never
+    keeps the transport of an earlier build."""
+
     def run(self) -> None:
         super().run()
-        transport = os.environ.get("MCP_MEMORY_DEFAULT_TRANSPORT")
-        if not transport:
-            return
+        transport = os.environ.get("MCP_MEMORY_DEFAULT_TRANSPORT") or "stdio"
         if transport not in TRANSPORTS:
             raise SystemExit(f"MCP_MEMORY_DEFAULT_TRANSPORT must be one of {TRANSPORTS}, got {transport!r}")
-        target = pathlib.Path(self.build_lib, "entrypoints", "build_defaults.py")
-        source = target.read_text(encoding="utf-8")
+        source = SOURCE.read_text(encoding="utf-8")
         baked = source.replace('DEFAULT_TRANSPORT = "stdio"', f"DEFAULT_TRANSPORT = {transport!r}")
-        target.write_text(baked, encoding="utf-8")
+        pathlib.Path(self.build_lib, "entrypoints", "build_defaults.py").write_text(baked, encoding="utf-8")
 
 
 setup(cmdclass={"build_py": BuildWithDefaults})
