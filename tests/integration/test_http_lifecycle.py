@@ -1,0 +1,65 @@
+"""Starting and stopping the HTTP server: refusals at start, no lost write at SIGTERM."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import httpx
+
+from tests.integration.http_server import HttpServer, rpc
+
+WRITERS = 8
+
+
+def test_a_non_loopback_bind_without_a_token_refuses_to_start(tmp_path: Path) -> None:
+    server = HttpServer(tmp_path / "home", host="0.0.0.0")
+    code = server.process.wait(timeout=30)
+    assert code == 2
+    assert "without a token" in server.log()
+    assert "MCP_MEMORY_HTTP_TOKEN" in server.log()
+
+
+def test_a_bad_body_limit_refuses_to_start(tmp_path: Path) -> None:
+    server = HttpServer(tmp_path / "home", env={"MCP_MEMORY_HTTP_MAX_BODY": "lots"})
+    assert server.process.wait(timeout=30) == 2
+    assert "MCP_MEMORY_HTTP_MAX_BODY" in server.log()
+
+
+def test_sigterm_answers_requests_in_flight_and_loses_no_acknowledged_write(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    acknowledged: list[tuple[float, str]] = []
+    failures: list[str] = []
+    server = HttpServer(home).wait_ready()
+
+    def write(worker: int) -> None:
+        with server.client() as client:
+            for n in range(100_000):
+                note = {"projectId": "demo", "groupId": "g", "text": f"writer {worker} note {n} about shutdowns"}
+                try:
+                    response = client.post("/rpc", json=rpc("memory.add_note", note, n))
+                except httpx.TransportError:
+                    return  # the server stopped listening: this write was never acknowledged
+                if response.status_code != 200 or "result" not in response.json():
+                    failures.append(response.text)
+                    return
+                acknowledged.append((time.monotonic(), response.json()["result"]["id"]))
+
+    writers = [threading.Thread(target=write, args=(w,)) for w in range(WRITERS)]
+    for thread in writers:
+        thread.start()
+    time.sleep(1.5)
+    signalled = time.monotonic()
+    code = server.stop()
+    for thread in writers:
+        thread.join(timeout=30)
+
+    assert code == 0
+    assert failures == []
+    assert any(at >= signalled for at, _ in acknowledged), "no request was in flight at SIGTERM"
+    ids = [note_id for _, note_id in acknowledged]
+    with HttpServer(home, port=server.port) as restarted, restarted.client() as client:
+        replies = client.post("/rpc", json=[rpc("memory.get", {"id": i}, i) for i in ids]).json()
+    assert len(replies) == len(ids)
+    assert [r["id"] for r in replies if "result" not in r] == []
