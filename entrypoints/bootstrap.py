@@ -6,23 +6,24 @@ Nothing happens at import time. Heavy adapters (FAISS, ONNX, httpx) are imported
 
 from __future__ import annotations
 
-import logging
 import os
-import sys
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
 
-from application.embedding import Embedding
-from application.ports import Clock, ConfigRepository, EmbedderFactory, NoteStore, ProjectResolver
-from application.services import RuntimeInfo, Services
+from entrypoints import logs
+from entrypoints.logs import LOG_LEVEL_ENV  # noqa: F401  (re-exported: the CLI sets it)
 
 CONFIG_ENV = "MCP_MEMORY_CONFIG"
 DATA_DIR_ENV = "MCP_MEMORY_DATA_DIR"
-LOG_LEVEL_ENV = "MCP_MEMORY_LOG_LEVEL"
 HOME_DIR = ".local-mcp-memory"
+
+if TYPE_CHECKING:  # the application is imported by ``build``, after ``initialize`` is answered
+    from application.ports import Clock, ConfigRepository, EmbedderFactory, NoteStore, ProjectResolver
+    from application.services import Services
 
 
 @attrs.frozen
@@ -64,8 +65,11 @@ def build(
     projects: ProjectResolver | None = None,
 ) -> Services:
     """The server's services; None for a dependency means the real one."""
+    logs.ensure_configured()  # before any adapter can log
     from adapters.json_config import JsonFileConfigRepository
     from adapters.system import OsProjectResolver, SystemClock
+    from application.embedding import Embedding
+    from application.services import RuntimeInfo, Services
 
     config = config or JsonFileConfigRepository(options.config_path)
     if embedders is None:
@@ -116,18 +120,6 @@ class LazyServices:
 
 
 def configure_logging(environ: Mapping[str, str]) -> None:
-    """structlog, once per process: JSON lines on stderr, never stdout."""
-    import structlog
-
-    level = getattr(logging, environ.get(LOG_LEVEL_ENV, "INFO").upper(), logging.INFO)
-    structlog.configure(
-        processors=[
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
-            structlog.processors.format_exc_info,
-            structlog.processors.JSONRenderer(),
-        ],
-        wrapper_class=structlog.make_filtering_bound_logger(level),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
-        cache_logger_on_first_use=True,
-    )
+    """structlog, once per process: JSON lines on stderr, never stdout. Applied on the
+    first log line or the first ``build``, so that start-up does not wait for structlog."""
+    logs.configure(environ)

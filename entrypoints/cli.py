@@ -10,15 +10,33 @@ from collections.abc import Sequence
 from entrypoints.build_defaults import DEFAULT_TRANSPORT
 
 TRANSPORTS = ("stdio", "http")
+MAX_TEXT_CHARS_ENV = "MCP_MEMORY_MAX_TEXT_CHARS"
+DEFAULT_MAX_TEXT_CHARS = 2000
+MAX_BATCH = 1024
+
+EXIT_CODES = """\
+exit codes:
+  0    done
+  1    the operation failed; the reason is on stderr (a bad input file changes nothing)
+  2    usage error: unknown command or flag, or a bad value
+  130  interrupted (Ctrl-C); what was done is kept: run the same command again to resume
+"""
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mcp-memory",
         description="A local memory server for AI coding agents (MCP and JSON-RPC 2.0).",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    serve = commands.add_parser("serve", help="serve JSON-RPC and MCP over stdio or HTTP")
+    serve = commands.add_parser(
+        "serve",
+        help="serve JSON-RPC and MCP over stdio or HTTP",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     serve.add_argument(
         "--transport",
         choices=TRANSPORTS,
@@ -27,8 +45,123 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--host", default="127.0.0.1", help="HTTP address to bind (default: 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8765, help="HTTP port (default: 8765)")
+    serve.add_argument(
+        "--project",
+        metavar="PATH",
+        help="the project tool calls use when they leave projectId out (default: the working directory)",
+    )
+    serve.add_argument(
+        "--max-text-chars",
+        type=_max_text_chars,
+        metavar="N",
+        help=f"longest note text in a tool's search or list result; longer ones are cut with a pointer "
+        f"to memory_get (env {MAX_TEXT_CHARS_ENV}; default {DEFAULT_MAX_TEXT_CHARS})",
+    )
     _add_path_flags(serve)
+    _add_data_commands(commands)
     return parser
+
+
+def _add_data_commands(commands: argparse._SubParsersAction) -> None:
+    def command(name: str, summary: str, description: str, examples: str) -> argparse.ArgumentParser:
+        return commands.add_parser(
+            name,
+            help=summary,
+            description=description,
+            epilog=f"examples:\n{examples}\n\n{EXIT_CODES}",
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+
+    export = command(
+        "export",
+        "write notes and global settings as JSON Lines",
+        "Write every note (of one project with --project) and every global setting as JSON Lines:\n"
+        "a header line, then one line per note, then one per global setting. Every field is kept;\n"
+        "`mcp-memory import` reads the file back.",
+        "  mcp-memory export --out memory.jsonl\n"
+        "  mcp-memory export --project ~/code/app --vectors > app.jsonl",
+    )
+    export.add_argument("--project", metavar="P", help="only this project (a path or an opaque id, as the methods take it)")
+    export.add_argument("--out", metavar="FILE", help="write FILE, whole or not at all (default: stdout)")
+    export.add_argument(
+        "--vectors",
+        action="store_true",
+        help="include each note's vector, so an import into the same namespace need not embed again",
+    )
+    _add_path_flags(export)
+
+    restore = command(
+        "import",
+        "restore notes and global settings from an export file",
+        "Restore the notes and global settings of an export file, keeping every field and id.\n"
+        "The whole file is checked first: a bad line changes nothing. Notes already stored as\n"
+        "in the file are skipped, so importing twice adds nothing and an interrupted import\n"
+        "finishes when run again. Vectors of the current namespace are reused; other notes\n"
+        "are embedded with the current embedder.",
+        "  mcp-memory import memory.jsonl\n"
+        "  mcp-memory export --data-dir old-data | mcp-memory import --data-dir new-data -",
+    )
+    restore.add_argument("file", metavar="FILE", help="an export file (- for stdin)")
+    _add_batch_flag(restore)
+    _add_path_flags(restore)
+
+    reembed = command(
+        "reembed",
+        "re-embed notes of older namespaces into the current one",
+        "After switching provider or model (memory.set_config), give every note whose home is an\n"
+        "older namespace a vector of the current one. Batches are written as they finish: an\n"
+        "interrupted run resumes when run again. Old vectors stay until --drop removes them.",
+        "  mcp-memory reembed\n"
+        "  mcp-memory reembed --from local:all-MiniLM-L6-v2:384 --batch 32\n"
+        "  mcp-memory reembed --drop local:all-MiniLM-L6-v2:384",
+    )
+    which = reembed.add_mutually_exclusive_group()
+    which.add_argument(
+        "--from", dest="from_namespace", type=_namespace, metavar="NAMESPACE", help="only notes whose home is NAMESPACE"
+    )
+    which.add_argument(
+        "--drop", type=_namespace, metavar="NAMESPACE", help="instead: remove the vectors of NAMESPACE once no note calls it home"
+    )
+    _add_batch_flag(reembed)
+    _add_path_flags(reembed)
+
+    stats = command(
+        "stats",
+        "count notes by namespace, project, group and tag; bytes on disk",
+        "Print counts as JSON: notes by home namespace, project, group and tag, vectors per\n"
+        "namespace and bytes on disk (the last two for the whole store).",
+        "  mcp-memory stats\n  mcp-memory stats --project ~/code/app",
+    )
+    stats.add_argument("--project", metavar="P", help="count only this project's notes")
+    _add_path_flags(stats)
+
+
+def _max_text_chars(text: str) -> int:
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer (got {text!r})")
+    return int(text)
+
+
+def _add_batch_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--batch", type=_batch_size, default=64, metavar="N", help=f"notes embedded per call, 1..{MAX_BATCH} (default: 64)"
+    )
+
+
+def _batch_size(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= MAX_BATCH:
+        raise argparse.ArgumentTypeError(f"must be an integer in 1..{MAX_BATCH} (got {text!r})")
+    return int(text)
+
+
+def _namespace(text: str) -> object:
+    from domain.errors import InvalidValue
+    from domain.identifiers import Namespace
+
+    try:
+        return Namespace.parse(text)
+    except InvalidValue as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _add_path_flags(parser: argparse.ArgumentParser) -> None:
@@ -44,24 +177,36 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "serve":
         return _serve(args)
-    return 2
+    from entrypoints.lifecycle_cli import run
+
+    return run(args, DEFAULT_TRANSPORT)
 
 
 def _serve(args: argparse.Namespace) -> int:
     from entrypoints.bootstrap import LazyServices, ServerOptions, build, configure_logging
+    from entrypoints.mcp import McpOptions, TextBounds
     from entrypoints.server import build_dispatcher
 
     configure_logging(os.environ)
     options = ServerOptions.resolve(os.environ, DEFAULT_TRANSPORT, args.config, args.data_dir)
+    try:
+        max_text_chars = args.max_text_chars or _max_text_chars(os.environ.get(MAX_TEXT_CHARS_ENV) or str(DEFAULT_MAX_TEXT_CHARS))
+    except argparse.ArgumentTypeError as exc:
+        print(f"mcp-memory: {MAX_TEXT_CHARS_ENV} {exc}", file=sys.stderr)
+        return 2
+    project = os.path.abspath(os.path.expanduser(args.project or os.getcwd()))
+    mcp = McpOptions(project=project, bounds=TextBounds(note_chars=max_text_chars))
     services = LazyServices(lambda: build(options))
-    dispatcher = build_dispatcher(services)
+    dispatcher = build_dispatcher(services, mcp)
     if args.transport == "stdio":
         from entrypoints.stdio import run_stdio
 
         run_stdio(dispatcher, sys.stdin.buffer, sys.stdout.buffer, services.close)
         return 0
+    from entrypoints import logs
     from entrypoints.http import run_http
 
+    logs.ensure_configured()  # uvicorn and the HTTP app log through structlog from the start
     return run_http(dispatcher, services, options, host=args.host, port=args.port)
 
 

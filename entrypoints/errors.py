@@ -11,6 +11,7 @@
 Entrypoint exceptions:
 
     RpcError                a JSON-RPC error to answer with as it is (code, message, data)
+    ImportFileInvalid       a line of an export file broke its format (line, field, rule)
 """
 
 from __future__ import annotations
@@ -19,10 +20,10 @@ import re
 from typing import Any
 
 import msgspec
-import structlog
 
 from application import errors as app
 from domain.errors import InvalidValue
+from entrypoints.logs import get_logger
 
 PARSE_ERROR = -32700
 """The line or body is not JSON."""
@@ -47,7 +48,7 @@ DIMENSION_MISMATCH = -32005
 STORE_UNAVAILABLE = -32006
 """The store on disk could not be read or written; ``data.path`` names the file."""
 
-log = structlog.get_logger()
+log = get_logger()
 
 
 class RpcError(Exception):
@@ -58,18 +59,35 @@ class RpcError(Exception):
         super().__init__(message)
 
 
+class ImportFileInvalid(Exception):
+    """An export file cannot be imported: ``line`` (1-based) broke the format at ``field``
+    (a dotted path inside the line's record, None for the line as a whole). Raised before
+    anything is written."""
+
+    def __init__(self, line: int, field: str | None, rule: str) -> None:
+        self.line = line
+        self.field = field
+        self.rule = rule
+        super().__init__(f"line {line}" + (f", field {field}" if field else "") + f": {rule}")
+
+
 _AT = re.compile(r"^(?P<rule>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.DOTALL)
 _NAMED = re.compile(r"(?:missing required|unknown) field `(?P<name>[^`]+)`")
 
 
-def _validation(exc: msgspec.ValidationError) -> RpcError:
+def field_and_rule(exc: msgspec.ValidationError) -> tuple[str | None, str]:
+    """Where a msgspec validation failed, as a dotted path (``patch.tags.0``), and why."""
     match = _AT.match(str(exc))
     rule = match.group("rule") if match else str(exc)
     path = (match.group("path") or "") if match else ""
     named = _NAMED.search(rule)
     if named:
         path = f"{path}.{named.group('name')}"
-    field = re.sub(r"\[(\d+)\]", r".\1", path).lstrip(".") or None
+    return re.sub(r"\[(\d+)\]", r".\1", path).lstrip(".") or None, rule
+
+
+def _validation(exc: msgspec.ValidationError) -> RpcError:
+    field, rule = field_and_rule(exc)
     return RpcError(INVALID_PARAMS, f"Invalid params: {rule}" + (f" at {field}" if field else ""), {"field": field, "rule": rule})
 
 

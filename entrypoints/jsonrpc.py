@@ -33,7 +33,7 @@ _NO_ID = object()
 
 class Dispatcher:
     def __init__(self, routes: Mapping[str, Route]) -> None:
-        self._routes = dict(routes)
+        self._routes = routes  # looked up per request: a lazy Mapping may load routes on first use
         self._decoder = msgspec.json.Decoder()
         self._encoder = msgspec.json.Encoder()
 

@@ -12,14 +12,14 @@ import signal
 from collections.abc import Callable
 from typing import BinaryIO
 
-import structlog
 
 from entrypoints.errors import INVALID_REQUEST
 from entrypoints.jsonrpc import Dispatcher
+from entrypoints.logs import get_logger
 
 MAX_LINE = 16 * 1024 * 1024
 
-log = structlog.get_logger()
+log = get_logger()
 
 
 class _Stop(Exception):

@@ -1,0 +1,109 @@
+"""The MCP lifecycle and listing methods, as routes of the shared JSON-RPC dispatcher.
+
+    initialize                  protocol version, capabilities, server info, instructions
+    notifications/initialized   accepted, never required before other calls
+    ping                        {}
+    tools/list, tools/call      ``entrypoints.mcp.tools``
+    resources/list              empty
+    resources/templates/list    empty
+    prompts/list                empty
+
+The server keeps no session state: any request may come first, on any transport.
+``server/discover`` (newer clients probe it first) and every other method not listed
+here are unknown to the dispatcher, which answers -32601 at once; clients then fall
+back to ``initialize``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import msgspec
+
+from entrypoints.jsonrpc import Route
+from entrypoints.mcp import texts
+from entrypoints.mcp.bounds import TextBounds
+from entrypoints.mcp.tools import ToolSet
+
+if TYPE_CHECKING:
+    from application.services import Services
+    from entrypoints.methods import Method
+
+SERVER_NAME = "mcp-memory"
+SERVER_VERSION = "0.1.0"  # pyproject's version; importlib.metadata would cost ~30 ms at start-up (a test pins them equal)
+PROTOCOL_VERSIONS = ("2025-03-26", "2025-06-18", "2025-11-25")
+LATEST_PROTOCOL_VERSION = PROTOCOL_VERSIONS[-1]
+
+CAPABILITIES = {
+    "tools": {"listChanged": False},
+    "resources": {"subscribe": False, "listChanged": False},
+    "prompts": {"listChanged": False},
+}
+
+
+@attrs.frozen
+class McpOptions:
+    """``project``: the projectId used when a tool call leaves it out (the directory the
+    server was started in, or ``--project``); canonicalized like any other projectId."""
+
+    project: str
+    bounds: TextBounds = TextBounds()
+
+
+class InitializeParams(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    """What we read of ``initialize`` params; other members are ignored."""
+
+    protocol_version: str
+    capabilities: dict[str, Any] = {}
+    client_info: dict[str, Any] | None = None
+
+
+def negotiate(requested: str) -> str:
+    """The client's version when we speak it, otherwise our latest (the client decides
+    whether it can go on)."""
+    return requested if requested in PROTOCOL_VERSIONS else LATEST_PROTOCOL_VERSION
+
+
+def initialize(params: Any) -> dict[str, Any]:
+    request = msgspec.convert({} if params is None else params, InitializeParams)
+    return {
+        "protocolVersion": negotiate(request.protocol_version),
+        "capabilities": CAPABILITIES,
+        "serverInfo": {"name": SERVER_NAME, "version": SERVER_VERSION},
+        "instructions": texts.INSTRUCTIONS,
+    }
+
+
+def _empty(params: Any) -> dict[str, Any]:
+    return {}
+
+
+def _listing(key: str) -> Route:
+    return lambda params: {key: []}
+
+
+def load_methods() -> Mapping[str, Method]:
+    """The ``memory.*`` method table, and with it the application (imported on first use)."""
+    from entrypoints.methods import METHODS
+
+    return METHODS
+
+
+def mcp_routes(
+    services: Callable[[], Services],
+    options: McpOptions,
+    methods: Callable[[], Mapping[str, Method]] = load_methods,
+) -> dict[str, Route]:
+    tools = ToolSet(methods, services, options.project, options.bounds)
+    return {
+        "initialize": initialize,
+        "notifications/initialized": _empty,
+        "ping": _empty,
+        "tools/list": tools.list_tools,
+        "tools/call": tools.call_tool,
+        "resources/list": _listing("resources"),
+        "resources/templates/list": _listing("resourceTemplates"),
+        "prompts/list": _listing("prompts"),
+    }

@@ -1,0 +1,157 @@
+"""The ``memory.*`` methods as MCP tools: ``tools/list`` and ``tools/call``.
+
+One tool per entry of ``entrypoints.methods.METHODS``, named after it with ``_`` for
+``.`` (``memory.add_note`` -> ``memory_add_note``), described by ``texts``, with input
+and output schemas generated from the method's msgspec Structs (built on the first
+``tools/list``, then kept).
+
+``tools/call`` failure modes:
+
+* malformed call params (no ``name``, ``arguments`` not an object) and an unknown tool
+  name: a JSON-RPC error -32602, as the MCP specification asks;
+* everything the method itself fails with (bad arguments, note not found, embedder or
+  store errors): a result with ``isError: true`` and a text block the model can act on,
+  naming the field and the rule. Errors are mapped by ``entrypoints.errors.to_rpc_error``,
+  which logs unexpected ones and answers them with a fixed message.
+
+A successful result carries the whole result as ``structuredContent`` (valid against
+``outputSchema``) and the same JSON in a text block, both with long note texts cut by
+``bounds.TextBounds``. Arguments may leave out ``projectId``; the server's own project
+is filled in wherever the input schema has that field.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import msgspec
+
+from entrypoints.errors import INVALID_PARAMS, NOT_FOUND, RpcError, to_rpc_error
+from entrypoints.mcp import schemas, texts
+from entrypoints.mcp.bounds import TextBounds
+
+if TYPE_CHECKING:  # imported on the first listing or call, not at start-up
+    from application.services import Services
+    from entrypoints.methods import Method
+
+NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+_encode = msgspec.json.Encoder().encode
+
+_HINTS = {
+    INVALID_PARAMS: "Correct that argument and call the tool again.",
+    NOT_FOUND: "Check the id: memory_search and memory_list_recent return the ids of existing notes.",
+}
+
+
+class CallParams(msgspec.Struct, frozen=True, kw_only=True):
+    """``tools/call`` params; other members (``_meta``) are ignored."""
+
+    name: str
+    arguments: dict[str, Any] | None = None
+
+
+def tool_name(method_name: str) -> str:
+    name = method_name.replace(".", "_")
+    if not NAME_PATTERN.match(name):
+        raise ValueError(f"tool name {name!r} (from {method_name}) must match {NAME_PATTERN.pattern}")
+    return name
+
+
+@attrs.frozen
+class Tool:
+    name: str
+    method: Method
+    input_schema: schemas.Schema
+    output_schema: schemas.Schema
+
+    @classmethod
+    def of(cls, method: Method) -> Tool:
+        return cls(
+            name=tool_name(method.name),
+            method=method,
+            input_schema=schemas.self_contained(method.params),
+            output_schema=schemas.self_contained(method.result),
+        )
+
+    def listing(self) -> dict[str, Any]:
+        name = self.method.name
+        title = texts.TITLES.get(name, self.name)
+        return {
+            "name": self.name,
+            "title": title,
+            "description": texts.DESCRIPTIONS.get(name) or texts.fallback_description(name),
+            "inputSchema": schemas.describe_fields(schemas.with_optional_project(self.input_schema), texts.FIELDS),
+            "outputSchema": self.output_schema,
+            "annotations": {
+                "title": title,
+                "readOnlyHint": self.method.read_only,
+                "destructiveHint": self.method.destructive and not self.method.read_only,
+                "idempotentHint": self.method.idempotent,
+                "openWorldHint": False,
+            },
+        }
+
+
+class ToolSet:
+    """The tools of the method table ``methods()`` returns (called on the first listing or
+    call), run against ``services``, for ``project`` when a call leaves projectId out."""
+
+    def __init__(
+        self,
+        methods: Callable[[], Mapping[str, Method]],
+        services: Callable[[], Services],
+        project: str,
+        bounds: TextBounds,
+    ) -> None:
+        self._methods = methods
+        self._services = services
+        self._project = project
+        self._bounds = bounds
+        self._tools: dict[str, Tool] | None = None
+        self._listing: dict[str, Any] | None = None
+
+    def tools(self) -> dict[str, Tool]:
+        if self._tools is None:
+            built = (Tool.of(m) for m in self._methods().values())
+            self._tools = {t.name: t for t in built}
+        return self._tools
+
+    def list_tools(self, params: Any) -> dict[str, Any]:
+        if self._listing is None:
+            self._listing = {"tools": [t.listing() for t in self.tools().values()]}
+        return self._listing
+
+    def call_tool(self, params: Any) -> dict[str, Any]:
+        request = msgspec.convert({} if params is None else params, CallParams)
+        tool = self.tools().get(request.name)
+        if tool is None:
+            known = ", ".join(self.tools())
+            raise RpcError(
+                INVALID_PARAMS,
+                f"Unknown tool: {request.name}",
+                {"field": "name", "rule": f"must be one of {known}"},
+            )
+        try:
+            arguments = schemas.fill_project(request.arguments or {}, tool.input_schema, self._project)
+            view = tool.method.run(msgspec.convert(arguments, tool.method.params), self._services())
+        except Exception as exc:  # the boundary: every failure of the tool is told to the model
+            return error_result(to_rpc_error(exc, tool.method.name))
+        structured = self._bounds.apply(msgspec.to_builtins(view))
+        return {
+            "content": [{"type": "text", "text": _encode(structured).decode()}],
+            "structuredContent": structured,
+            "isError": False,
+        }
+
+
+def error_result(error: RpcError) -> dict[str, Any]:
+    lines = [error.message]
+    if error.data is not None:
+        lines.append(f"details: {_encode(error.data).decode()}")
+    if error.code in _HINTS:
+        lines.append(_HINTS[error.code])
+    return {"content": [{"type": "text", "text": "\n".join(lines)}], "isError": True}

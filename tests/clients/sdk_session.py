@@ -1,0 +1,120 @@
+"""One MCP session against mcp-memory with the official MCP Python SDK, 1.x or 2.x.
+
+    python sdk_session.py stdio '<json: {"command": ..., "args": [...], "env": {...}}>'
+    python sdk_session.py http http://127.0.0.1:PORT/mcp
+
+Runs under whichever interpreter has the SDK (the project's venv: ``mcp`` 2.x; the
+``MCP_SDK1_PYTHON`` venv: ``mcp<2``), so it imports nothing of the project. It connects
+the way the SDK does by default, lists the tools, calls every memory tool once with good
+arguments, then with bad ones and an unknown name, and prints a JSON transcript on
+stdout for the tests to judge. The SDK itself checks each structuredContent against the
+tool's outputSchema; a failed check shows up as ``sdkError`` in the transcript.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from contextlib import asynccontextmanager
+from importlib.metadata import version
+from typing import Any
+
+import anyio
+
+SDK_MAJOR = int(version("mcp").split(".")[0])
+
+
+def _dump(model: Any) -> Any:
+    return model.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def _error_code(exc: BaseException) -> int | None:
+    code = getattr(exc, "code", None)
+    if code is None:
+        code = getattr(getattr(exc, "error", None), "code", None)
+    return code
+
+
+@asynccontextmanager
+async def connect(transport: str, target: str):
+    """Yields (session-like object with list_tools/call_tool/send_ping, initialize info)."""
+    if SDK_MAJOR >= 2:
+        from mcp import Client
+        from mcp.client.stdio import StdioServerParameters
+
+        server = StdioServerParameters(**json.loads(target)) if transport == "stdio" else target
+        async with Client(server) as client:
+            info = {
+                "protocolVersion": client.protocol_version,
+                "serverInfo": _dump(client.server_info) if client.server_info else None,
+                "instructions": client.instructions,
+                "capabilities": _dump(client.server_capabilities),
+            }
+            yield client, info
+        return
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+    from mcp.client.streamable_http import streamablehttp_client
+
+    if transport == "stdio":
+        opened = stdio_client(StdioServerParameters(**json.loads(target)))
+    else:
+        opened = streamablehttp_client(target)
+    async with opened as streams:
+        async with ClientSession(streams[0], streams[1]) as session:
+            result = await session.initialize()
+            yield session, _dump(result)
+
+
+async def call(session: Any, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    try:
+        result = await session.call_tool(name, arguments)
+    except Exception as exc:  # the transcript records what the SDK made of it
+        return {"sdkError": f"{type(exc).__name__}: {exc}", "code": _error_code(exc)}
+    dumped = _dump(result)
+    return {
+        "isError": bool(dumped.get("isError")),
+        "structuredContent": dumped.get("structuredContent"),
+        "text": [block.get("text") for block in dumped.get("content", [])],
+    }
+
+
+async def session_transcript(transport: str, target: str) -> dict[str, Any]:
+    transcript: dict[str, Any] = {"sdk": version("mcp"), "calls": {}}
+    async with connect(transport, target) as (session, info):
+        transcript["initialize"] = info
+        await session.send_ping()
+        transcript["ping"] = True
+        listed = await session.list_tools()
+        transcript["tools"] = [_dump(tool) for tool in listed.tools]
+        transcript["resources"] = _dump(await session.list_resources())
+        transcript["prompts"] = _dump(await session.list_prompts())
+        calls = transcript["calls"]
+        calls["memory_get_config"] = await call(session, "memory_get_config", {})
+        calls["memory_set_config"] = await call(session, "memory_set_config", {"embedder": {"provider": "local"}})
+        calls["memory_add_note"] = await call(
+            session, "memory_add_note", {"groupId": "feature-1", "title": "Linting", "text": "We lint with ruff.", "tags": ["tooling"]}
+        )
+        note_id = (calls["memory_add_note"].get("structuredContent") or {}).get("id", "missing")
+        calls["memory_search"] = await call(session, "memory_search", {"query": "which linter do we use?", "groupId": "feature-1"})
+        calls["memory_get"] = await call(session, "memory_get", {"id": note_id})
+        calls["memory_update"] = await call(session, "memory_update", {"id": note_id, "patch": {"tags": ["tooling", "ci"]}})
+        calls["memory_list_recent"] = await call(session, "memory_list_recent", {"limit": 5})
+        calls["memory_upsert_global"] = await call(
+            session, "memory_upsert_global", {"key": "global.project.conventions", "value": "Small commits, tests first."}
+        )
+        calls["memory_get_global"] = await call(session, "memory_get_global", {"key": "global.project.conventions"})
+        transcript["badArguments"] = await call(session, "memory_add_note", {"groupId": "not valid!", "text": "x"})
+        transcript["unknownTool"] = await call(session, "memory_nope", {})
+    return transcript
+
+
+def main() -> int:
+    transport, target = sys.argv[1], sys.argv[2]
+    transcript = anyio.run(session_transcript, transport, target)
+    sys.stdout.write(json.dumps(transcript) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,157 @@
+"""The official MCP Python SDK, both major versions, over stdio and Streamable HTTP.
+
+Each combination runs one scripted session (``tests/clients/sdk_session.py``) against a
+real ``mcp-memory serve`` with a fresh home and the real local model, and the tests
+judge its transcript. SDK 2.x is the project's own; SDK 1.x lives in another venv whose
+python ``MCP_SDK1_PYTHON`` names (``scripts/test`` creates it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from entrypoints.methods import METHODS
+from tests.integration.http_server import HttpServer
+from tests.integration.serve import MCP_MEMORY, server_env
+
+SESSION_SCRIPT = Path(__file__).resolve().parents[1] / "clients" / "sdk_session.py"
+SDK1_ENV = "MCP_SDK1_PYTHON"
+CALLED = (
+    "memory_get_config",
+    "memory_set_config",
+    "memory_add_note",
+    "memory_search",
+    "memory_get",
+    "memory_update",
+    "memory_list_recent",
+    "memory_upsert_global",
+    "memory_get_global",
+)
+
+
+def sdk_python(sdk: str) -> str:
+    if sdk == "sdk2":
+        return sys.executable
+    python = os.environ.get(SDK1_ENV)
+    if not python:
+        pytest.fail(
+            f"{SDK1_ENV} is not set. Create the MCP SDK 1.x client venv and point at it:\n"
+            "  python3 -m venv .venv-sdk1 && .venv-sdk1/bin/pip install 'mcp<2'\n"
+            f"  export {SDK1_ENV}=$PWD/.venv-sdk1/bin/python   (scripts/test does both)"
+        )
+    return python
+
+
+def run_session(python: str, transport: str, target: str) -> dict[str, Any]:
+    done = subprocess.run(
+        [python, "-W", "ignore", str(SESSION_SCRIPT), transport, target],
+        capture_output=True,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stderr.decode(errors="replace")[-4000:]
+    return json.loads(done.stdout)
+
+
+@pytest.fixture(
+    scope="module",
+    params=[("sdk2", "stdio"), ("sdk1", "stdio"), ("sdk2", "http"), ("sdk1", "http")],
+    ids=lambda p: "-".join(p),
+)
+def session(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    sdk, transport = request.param
+    python = sdk_python(sdk)
+    home = tmp_path_factory.mktemp(f"{sdk}-{transport}")
+    project = home / "project"
+    project.mkdir()
+    if transport == "stdio":
+        target = {
+            "command": MCP_MEMORY,
+            "args": ["serve", "--project", str(project)],
+            "env": server_env(home, MCP_MEMORY_LOG_LEVEL="WARNING"),
+        }
+        transcript = run_session(python, "stdio", json.dumps(target))
+        transcript["project"] = os.path.realpath(project)
+        return transcript
+    with HttpServer(home, env={"MCP_MEMORY_LOG_LEVEL": "WARNING"}) as server:
+        transcript = run_session(python, "http", f"{server.base_url}/mcp")
+    transcript["project"] = os.path.realpath(home)  # the HTTP server runs in its home
+    return transcript
+
+
+def test_the_sdk_negotiates_the_latest_protocol_version(session: dict[str, Any]) -> None:
+    assert session["initialize"]["protocolVersion"] == "2025-11-25"
+    assert session["initialize"]["serverInfo"]["name"] == "mcp-memory"
+    assert "memory_search" in session["initialize"]["instructions"]
+
+
+def test_ping_is_answered(session: dict[str, Any]) -> None:
+    assert session["ping"] is True
+
+
+def test_every_memory_method_is_listed_as_a_tool(session: dict[str, Any]) -> None:
+    assert {t["name"] for t in session["tools"]} == {m.replace(".", "_") for m in METHODS}
+
+
+def test_listed_schemas_are_self_contained_objects(session: dict[str, Any]) -> None:
+    for tool in session["tools"]:
+        for schema in (tool["inputSchema"], tool["outputSchema"]):
+            assert schema["type"] == "object" and "$ref" not in json.dumps(schema)
+            jsonschema.Draft202012Validator.check_schema(schema)
+
+
+def test_every_tool_call_succeeds_without_sdk_complaints(session: dict[str, Any]) -> None:
+    for name in CALLED:
+        call = session["calls"][name]
+        assert "sdkError" not in call and call["isError"] is False, (name, call)
+
+
+def test_structured_content_is_valid_and_matches_the_text(session: dict[str, Any]) -> None:
+    schemas = {t["name"]: t["outputSchema"] for t in session["tools"]}
+    for name in CALLED:
+        call = session["calls"][name]
+        jsonschema.validate(call["structuredContent"], schemas[name])
+        assert json.loads(call["text"][0]) == call["structuredContent"], name
+
+
+def test_a_note_added_without_project_id_is_found_in_the_servers_project(session: dict[str, Any]) -> None:
+    calls = session["calls"]
+    note_id = calls["memory_add_note"]["structuredContent"]["id"]
+    results = calls["memory_search"]["structuredContent"]["results"]
+    assert [r["id"] for r in results] == [note_id]
+    assert results[0]["projectId"] == session["project"]
+    assert calls["memory_get"]["structuredContent"]["text"] == "We lint with ruff."
+    assert calls["memory_list_recent"]["structuredContent"]["items"][0]["tags"] == ["tooling", "ci"]
+
+
+def test_set_config_keeps_the_local_provider(session: dict[str, Any]) -> None:
+    namespace = session["calls"]["memory_set_config"]["structuredContent"]["effectiveNamespace"]
+    assert namespace.startswith("local:")
+    assert session["calls"]["memory_get_config"]["structuredContent"]["embedder"]["provider"] == "local"
+
+
+def test_a_global_setting_reads_back(session: dict[str, Any]) -> None:
+    found = session["calls"]["memory_get_global"]["structuredContent"]
+    assert found["found"] is True and found["value"] == "Small commits, tests first."
+
+
+def test_bad_arguments_come_back_as_a_tool_error_naming_the_field(session: dict[str, Any]) -> None:
+    bad = session["badArguments"]
+    assert bad["isError"] is True
+    assert "groupId" in bad["text"][0] and "[A-Za-z0-9_-]+" in bad["text"][0]
+
+
+def test_an_unknown_tool_is_a_protocol_error(session: dict[str, Any]) -> None:
+    assert session["unknownTool"]["code"] == -32602
+
+
+def test_resources_and_prompts_are_empty(session: dict[str, Any]) -> None:
+    assert session["resources"]["resources"] == []
+    assert session["prompts"]["prompts"] == []

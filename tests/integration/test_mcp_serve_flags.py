@@ -1,0 +1,33 @@
+"""``mcp-memory serve --project`` and ``--max-text-chars`` shape what the MCP tools do."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from tests.integration.serve import MCP_MEMORY, StdioServer, server_env
+
+
+def test_tools_use_the_project_flag_and_cut_texts_at_max_text_chars(tmp_path: Path) -> None:
+    project = tmp_path / "linked"
+    (tmp_path / "real").mkdir()
+    project.symlink_to(tmp_path / "real")
+    with StdioServer(tmp_path / "home", "--project", str(project), "--max-text-chars", "40") as server:
+        added = server.result("tools/call", {"name": "memory_add_note", "arguments": {"groupId": "global", "text": "z" * 100}})
+        note_id = added["structuredContent"]["id"]
+        listed = server.result("tools/call", {"name": "memory_list_recent", "arguments": {}})
+        whole = server.result("tools/call", {"name": "memory_get", "arguments": {"id": note_id}})
+    item = listed["structuredContent"]["items"][0]
+    assert item["projectId"] == os.path.realpath(tmp_path / "real")
+    assert item["text"].startswith("z" * 40) and not item["text"].startswith("z" * 41) and note_id in item["text"]
+    assert whole["structuredContent"]["text"] == "z" * 100
+
+
+def test_a_bad_max_text_chars_is_a_usage_error(tmp_path: Path) -> None:
+    flag = subprocess.run([MCP_MEMORY, "serve", "--max-text-chars", "0"], capture_output=True, env=server_env(tmp_path), timeout=30)
+    env = subprocess.run(
+        [MCP_MEMORY, "serve"], capture_output=True, env=server_env(tmp_path, MCP_MEMORY_MAX_TEXT_CHARS="lots"), timeout=30
+    )
+    assert flag.returncode == 2 and b"--max-text-chars" in flag.stderr
+    assert env.returncode == 2 and b"MCP_MEMORY_MAX_TEXT_CHARS" in env.stderr

@@ -1,0 +1,320 @@
+"""The MCP methods on the shared dispatcher, with in-memory fakes behind them."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import msgspec
+import pytest
+
+from application.services import Services
+from entrypoints.mcp import McpOptions, TextBounds
+from entrypoints.mcp import texts
+from entrypoints.mcp.protocol import LATEST_PROTOCOL_VERSION, PROTOCOL_VERSIONS, SERVER_VERSION
+from entrypoints.mcp.schemas import self_contained
+from entrypoints.methods import METHODS
+from entrypoints.server import build_dispatcher
+
+
+class Client:
+    """Sends one JSON-RPC message at a time to a dispatcher, as a transport would."""
+
+    def __init__(self, services: Services, project: Path, bounds: TextBounds = TextBounds()) -> None:
+        self.dispatcher = build_dispatcher(lambda: services, McpOptions(project=str(project), bounds=bounds))
+        self._id = 0
+
+    def send(self, message: dict[str, Any]) -> Any:
+        reply = self.dispatcher.handle(json.dumps(message).encode())
+        return None if reply is None else json.loads(reply)
+
+    def call(self, method: str, params: Any = None) -> dict[str, Any]:
+        self._id += 1
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": self._id, "method": method}
+        if params is not None:
+            message["params"] = params
+        return self.send(message)
+
+    def result(self, method: str, params: Any = None) -> Any:
+        reply = self.call(method, params)
+        assert "result" in reply, reply
+        return reply["result"]
+
+    def tool(self, name: str, **arguments: Any) -> dict[str, Any]:
+        return self.result("tools/call", {"name": name, "arguments": arguments})
+
+    def tools(self) -> dict[str, dict[str, Any]]:
+        return {t["name"]: t for t in self.result("tools/list")["tools"]}
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    path = tmp_path / "project"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def client(services: Services, project: Path) -> Client:
+    return Client(services, project)
+
+
+def _ok(result: dict[str, Any]) -> dict[str, Any]:
+    assert result["isError"] is False, result
+    return result["structuredContent"]
+
+
+def _walk(node: Any) -> list[Any]:
+    if isinstance(node, dict):
+        return [node, *[n for v in node.values() for n in _walk(v)]]
+    if isinstance(node, list):
+        return [n for v in node for n in _walk(v)]
+    return []
+
+
+# ---------------------------------------------------------------- lifecycle
+
+
+@pytest.mark.parametrize("version", PROTOCOL_VERSIONS)
+def test_initialize_answers_with_the_clients_version_when_supported(client: Client, version: str) -> None:
+    result = client.result("initialize", {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}})
+    assert result["protocolVersion"] == version
+
+
+def test_initialize_answers_with_our_latest_version_otherwise(client: Client) -> None:
+    result = client.result("initialize", {"protocolVersion": "2024-11-05", "capabilities": {}})
+    assert result["protocolVersion"] == LATEST_PROTOCOL_VERSION == "2025-11-25"
+
+
+def test_initialize_names_the_server_its_capabilities_and_instructions(client: Client) -> None:
+    result = client.result("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}})
+    assert result["serverInfo"] == {"name": "mcp-memory", "version": SERVER_VERSION}
+    assert result["capabilities"]["tools"] == {"listChanged": False}
+    assert "resources" in result["capabilities"] and "prompts" in result["capabilities"]
+    assert "memory_search" in result["instructions"] and "memory_add_note" in result["instructions"]
+
+
+def test_server_version_is_the_packages_version() -> None:
+    assert SERVER_VERSION == importlib.metadata.version("mcp-memory")
+
+
+def test_initialize_without_a_protocol_version_is_invalid_params(client: Client) -> None:
+    reply = client.call("initialize", {"capabilities": {}})
+    assert reply["error"]["code"] == -32602
+    assert reply["error"]["data"]["field"] == "protocolVersion"
+
+
+@pytest.mark.parametrize("method", ["server/discover", "sampling/createMessage", "memory.nope"])
+def test_unknown_methods_are_method_not_found_at_once(client: Client, method: str) -> None:
+    assert client.call(method, {})["error"]["code"] == -32601
+
+
+def test_the_initialized_notification_gets_no_reply(client: Client) -> None:
+    assert client.send({"jsonrpc": "2.0", "method": "notifications/initialized"}) is None
+
+
+def test_tools_work_without_initialize_first(client: Client) -> None:
+    assert client.tools()
+    assert _ok(client.tool("memory_get_config"))["embedder"]["provider"]
+
+
+def test_ping_answers_an_empty_object(client: Client) -> None:
+    assert client.result("ping") == {}
+
+
+@pytest.mark.parametrize(
+    ("method", "key"), [("resources/list", "resources"), ("resources/templates/list", "resourceTemplates"), ("prompts/list", "prompts")]
+)
+def test_resources_and_prompts_are_listed_empty(client: Client, method: str, key: str) -> None:
+    assert client.result(method, {}) == {key: []}
+
+
+# ---------------------------------------------------------------- tools/list
+
+
+def test_every_memory_method_is_a_tool_named_with_underscores(client: Client) -> None:
+    assert set(client.tools()) == {name.replace(".", "_") for name in METHODS}
+
+
+def test_every_method_has_a_title_and_a_description_written_for_the_agent() -> None:
+    assert set(texts.TITLES) == set(METHODS)
+    assert set(texts.DESCRIPTIONS) == set(METHODS)
+
+
+def test_tool_names_match_the_mcp_pattern(client: Client) -> None:
+    import re
+
+    assert all(re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", name) for name in client.tools())
+
+
+def test_schemas_are_self_contained_json_schema_objects(client: Client) -> None:
+    for tool in client.tools().values():
+        for schema in (tool["inputSchema"], tool["outputSchema"]):
+            assert schema["type"] == "object"
+            assert not any("$ref" in node or "$defs" in node for node in _walk(schema)), tool["name"]
+            jsonschema.Draft202012Validator.check_schema(schema)
+
+
+def test_tools_may_leave_out_project_id_but_memory_methods_may_not(client: Client) -> None:
+    tools = client.tools()
+    assert "projectId" in tools["memory_search"]["inputSchema"]["properties"]
+    assert "projectId" not in tools["memory_search"]["inputSchema"]["required"]
+    assert "projectId" not in tools["memory_add_notes"]["inputSchema"]["properties"]["notes"]["items"]["required"]
+    assert client.call("memory.search", {"query": "x"})["error"]["data"]["field"] == "projectId"
+
+
+def test_common_fields_carry_descriptions(client: Client) -> None:
+    properties = client.tools()["memory_add_note"]["inputSchema"]["properties"]
+    assert "feature-" in properties["groupId"]["description"]
+    assert "Omit it" in properties["projectId"]["description"]
+
+
+def test_global_tools_list_the_standard_keys(client: Client) -> None:
+    tools = client.tools()
+    for name in ("memory_upsert_global", "memory_get_global"):
+        for key in ("global.memory.embedder.provider", "global.memory.embedder.model", "global.memory.groupDefaults", "global.project.conventions"):
+            assert key in tools[name]["description"]
+
+
+def test_annotations_follow_the_method_hints(client: Client) -> None:
+    tools = client.tools()
+    search, add, delete = (tools[n]["annotations"] for n in ("memory_search", "memory_add_note", "memory_delete"))
+    assert search["readOnlyHint"] is True and search["destructiveHint"] is False and search["idempotentHint"] is True
+    assert add["readOnlyHint"] is False and add["idempotentHint"] is False
+    assert delete["destructiveHint"] is True
+    assert all(t["annotations"]["openWorldHint"] is False and t["annotations"]["title"] for t in tools.values())
+
+
+class Node(msgspec.Struct):
+    children: list[Node]
+
+
+def test_schema_inlining_refuses_recursive_structs() -> None:
+    with pytest.raises(ValueError, match="recursive"):
+        self_contained(Node)
+
+
+# ---------------------------------------------------------------- tools/call
+
+
+def test_a_call_without_project_id_uses_the_servers_project(client: Client, project: Path) -> None:
+    added = _ok(client.tool("memory_add_note", groupId="global", text="We lint with ruff."))
+    note = _ok(client.tool("memory_get", id=added["id"]))
+    assert note["projectId"] == os.path.realpath(project)
+    found = _ok(client.tool("memory_search", query="linting"))
+    assert [r["id"] for r in found["results"]] == [added["id"]]
+
+
+def test_an_explicit_project_id_wins(client: Client, tmp_path: Path) -> None:
+    _ok(client.tool("memory_add_note", projectId="other-app", groupId="global", text="Other project."))
+    assert _ok(client.tool("memory_search", query="project"))["results"] == []
+    assert len(_ok(client.tool("memory_search", projectId="other-app", query="project"))["results"]) == 1
+
+
+def test_batch_items_without_project_id_use_the_servers_project(client: Client, project: Path) -> None:
+    added = _ok(client.tool("memory_add_notes", notes=[{"groupId": "task-1", "text": "a"}, {"groupId": "task-1", "text": "b"}]))
+    assert len(added["ids"]) == 2
+    assert all(_ok(client.tool("memory_get", id=i))["projectId"] == os.path.realpath(project) for i in added["ids"])
+
+
+def test_structured_content_matches_the_output_schema_and_the_text_block(client: Client) -> None:
+    tools = client.tools()
+    added = _ok(client.tool("memory_add_note", groupId="feature-1", text="Cache invalidation rule.", tags=["decision"]))
+    calls = {
+        "memory_add_note": {"groupId": "global", "text": "x"},
+        "memory_search": {"query": "cache"},
+        "memory_get": {"id": added["id"]},
+        "memory_update": {"id": added["id"], "patch": {"tags": ["decision", "cache"]}},
+        "memory_list_recent": {"limit": 5},
+        "memory_get_config": {},
+        "memory_upsert_global": {"key": "global.project.conventions", "value": "Small commits."},
+        "memory_get_global": {"key": "global.project.conventions"},
+        "memory_stats": {},
+    }
+    for name, arguments in calls.items():
+        result = client.tool(name, **arguments)
+        structured = _ok(result)
+        jsonschema.validate(structured, tools[name]["outputSchema"])
+        assert [block["type"] for block in result["content"]] == ["text"]
+        assert json.loads(result["content"][0]["text"]) == structured, name
+
+
+def test_bad_arguments_are_a_tool_error_naming_the_field_and_rule(client: Client) -> None:
+    result = client.tool("memory_add_note", groupId="no spaces", text="x")
+    assert result["isError"] is True
+    message = result["content"][0]["text"]
+    assert "groupId" in message and "[A-Za-z0-9_-]+" in message
+    assert "structuredContent" not in result
+
+
+def test_a_wrong_type_is_a_tool_error_naming_the_field(client: Client) -> None:
+    result = client.tool("memory_search", query="x", topK="five")
+    assert result["isError"] is True and "topK" in result["content"][0]["text"]
+
+
+def test_an_unknown_argument_is_a_tool_error(client: Client) -> None:
+    result = client.tool("memory_search", query="x", top_k=3)
+    assert result["isError"] is True and "top_k" in result["content"][0]["text"]
+
+
+def test_a_missing_note_is_a_tool_error_with_the_id(client: Client) -> None:
+    missing = "0b7a4c1e-0000-4000-8000-000000000000"
+    result = client.tool("memory_get", id=missing)
+    assert result["isError"] is True and missing in result["content"][0]["text"]
+
+
+def test_an_unknown_tool_is_a_json_rpc_invalid_params_error(client: Client) -> None:
+    reply = client.call("tools/call", {"name": "memory.search", "arguments": {}})
+    assert reply["error"]["code"] == -32602
+    assert reply["error"]["data"]["field"] == "name"
+
+
+@pytest.mark.parametrize("params", [{}, {"name": "memory_search", "arguments": [1]}, {"name": 3}])
+def test_malformed_call_params_are_a_json_rpc_invalid_params_error(client: Client, params: Any) -> None:
+    assert client.call("tools/call", params)["error"]["code"] == -32602
+
+
+def test_call_meta_is_ignored(client: Client) -> None:
+    reply = client.call("tools/call", {"name": "memory_get_config", "arguments": {}, "_meta": {"progressToken": 1}})
+    assert reply["result"]["isError"] is False
+
+
+# ---------------------------------------------------------------- bounded output
+
+
+def test_long_texts_are_cut_in_search_results_with_a_pointer_to_memory_get(services: Services, project: Path) -> None:
+    client = Client(services, project, TextBounds(note_chars=100))
+    long_text = "alpha " * 100
+    added = _ok(client.tool("memory_add_note", groupId="global", text=long_text))
+    tools = client.tools()
+    for name, arguments, key in (("memory_search", {"query": "alpha"}, "results"), ("memory_list_recent", {}, "items")):
+        structured = _ok(client.tool(name, **arguments))
+        jsonschema.validate(structured, tools[name]["outputSchema"])
+        text = structured[key][0]["text"]
+        assert text.startswith(long_text[:100]) and len(text) < len(long_text)
+        assert "memory_get" in text and added["id"] in text
+    assert _ok(client.tool("memory_get", id=added["id"]))["text"] == long_text
+
+
+def test_memory_get_cuts_only_beyond_its_larger_bound(services: Services, project: Path) -> None:
+    client = Client(services, project, TextBounds(note_chars=10, whole_chars=50))
+    added = _ok(client.tool("memory_add_note", groupId="global", text="b" * 80))
+    text = _ok(client.tool("memory_get", id=added["id"]))["text"]
+    assert text.startswith("b" * 50) and not text.startswith("b" * 51) and "30 of 80 characters cut" in text
+
+
+def test_many_notes_share_the_total_budget() -> None:
+    notes = [{"id": str(i), "text": "x" * 1000} for i in range(100)]
+    bounded = TextBounds(note_chars=1000, total_chars=20_000).apply({"items": notes})
+    assert all(n["text"].startswith("x" * 200) and not n["text"].startswith("x" * 201) for n in bounded["items"])
+    assert notes[0]["text"] == "x" * 1000  # the input is left as it was
+
+
+def test_the_raw_memory_methods_are_never_cut(services: Services, project: Path) -> None:
+    client = Client(services, project, TextBounds(note_chars=10))
+    added = _ok(client.tool("memory_add_note", groupId="global", text="c" * 500))
+    assert client.result("memory.get", {"id": added["id"]})["text"] == "c" * 500
