@@ -1,0 +1,244 @@
+"""On-disk formats of the FAISS store, version 1: journal records, sidecar, manifest.
+
+Every format is a msgspec Struct (frozen, unknown fields refused) carrying or framed by
+``"format": 1``. A reader meeting another version raises ``StoreCorrupt`` rather than
+guess. Vectors travel as little-endian float32 bytes, which msgspec writes as base64.
+
+Journal line (one record per line, UTF-8, ``\\n``-terminated)::
+
+    {"crc":"1a2b3c4d","rec":{"op":"put",...}}
+
+``crc`` is the CRC-32 (8 lower-case hex digits) of the exact bytes of ``rec``; a line
+whose checksum or shape does not hold is never applied.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, Union
+
+import msgspec
+import numpy as np
+
+from application.errors import StoreCorrupt, StoreError
+from domain.identifiers import CanonicalProjectId, GroupId, Namespace, NoteId
+from domain.note import Note, Tags
+from domain.time import format_instant, parse_instant
+
+FORMAT = 1
+
+# gc=False: records are acyclic, and untracked objects make decoding 100k notes far cheaper.
+_STRUCT = dict(frozen=True, forbid_unknown_fields=True, kw_only=True, gc=False)
+
+
+class NoteFields(msgspec.Struct, **_STRUCT):
+    """A note's fields as stored; ``created`` is ISO 8601 UTC (``...Z``)."""
+
+    id: str
+    project: str
+    group: str
+    text: str
+    created: str
+    title: str | None = None
+    tags: tuple[str, ...] = ()
+    source: str | None = None
+    metadata: dict[str, Any] | None = None
+
+
+class Header(msgspec.Struct, tag="header", **_STRUCT):
+    """First record of every journal file."""
+
+    format: int
+    generation: int
+
+
+class Put(msgspec.Struct, tag="put", **_STRUCT):
+    """Insert or replace a note, home ``namespace``; ``vector`` None keeps the one there."""
+
+    note: NoteFields
+    namespace: str
+    vector: bytes | None = None
+
+
+class Rehome(msgspec.Struct, tag="rehome", **_STRUCT):
+    """Vectors for ``ids`` in ``namespace`` (rows of ``vectors``, in order), made home."""
+
+    namespace: str
+    ids: tuple[str, ...]
+    vectors: bytes
+
+
+class Delete(msgspec.Struct, tag="delete", **_STRUCT):
+    id: str
+
+
+class Drop(msgspec.Struct, tag="drop", **_STRUCT):
+    """Remove every vector of ``namespace`` that is not its note's home."""
+
+    namespace: str
+
+
+class PutGlobal(msgspec.Struct, tag="global", **_STRUCT):
+    project: str
+    key: str
+    value: Any
+    updated: str
+
+
+Record = Union[Put, Rehome, Delete, Drop, PutGlobal]
+JournalEntry = Union[Header, Put, Rehome, Delete, Drop, PutGlobal]
+
+
+class SidecarNote(msgspec.Struct, **_STRUCT):
+    note: NoteFields
+    home: str
+
+
+class SpaceFile(msgspec.Struct, **_STRUCT):
+    """One namespace's FAISS file; ``ids[i]`` owns row ``i`` (None: a free row)."""
+
+    namespace: str
+    file: str
+    ids: list[str | None]
+
+
+class Sidecar(msgspec.Struct, **_STRUCT):
+    """The fields of every note (in write order), the vector files, the global KV."""
+
+    format: int
+    generation: int
+    notes: list[SidecarNote]
+    spaces: list[SpaceFile]
+    globals: list[PutGlobal]
+
+
+class Manifest(msgspec.Struct, **_STRUCT):
+    """Names the live generation: its snapshot directory (None: empty) and journal."""
+
+    format: int
+    generation: int
+    snapshot: str | None
+    journal: str
+
+
+_encoder = msgspec.json.Encoder()
+_entry_decoder = msgspec.json.Decoder(JournalEntry)
+_sidecar_decoder = msgspec.json.Decoder(Sidecar)
+_manifest_decoder = msgspec.json.Decoder(Manifest)
+_PREFIX = b'{"crc":"'
+_MIDDLE = b'","rec":'
+_HEAD = len(_PREFIX) + 8 + len(_MIDDLE)
+
+
+def encode_line(entry: JournalEntry) -> bytes:
+    """One journal line, checksummed, ending in ``\\n``."""
+    body = _encoder.encode(entry)
+    crc = b"%08x" % zlib.crc32(body)
+    return b"".join((_PREFIX, crc, _MIDDLE, body, b"}\n"))
+
+
+def decode_line(line: bytes) -> JournalEntry | None:
+    """The entry of one line (without its ``\\n``), or None if the line is damaged."""
+    if len(line) < _HEAD + 1 or not line.startswith(_PREFIX) or line[_HEAD - len(_MIDDLE) : _HEAD] != _MIDDLE:
+        return None
+    body = line[_HEAD:-1]
+    if line[-1:] != b"}" or line[len(_PREFIX) : len(_PREFIX) + 8] != b"%08x" % zlib.crc32(body):
+        return None
+    try:
+        return _entry_decoder.decode(body)
+    except msgspec.DecodeError:
+        return None
+
+
+def encode(value: msgspec.Struct) -> bytes:
+    return _encoder.encode(value)
+
+
+def decode_sidecar(data: bytes, path: str) -> Sidecar:
+    sidecar = _decode(_sidecar_decoder, data, path)
+    _check_format(sidecar.format, path)
+    return sidecar
+
+
+def decode_manifest(data: bytes, path: str) -> Manifest:
+    manifest = _decode(_manifest_decoder, data, path)
+    _check_format(manifest.format, path)
+    return manifest
+
+
+def _decode(decoder: msgspec.json.Decoder, data: bytes, path: str) -> Any:
+    try:
+        return decoder.decode(data)
+    except msgspec.DecodeError as exc:
+        raise StoreCorrupt(f"{path} is not a valid store file ({exc}); restore it from a backup", path) from exc
+
+
+def _check_format(version: int, path: str) -> None:
+    if version != FORMAT:
+        raise StoreCorrupt(
+            f"{path} has format {version}; this version of mcp-memory reads format {FORMAT}", path
+        )
+
+
+def fields_of(note: Note) -> NoteFields:
+    return NoteFields(
+        id=note.id.value,
+        project=note.project_id.value,
+        group=note.group_id.value,
+        text=note.text,
+        created=format_instant(note.created_at),
+        title=note.title,
+        tags=note.tags.values,
+        source=note.source,
+        metadata=note.metadata,
+    )
+
+
+def note_of(fields: NoteFields) -> Note:
+    return Note(
+        id=NoteId(fields.id),
+        project_id=CanonicalProjectId(fields.project),
+        group_id=GroupId(fields.group),
+        text=fields.text,
+        created_at=parse_instant(fields.created),
+        title=fields.title,
+        tags=Tags(tuple(fields.tags)),
+        source=fields.source,
+        metadata=fields.metadata,
+    )
+
+
+def micros(created: str) -> int:
+    """Microseconds since the epoch of an ISO 8601 UTC instant as stored."""
+    return _to_micros(datetime.fromisoformat(created))
+
+
+def _to_micros(moment: datetime) -> int:
+    delta = moment - _EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+_EPOCH = datetime.fromisoformat("1970-01-01T00:00:00+00:00")
+
+
+def instant_micros(moment: datetime) -> int:
+    return _to_micros(moment)
+
+
+def vector_bytes(vector: Sequence[float], dim: int) -> bytes:
+    """Little-endian float32 bytes of one vector; ``StoreError`` if its length is not ``dim``."""
+    array = np.asarray(vector, dtype="<f4").reshape(-1)
+    if array.shape[0] != dim:
+        raise StoreError(f"a vector of namespace dimension {dim} was expected, got {array.shape[0]} floats")
+    return array.tobytes()
+
+
+def vector_rows(data: bytes, dim: int) -> np.ndarray:
+    """Rows of float32 vectors from their bytes (shape ``(n, dim)``)."""
+    return np.frombuffer(data, dtype="<f4").reshape(-1, dim).astype(np.float32, copy=False)
+
+
+def namespace_dim(namespace: str) -> int:
+    return Namespace.parse(namespace).dim

@@ -1,0 +1,160 @@
+"""``InMemoryNoteStore``: the ``NoteStore`` port in plain Python, for tests.
+
+It honours the whole port contract (exact filters, tie order, namespaces, global KV,
+keyword search through the shared ``KeywordIndex``) with the simplest code that can: a
+brute-force scan per search. Nothing is persisted; ``disk_bytes`` is 0. Thread-safe.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Iterator, Mapping
+from itertools import count
+
+import numpy as np
+
+from adapters.keyword_index import KeywordIndex, document_tokens
+from application.errors import StoreError
+from application.ports import Hit, StoredNote, Vector
+from domain.identifiers import CanonicalProjectId, GlobalKey, Namespace, NoteId
+from domain.note import GlobalEntry, Note, NoteFilter
+
+
+class InMemoryNoteStore:
+    def __init__(self) -> None:
+        self._notes: dict[str, StoredNote] = {}  # write order: a put moves a note last
+        self._written: dict[str, int] = {}
+        self._clock = count()
+        self._vectors: dict[Namespace, dict[str, np.ndarray]] = {}
+        self._globals: dict[tuple[str, str], GlobalEntry] = {}
+        self._keywords = KeywordIndex(self._documents)
+        self._lock = threading.RLock()
+
+    def put(self, note: Note, namespace: Namespace, vector: Vector | None) -> None:
+        key = note.id.value
+        with self._lock:
+            if vector is None:
+                if key not in self._vectors.get(namespace, {}):
+                    raise StoreError(f"note {key} has no vector in namespace {namespace}; pass one")
+            else:
+                row = _row(vector, namespace.dim)
+                self._vectors.setdefault(namespace, {})[key] = row
+            old = self._notes.pop(key, None)
+            if old is not None:
+                self._keywords.remove(old.note.project_id.value, key)
+            self._notes[key] = StoredNote(note, namespace)
+            self._written[key] = next(self._clock)
+            self._keywords.add(note.project_id.value, key, note.title, note.text, note.tags.values)
+
+    def rehome(self, namespace: Namespace, vectors: Mapping[NoteId, Vector]) -> None:
+        rows = {note_id.value: _row(v, namespace.dim) for note_id, v in vectors.items()}
+        with self._lock:
+            for key, row in rows.items():
+                stored = self._notes.get(key)
+                if stored is not None:
+                    self._vectors.setdefault(namespace, {})[key] = row
+                    self._notes[key] = StoredNote(stored.note, namespace)
+
+    def delete(self, note_id: NoteId) -> bool:
+        with self._lock:
+            stored = self._notes.pop(note_id.value, None)
+            if stored is None:
+                return False
+            self._keywords.remove(stored.note.project_id.value, note_id.value)
+            for rows in self._vectors.values():
+                rows.pop(note_id.value, None)
+            return True
+
+    def drop_namespace(self, namespace: Namespace) -> int:
+        with self._lock:
+            rows = self._vectors.get(namespace, {})
+            doomed = [key for key in rows if self._notes[key].namespace != namespace]
+            for key in doomed:
+                del rows[key]
+            return len(doomed)
+
+    def get(self, note_id: NoteId) -> StoredNote | None:
+        with self._lock:
+            return self._notes.get(note_id.value)
+
+    def search(self, namespace: Namespace, query: Vector, where: NoteFilter, top_k: int) -> list[Hit]:
+        q = _row(query, namespace.dim)
+        with self._lock:
+            hits = [
+                Hit(self._notes[key], float(np.dot(row, q)))
+                for key, row in self._vectors.get(namespace, {}).items()
+                if where.matches(self._notes[key].note)
+            ]
+        return _ranked(hits)[:top_k]
+
+    def keyword_search(self, query: str, where: NoteFilter, top_k: int) -> list[Hit]:
+        with self._lock:
+            found = self._keywords.search(
+                where.project_id.value,
+                query,
+                top_k,
+                lambda key: where.matches(self._notes[key].note),
+                lambda key: (-self._notes[key].note.created_at.timestamp(), key),
+            )
+            return [Hit(self._notes[key], score) for key, score in found]
+
+    def list_recent(self, where: NoteFilter, limit: int) -> list[StoredNote]:
+        with self._lock:
+            matching = [s for s in self._notes.values() if where.matches(s.note)]
+            matching.sort(key=lambda s: (s.note.created_at, self._written[s.note.id.value]), reverse=True)
+            return matching[:limit]
+
+    def iter_notes(self, project_id: CanonicalProjectId | None = None) -> Iterator[StoredNote]:
+        with self._lock:
+            notes = list(self._notes.values())
+        return (s for s in notes if project_id is None or s.note.project_id == project_id)
+
+    def vector(self, note_id: NoteId, namespace: Namespace) -> Vector | None:
+        with self._lock:
+            row = self._vectors.get(namespace, {}).get(note_id.value)
+            return None if row is None else row.copy()
+
+    def namespaces(self) -> dict[Namespace, int]:
+        with self._lock:
+            return {ns: len(rows) for ns, rows in self._vectors.items() if rows}
+
+    def disk_bytes(self) -> int:
+        return 0
+
+    def put_global(self, entry: GlobalEntry) -> None:
+        with self._lock:
+            key = (entry.project_id.value, entry.key.value)
+            self._globals.pop(key, None)
+            self._globals[key] = entry
+
+    def get_global(self, project_id: CanonicalProjectId, key: GlobalKey) -> GlobalEntry | None:
+        with self._lock:
+            return self._globals.get((project_id.value, key.value))
+
+    def iter_globals(self, project_id: CanonicalProjectId | None = None) -> Iterable[GlobalEntry]:
+        with self._lock:
+            return [e for e in self._globals.values() if project_id is None or e.project_id == project_id]
+
+    def close(self) -> None:
+        pass
+
+    def _documents(self, project: str) -> Iterator[tuple[str, list[str]]]:
+        for key, stored in self._notes.items():
+            note = stored.note
+            if note.project_id.value == project:
+                yield key, document_tokens(note.title, note.text, note.tags.values)
+
+
+def _row(vector: Vector, dim: int) -> np.ndarray:
+    row = np.asarray(vector, dtype=np.float32).reshape(-1)
+    if row.shape[0] != dim:
+        raise StoreError(f"a vector of namespace dimension {dim} was expected, got {row.shape[0]} floats")
+    return row.copy()
+
+
+def _ranked(hits: list[Hit]) -> list[Hit]:
+    """Highest similarity first; ties by newer createdAt, then id."""
+    hits.sort(key=lambda h: h.stored.note.id.value)
+    hits.sort(key=lambda h: h.stored.note.created_at, reverse=True)
+    hits.sort(key=lambda h: h.score, reverse=True)
+    return hits

@@ -1,0 +1,428 @@
+"""The NoteStore contract: every adapter (the in-memory fake and the FAISS store) passes it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from adapters.faiss_store import FaissNoteStore
+from adapters.memory_store import InMemoryNoteStore
+from application.errors import StoreError
+from application.ports import NoteStore
+from domain.identifiers import CanonicalProjectId, GlobalKey, GroupId, Namespace, NoteId
+from domain.note import GlobalEntry, Note, NoteFilter, Tags
+from domain.time import TimeWindow
+
+NS = Namespace("local", "test-model", 8)
+OTHER = Namespace("openai", "text-embedding-3-small", 4)
+PROJECT = CanonicalProjectId("/work/app")
+ELSEWHERE = CanonicalProjectId("other-project")
+T0 = datetime(2024, 1, 15, 10, 30, tzinfo=timezone.utc)
+
+
+def unit(seed: int, dim: int = NS.dim) -> np.ndarray:
+    v = np.random.default_rng(seed).standard_normal(dim).astype(np.float32)
+    return v / np.linalg.norm(v)
+
+
+def axis(i: int, dim: int = NS.dim) -> np.ndarray:
+    v = np.zeros(dim, dtype=np.float32)
+    v[i] = 1.0
+    return v
+
+
+def make_note(
+    text: str = "a note",
+    *,
+    project: CanonicalProjectId = PROJECT,
+    group: str = "feature-1",
+    minutes: int = 0,
+    tags: tuple[str, ...] = (),
+    title: str | None = None,
+    note_id: str | None = None,
+) -> Note:
+    return Note(
+        id=NoteId(note_id) if note_id else NoteId.new(),
+        project_id=project,
+        group_id=GroupId(group),
+        text=text,
+        created_at=T0 + timedelta(minutes=minutes),
+        title=title,
+        tags=Tags(tags),
+        source="test",
+        metadata={"conversationId": "c-1", "messageRange": "12-20", "nested": {"n": [1, 2.5, None]}},
+    )
+
+
+Reopen = Callable[[], NoteStore]
+
+
+@pytest.fixture(params=["memory", "faiss"])
+def opened(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[NoteStore, Reopen]]:
+    """A store, and a function giving the same store as a fresh process would see it."""
+    if request.param == "memory":
+        store = InMemoryNoteStore()
+        yield store, lambda: store
+        return
+    stores = [FaissNoteStore(tmp_path / "data")]
+
+    def reopen() -> NoteStore:
+        stores[-1].close()
+        stores.append(FaissNoteStore(tmp_path / "data"))
+        return stores[-1]
+
+    yield stores[0], reopen
+    stores[-1].close()
+
+
+@pytest.fixture
+def store(opened: tuple[NoteStore, Reopen]) -> NoteStore:
+    return opened[0]
+
+
+def ids(items) -> list[str]:
+    return [(i.stored if hasattr(i, "stored") else i).note.id.value for i in items]
+
+
+# -- put / get ------------------------------------------------------------------------
+
+
+def test_a_put_note_comes_back_by_get_with_its_namespace(store: NoteStore) -> None:
+    note = make_note("decided to use FAISS", title="Storage", tags=("db", "Decision"))
+    store.put(note, NS, unit(1))
+    stored = store.get(note.id)
+    assert stored is not None and stored.note == note and stored.namespace == NS
+
+
+def test_get_of_an_unknown_id_is_none(store: NoteStore) -> None:
+    assert store.get(NoteId.new()) is None
+
+
+def test_put_without_vector_changes_fields_and_keeps_the_vector(store: NoteStore) -> None:
+    note = make_note("original")
+    store.put(note, NS, unit(1))
+    changed = Note(note.id, note.project_id, GroupId("task-9"), "original", note.created_at, title="t")
+    store.put(changed, NS, None)
+    assert store.get(note.id).note == changed
+    assert np.allclose(store.vector(note.id, NS), unit(1))
+    assert ids(store.search(NS, unit(1), NoteFilter(PROJECT, GroupId("task-9")), 5)) == [note.id.value]
+    assert store.search(NS, unit(1), NoteFilter(PROJECT, GroupId("feature-1")), 5) == []
+
+
+def test_put_without_vector_for_a_note_without_one_there_is_a_store_error(store: NoteStore) -> None:
+    with pytest.raises(StoreError):
+        store.put(make_note(), NS, None)
+    note = make_note()
+    store.put(note, NS, unit(1))
+    with pytest.raises(StoreError):
+        store.put(note, OTHER, None)
+
+
+def test_a_vector_of_the_wrong_length_is_a_store_error_and_writes_nothing(store: NoteStore) -> None:
+    note = make_note()
+    with pytest.raises(StoreError):
+        store.put(note, NS, np.ones(NS.dim + 1, dtype=np.float32))
+    assert store.get(note.id) is None
+
+
+def test_put_with_a_new_vector_replaces_the_old_one(store: NoteStore) -> None:
+    note = make_note()
+    store.put(note, NS, axis(0))
+    store.put(note, NS, axis(1))
+    assert np.allclose(store.vector(note.id, NS), axis(1))
+    assert store.namespaces() == {NS: 1}
+
+
+# -- search ---------------------------------------------------------------------------
+
+
+def test_search_ranks_by_cosine_similarity_highest_first(store: NoteStore) -> None:
+    notes = [make_note(f"n{i}", minutes=i) for i in range(20)]
+    for i, note in enumerate(notes):
+        store.put(note, NS, unit(i))
+    query = unit(7)
+    hits = store.search(NS, query, NoteFilter(PROJECT), 5)
+    expected = sorted(range(20), key=lambda i: -float(unit(i) @ query))[:5]
+    assert ids(hits) == [notes[i].id.value for i in expected]
+    assert hits[0].score == pytest.approx(1.0, abs=1e-5)
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
+def test_search_ties_go_to_the_newer_note_then_the_smaller_id(store: NoteStore) -> None:
+    older = make_note("older", minutes=0)
+    newer = make_note("newer", minutes=5)
+    twins = [make_note("twin", minutes=3, note_id=f"00000000-0000-4000-8000-00000000000{i}") for i in (2, 1)]
+    for note in (older, *twins, newer):
+        store.put(note, NS, axis(0))
+    hits = store.search(NS, axis(0), NoteFilter(PROJECT), 3)
+    assert ids(hits) == [newer.id.value, twins[1].id.value, twins[0].id.value]
+
+
+def test_search_returns_top_k_matching_notes_however_selective_the_filter(store: NoteStore) -> None:
+    query = axis(0)
+    for i in range(150):  # many close neighbours outside the filter
+        store.put(make_note(f"crowd {i}", group="crowd", minutes=i), NS, query)
+    wanted = [make_note(f"wanted {i}", group="rare", minutes=i, tags=("x", "y")) for i in range(7)]
+    for i, note in enumerate(wanted):
+        store.put(note, NS, unit(100 + i))
+    hits = store.search(NS, query, NoteFilter(PROJECT, GroupId("rare"), Tags(("x",))), 5)
+    assert len(hits) == 5
+    assert set(ids(hits)) <= {n.id.value for n in wanted}
+
+
+def test_search_filters_by_project_group_tags_and_window_exactly(store: NoteStore) -> None:
+    base = make_note("base", minutes=10, tags=("db", "Decision"))
+    cases = {
+        "other project": make_note("p", project=ELSEWHERE, minutes=10, tags=("db", "Decision")),
+        "other group": make_note("g", group="task-1", minutes=10, tags=("db", "Decision")),
+        "tag case": make_note("t", minutes=10, tags=("db", "decision")),
+        "one tag only": make_note("o", minutes=10, tags=("db",)),
+        "at until": make_note("u", minutes=20, tags=("db", "Decision")),
+        "before since": make_note("s", minutes=4, tags=("db", "Decision")),
+    }
+    at_since = make_note("at since", minutes=5, tags=("Decision", "db", "extra"))
+    for note in (base, at_since, *cases.values()):
+        store.put(note, NS, unit(3))
+    where = NoteFilter(
+        PROJECT,
+        GroupId("feature-1"),
+        Tags(("Decision", "db")),
+        TimeWindow(T0 + timedelta(minutes=5), T0 + timedelta(minutes=20)),
+    )
+    assert set(ids(store.search(NS, unit(3), where, 10))) == {base.id.value, at_since.id.value}
+    assert set(ids(store.list_recent(where, 10))) == {base.id.value, at_since.id.value}
+    assert len(store.search(NS, unit(3), NoteFilter(PROJECT), 10)) == 7
+
+
+def test_search_sees_only_vectors_of_its_namespace(store: NoteStore) -> None:
+    a, b = make_note("a"), make_note("b")
+    store.put(a, NS, unit(1))
+    store.put(b, OTHER, unit(1, OTHER.dim))
+    assert ids(store.search(NS, unit(1), NoteFilter(PROJECT), 5)) == [a.id.value]
+    assert ids(store.search(OTHER, unit(1, OTHER.dim), NoteFilter(PROJECT), 5)) == [b.id.value]
+    assert store.search(Namespace("ollama", "none", 3), unit(1, 3), NoteFilter(PROJECT), 5) == []
+    assert set(ids(store.list_recent(NoteFilter(PROJECT), 5))) == {a.id.value, b.id.value}
+
+
+def test_search_with_a_query_of_the_wrong_length_is_a_store_error(store: NoteStore) -> None:
+    store.put(make_note(), NS, unit(1))
+    with pytest.raises(StoreError):
+        store.search(NS, unit(1, NS.dim - 1), NoteFilter(PROJECT), 5)
+
+
+# -- namespaces -----------------------------------------------------------------------
+
+
+def test_rehome_adds_a_vector_makes_it_home_and_keeps_the_old_one(store: NoteStore) -> None:
+    note, gone = make_note("kept"), NoteId.new()
+    store.put(note, NS, unit(1))
+    store.rehome(OTHER, {note.id: unit(2, OTHER.dim), gone: unit(3, OTHER.dim)})
+    assert store.get(note.id).namespace == OTHER
+    assert store.get(gone) is None
+    assert np.allclose(store.vector(note.id, OTHER), unit(2, OTHER.dim))
+    assert np.allclose(store.vector(note.id, NS), unit(1))
+    assert store.namespaces() == {NS: 1, OTHER: 1}
+    assert ids(store.search(NS, unit(1), NoteFilter(PROJECT), 5)) == [note.id.value]
+
+
+def test_drop_namespace_removes_only_vectors_that_are_not_home(store: NoteStore) -> None:
+    moved, stays = make_note("moved"), make_note("stays")
+    store.put(moved, NS, unit(1))
+    store.put(stays, NS, unit(2))
+    store.rehome(OTHER, {moved.id: unit(1, OTHER.dim)})
+    assert store.drop_namespace(NS) == 1
+    assert store.drop_namespace(NS) == 0
+    assert store.vector(moved.id, NS) is None
+    assert store.namespaces() == {NS: 1, OTHER: 1}
+    assert store.get(moved.id).namespace == OTHER
+
+
+def test_delete_removes_the_note_everywhere(store: NoteStore) -> None:
+    note = make_note("forget me please", tags=("t",))
+    store.put(note, NS, unit(1))
+    store.rehome(OTHER, {note.id: unit(1, OTHER.dim)})
+    assert store.delete(note.id) is True
+    assert store.delete(note.id) is False
+    assert store.get(note.id) is None
+    assert store.vector(note.id, NS) is None and store.vector(note.id, OTHER) is None
+    assert store.search(NS, unit(1), NoteFilter(PROJECT), 5) == []
+    assert store.keyword_search("forget", NoteFilter(PROJECT), 5) == []
+    assert store.list_recent(NoteFilter(PROJECT), 5) == []
+    assert store.namespaces() == {}
+
+
+# -- listing --------------------------------------------------------------------------
+
+
+def test_list_recent_is_newest_first_then_last_written_first(store: NoteStore) -> None:
+    first, second = make_note("first", minutes=5), make_note("second", minutes=5)
+    old, new = make_note("old", minutes=1), make_note("new", minutes=9)
+    for note in (old, first, second, new):
+        store.put(note, NS, unit(1))
+    assert ids(store.list_recent(NoteFilter(PROJECT), 10)) == [n.id.value for n in (new, second, first, old)]
+    assert ids(store.list_recent(NoteFilter(PROJECT), 2)) == [new.id.value, second.id.value]
+    store.put(first, NS, None)  # rewritten: now the last written of its instant
+    assert ids(store.list_recent(NoteFilter(PROJECT), 3))[1] == first.id.value
+
+
+def test_iter_notes_yields_every_note_in_write_order_per_project(store: NoteStore) -> None:
+    a, b, c = make_note("a"), make_note("b", project=ELSEWHERE), make_note("c")
+    for note in (a, b, c):
+        store.put(note, NS, unit(1))
+    store.put(a, NS, None)
+    assert ids(store.iter_notes()) == [b.id.value, c.id.value, a.id.value]
+    assert ids(store.iter_notes(PROJECT)) == [c.id.value, a.id.value]
+
+
+def test_vector_is_the_stored_vector_or_none(store: NoteStore) -> None:
+    note = make_note()
+    store.put(note, NS, unit(4))
+    assert np.allclose(store.vector(note.id, NS), unit(4), atol=1e-7)
+    assert store.vector(note.id, OTHER) is None
+    assert store.vector(NoteId.new(), NS) is None
+
+
+def test_disk_bytes_is_a_non_negative_count(store: NoteStore) -> None:
+    store.put(make_note(), NS, unit(1))
+    assert store.disk_bytes() >= 0
+
+
+# -- keyword search -------------------------------------------------------------------
+
+
+def test_keyword_search_ranks_notes_sharing_query_terms_and_leaves_out_the_rest(store: NoteStore) -> None:
+    strong = make_note("database migration: run the database migration script", title="Database")
+    weak = make_note("the migration of birds in spring")
+    unrelated = make_note("nothing in common here")
+    for note in (strong, weak, unrelated):
+        store.put(note, NS, unit(1))
+    hits = store.keyword_search("Database migration", NoteFilter(PROJECT), 10)
+    assert ids(hits) == [strong.id.value, weak.id.value]
+    assert hits[0].score > hits[1].score > 0
+
+
+def test_keyword_search_covers_title_and_tags_and_honours_filters(store: NoteStore) -> None:
+    titled = make_note("body text", title="Kubernetes rollout")
+    tagged = make_note("another body", tags=("kubernetes",), group="task-1")
+    foreign = make_note("kubernetes elsewhere", project=ELSEWHERE)
+    for note in (titled, tagged, foreign):
+        store.put(note, NS, unit(1))
+    assert set(ids(store.keyword_search("kubernetes", NoteFilter(PROJECT), 10))) == {
+        titled.id.value,
+        tagged.id.value,
+    }
+    assert ids(store.keyword_search("kubernetes", NoteFilter(PROJECT, GroupId("task-1")), 10)) == [tagged.id.value]
+
+
+def test_keyword_search_finds_japanese_chinese_and_korean_without_spaces(store: NoteStore) -> None:
+    japanese = make_note("東京都の天気予報を毎朝確認する")
+    chinese = make_note("我们决定使用向量数据库存储笔记")
+    korean = make_note("데이터베이스 서버를 재시작했습니다")
+    for note in (japanese, chinese, korean):
+        store.put(note, NS, unit(1))
+    assert ids(store.keyword_search("天気予報", NoteFilter(PROJECT), 5)) == [japanese.id.value]
+    assert ids(store.keyword_search("向量数据库", NoteFilter(PROJECT), 5)) == [chinese.id.value]
+    assert ids(store.keyword_search("서버", NoteFilter(PROJECT), 5)) == [korean.id.value]
+
+
+def test_keyword_search_stays_current_after_updates_and_deletes(store: NoteStore) -> None:
+    note = make_note("alpha topic")
+    store.put(note, NS, unit(1))
+    assert ids(store.keyword_search("alpha", NoteFilter(PROJECT), 5)) == [note.id.value]
+    changed = Note(note.id, PROJECT, note.group_id, "beta topic", note.created_at)
+    store.put(changed, NS, None)
+    assert store.keyword_search("alpha", NoteFilter(PROJECT), 5) == []
+    assert ids(store.keyword_search("beta", NoteFilter(PROJECT), 5)) == [note.id.value]
+    later = make_note("beta again")
+    store.put(later, NS, unit(2))
+    assert len(store.keyword_search("beta", NoteFilter(PROJECT), 5)) == 2
+    store.delete(later.id)
+    assert ids(store.keyword_search("beta", NoteFilter(PROJECT), 5)) == [note.id.value]
+
+
+def test_keyword_search_returns_top_k(store: NoteStore) -> None:
+    for i in range(30):
+        store.put(make_note(f"release checklist item {i}", minutes=i), NS, unit(i))
+    assert len(store.keyword_search("checklist", NoteFilter(PROJECT), 7)) == 7
+
+
+# -- global settings ------------------------------------------------------------------
+
+
+def entry(key: str, value, project: CanonicalProjectId = PROJECT, minutes: int = 0) -> GlobalEntry:
+    return GlobalEntry(project, GlobalKey(key), value, T0 + timedelta(minutes=minutes))
+
+
+def test_a_global_entry_comes_back_and_is_replaced_by_a_later_put(store: NoteStore) -> None:
+    store.put_global(entry("global.memory.embedder.provider", "openai"))
+    store.put_global(entry("global.memory.groupDefaults", {"featurePrefix": "feature-", "taskPrefix": "task-"}))
+    store.put_global(entry("global.memory.embedder.provider", "ollama", minutes=3))
+    got = store.get_global(PROJECT, GlobalKey("global.memory.embedder.provider"))
+    assert got == entry("global.memory.embedder.provider", "ollama", minutes=3)
+    defaults = store.get_global(PROJECT, GlobalKey("global.memory.groupDefaults"))
+    assert defaults.value == {"featurePrefix": "feature-", "taskPrefix": "task-"}
+    assert store.get_global(ELSEWHERE, GlobalKey("global.memory.embedder.provider")) is None
+
+
+def test_iter_globals_lists_entries_of_every_or_one_project(store: NoteStore) -> None:
+    store.put_global(entry("global.a", 1))
+    store.put_global(entry("global.b", [1, "two"], project=ELSEWHERE))
+    assert {e.key.value for e in store.iter_globals()} == {"global.a", "global.b"}
+    assert [e.key.value for e in store.iter_globals(ELSEWHERE)] == ["global.b"]
+
+
+# -- durability across reopening -----------------------------------------------------
+
+
+def fill(store: NoteStore) -> list[Note]:
+    notes = [
+        make_note(f"note {i} 東京 migration", minutes=i % 7, group=f"g{i % 3}", tags=("t",) if i % 2 else ())
+        for i in range(40)
+    ]
+    for i, note in enumerate(notes):
+        store.put(note, NS, unit(i))
+    store.rehome(OTHER, {notes[0].id: unit(0, OTHER.dim), notes[1].id: unit(1, OTHER.dim)})
+    store.delete(notes[2].id)
+    store.put(notes[3], NS, None)
+    store.put_global(entry("global.project.conventions", "Use type hints."))
+    return notes
+
+
+def observe(store: NoteStore) -> tuple:
+    where = NoteFilter(PROJECT, GroupId("g1"), Tags(("t",)))
+    return (
+        [(s.note, s.namespace) for s in store.iter_notes()],
+        store.namespaces(),
+        ids(store.search(NS, unit(5), NoteFilter(PROJECT), 10)),
+        ids(store.search(NS, unit(5), where, 10)),
+        ids(store.keyword_search("東京 migration 1", NoteFilter(PROJECT), 10)),
+        ids(store.list_recent(NoteFilter(PROJECT), 50)),
+        list(store.iter_globals()),
+        [None if (v := store.vector(n.note.id, OTHER)) is None else list(v) for n in store.iter_notes()],
+    )
+
+
+def test_reopening_gives_the_same_state(opened: tuple[NoteStore, Reopen]) -> None:
+    store, reopen = opened
+    fill(store)
+    before = observe(store)
+    assert observe(reopen()) == before
+
+
+def test_reopening_after_compaction_gives_the_same_state(opened: tuple[NoteStore, Reopen]) -> None:
+    store, reopen = opened
+    notes = fill(store)
+    if isinstance(store, FaissNoteStore):
+        store.compact()
+        store.put(notes[5], NS, unit(99))  # a journal tail on top of the snapshot
+        store.compact()
+        store.delete(notes[6].id)
+    else:
+        store.put(notes[5], NS, unit(99))
+        store.delete(notes[6].id)
+    before = observe(store)
+    assert observe(reopen()) == before

@@ -1,0 +1,94 @@
+"""A process that uses FaissNoteStore directly, for the durability tests.
+
+    python store_worker.py write DATA_DIR TAG START COUNT COMPACT_AFTER
+        put notes TAG/START.. one by one, printing each index once put has returned
+    python store_worker.py share DATA_DIR TAG COUNT COMPACT_AFTER OTHER_TAG
+        write COUNT notes, then wait to see the other writer's COUNT too, print "ok"
+    python store_worker.py compact DATA_DIR STOP_FILE
+        compact over and over until STOP_FILE exists, print how many times
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import uuid
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import numpy as np
+import structlog
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from adapters.faiss_store import FaissNoteStore  # noqa: E402
+from domain.identifiers import CanonicalProjectId, GroupId, Namespace, NoteId  # noqa: E402
+from domain.note import Note, NoteFilter, Tags  # noqa: E402
+
+NS = Namespace("local", "worker-model", 16)
+PROJECT = CanonicalProjectId("/tmp/durability-project")
+T0 = datetime(2024, 1, 15, tzinfo=timezone.utc)
+
+
+def expected_note(tag: str, index: int) -> Note:
+    return Note(
+        id=NoteId(str(uuid.uuid5(uuid.NAMESPACE_URL, f"{tag}/{index}"))),
+        project_id=PROJECT,
+        group_id=GroupId(f"g{index % 3}"),
+        text=f"note {index} written by {tag}: 東京 durability",
+        created_at=T0 + timedelta(seconds=index),
+        title=f"title {index}",
+        tags=Tags((tag, f"t{index % 2}")),
+        metadata={"index": index, "tag": tag},
+    )
+
+
+def expected_vector(tag: str, index: int) -> np.ndarray:
+    seed = uuid.uuid5(uuid.NAMESPACE_URL, f"{tag}/{index}").int % (2**32)
+    v = np.random.default_rng(seed).standard_normal(NS.dim).astype(np.float32)
+    return v / np.linalg.norm(v)
+
+
+def write(data_dir: str, tag: str, start: int, count: int, compact_after: int) -> None:
+    store = FaissNoteStore(Path(data_dir), compact_after_records=compact_after)
+    for index in range(start, start + count):
+        store.put(expected_note(tag, index), NS, expected_vector(tag, index))
+        print(index, flush=True)
+
+
+def share(data_dir: str, tag: str, count: int, compact_after: int, other: str) -> None:
+    store = FaissNoteStore(Path(data_dir), compact_after_records=compact_after)
+    for index in range(count):
+        store.put(expected_note(tag, index), NS, expected_vector(tag, index))
+    deadline = time.monotonic() + 60
+    while len(store.list_recent(NoteFilter(PROJECT), 10 * count)) < 2 * count:
+        if time.monotonic() > deadline:
+            print("timeout", flush=True)
+            return
+        time.sleep(0.02)
+    wanted = [expected_note(t, i) for t in (tag, other) for i in range(count)]
+    missing = [n.id.value for n in wanted if (s := store.get(n.id)) is None or s.note != n]
+    listed = {s.note.id.value for s in store.list_recent(NoteFilter(PROJECT), 10 * count)}
+    print("ok" if not missing and listed == {n.id.value for n in wanted} else f"missing {missing[:3]}", flush=True)
+
+
+def compact(data_dir: str, stop_file: str) -> None:
+    store = FaissNoteStore(Path(data_dir))
+    times = 0
+    while not Path(stop_file).exists():
+        store.compact()
+        times += 1
+        time.sleep(0.01)
+    print(times, flush=True)
+
+
+if __name__ == "__main__":
+    structlog.configure(logger_factory=structlog.PrintLoggerFactory(sys.stderr))  # stdout carries results
+    mode, *args = sys.argv[1:]
+    if mode == "write":
+        write(args[0], args[1], int(args[2]), int(args[3]), int(args[4]))
+    elif mode == "share":
+        share(args[0], args[1], int(args[2]), int(args[3]), args[4])
+    else:
+        compact(args[0], args[1])

@@ -1,0 +1,155 @@
+"""FaissNoteStore keeps every acknowledged write through kill -9, damaged files and
+several processes writing and compacting at once."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from adapters.faiss_store import FaissNoteStore
+from adapters.faiss_store.records import decode_line
+from domain.note import NoteFilter
+from tests.integration.store_worker import NS, PROJECT, expected_note, expected_vector
+
+WORKER = str(Path(__file__).with_name("store_worker.py"))
+CYCLES = 24
+
+
+def run_worker(*args: object) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, WORKER, *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
+
+
+def assert_holds(data: Path, tag: str, indexes: list[int]) -> None:
+    store = FaissNoteStore(data)
+    try:
+        for index in indexes:
+            note = expected_note(tag, index)
+            stored = store.get(note.id)
+            assert stored is not None, f"acknowledged note {index} is missing"
+            assert stored.note == note and stored.namespace == NS
+            hits = store.search(NS, expected_vector(tag, index), NoteFilter(PROJECT), 1)
+            assert hits[0].stored.note.id == note.id
+        assert len(store.list_recent(NoteFilter(PROJECT), 100_000)) >= len(set(indexes))
+    finally:
+        store.close()
+
+
+def journal_of(data: Path) -> Path:
+    (journal,) = data.glob("journal-*.jsonl")
+    return journal
+
+
+def test_acknowledged_writes_survive_kill_9_at_random_instants(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    rng = random.Random(20240115)
+    acknowledged: list[int] = []
+    start = 0
+    for _cycle in range(CYCLES):
+        worker = run_worker("write", data, "crash", start, 1_000_000, rng.choice([5, 40, 100_000]))
+        first = worker.stdout.readline()
+        time.sleep(rng.uniform(0.0, 0.3))
+        worker.send_signal(signal.SIGKILL)
+        output = first + worker.stdout.read()
+        worker.wait()
+        lines = output.split(b"\n")[:-1]  # a line cut by the kill was not acknowledged
+        written = [int(line) for line in lines]
+        assert written, "the worker acknowledged nothing before being killed"
+        acknowledged += written
+        start = written[-1] + 1
+        assert_holds(data, "crash", acknowledged)
+
+
+def test_a_journal_cut_mid_line_is_read_up_to_the_cut_and_then_repaired(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    store = FaissNoteStore(data)
+    for index in range(3):
+        store.put(expected_note("torn", index), NS, expected_vector("torn", index))
+    store.close()
+    journal = journal_of(data)
+    whole = journal.read_bytes()
+    journal.write_bytes(whole[: whole.rstrip(b"\n").rfind(b"\n") + 1 + 40])  # last record cut after 40 bytes
+    assert_holds(data, "torn", [0, 1])
+    store = FaissNoteStore(data)
+    assert store.get(expected_note("torn", 2).id) is None
+    store.put(expected_note("torn", 3), NS, expected_vector("torn", 3))
+    store.close()
+    assert_holds(data, "torn", [0, 1, 3])
+    lines = journal.read_bytes().split(b"\n")
+    assert lines[-1] == b"" and all(decode_line(line) is not None for line in lines[:-1])
+
+
+def test_a_damaged_last_line_is_ignored_and_replaced_by_the_next_write(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    store = FaissNoteStore(data)
+    store.put(expected_note("bad", 0), NS, expected_vector("bad", 0))
+    store.close()
+    journal = journal_of(data)
+    with journal.open("ab") as f:
+        f.write(b'{"crc":"00000000","rec":{"op":"delete","id":"x"}}\n')
+    store = FaissNoteStore(data)
+    store.put(expected_note("bad", 1), NS, expected_vector("bad", 1))
+    store.close()
+    assert_holds(data, "bad", [0, 1])
+    assert b'"00000000"' not in journal.read_bytes()
+
+
+def test_leftovers_of_a_crashed_compaction_are_ignored_then_removed(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    store = FaissNoteStore(data)
+    store.put(expected_note("left", 0), NS, expected_vector("left", 0))
+    store.close()
+    (data / "snapshot-00000001.tmp-4242").mkdir()
+    (data / "snapshot-00000001.tmp-4242" / "sidecar.json").write_bytes(b'{"format":1,"gener')
+    (data / "snapshot-00000001").mkdir()  # renamed, but the manifest never named it
+    (data / "journal-00000001.jsonl").write_bytes(b"half a hea")
+    (data / "MANIFEST.json.tmp-4242").write_bytes(b'{"format":1,"generation":7')
+    assert_holds(data, "left", [0])
+    store = FaissNoteStore(data)
+    store.put(expected_note("left", 1), NS, expected_vector("left", 1))
+    store.compact()
+    store.close()
+    assert sorted(p.name for p in data.iterdir()) == [
+        "LOCK",
+        "MANIFEST.json",
+        "journal-00000001.jsonl",
+        "snapshot-00000001",
+    ]
+    assert_holds(data, "left", [0, 1])
+
+
+@pytest.mark.parametrize("compact_after", [100_000, 30])
+def test_two_processes_writing_one_project_each_see_all_notes(tmp_path: Path, compact_after: int) -> None:
+    data = tmp_path / "data"
+    FaissNoteStore(data).close()
+    stop = tmp_path / "stop"
+    compactor = run_worker("compact", data, stop)
+    writers = [run_worker("share", data, tag, 200, compact_after, other) for tag, other in (("a", "b"), ("b", "a"))]
+    try:
+        results = [w.communicate(timeout=100)[0].strip() for w in writers]
+    finally:
+        stop.touch()
+        compactions = int(compactor.communicate(timeout=30)[0] or 0)
+    assert results == [b"ok", b"ok"]
+    assert compactions > 0
+    assert_holds(data, "a", list(range(200)))
+    assert_holds(data, "b", list(range(200)))
+
+
+def test_a_reader_sees_a_write_of_another_process_on_its_next_read(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    reader = FaissNoteStore(data)
+    assert reader.list_recent(NoteFilter(PROJECT), 10) == []
+    worker = run_worker("write", data, "seen", 0, 3, 2)  # compacts between the writes
+    assert worker.communicate(timeout=60)[0].split() == [b"0", b"1", b"2"]
+    assert len(reader.list_recent(NoteFilter(PROJECT), 10)) == 3
+    assert reader.get(expected_note("seen", 2).id).note == expected_note("seen", 2)
+    reader.close()

@@ -1,0 +1,100 @@
+"""The FAISS store's disk formats read back exactly what was written, and damage shows."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from adapters.faiss_store.records import (
+    FORMAT,
+    Delete,
+    Drop,
+    Put,
+    PutGlobal,
+    Rehome,
+    Sidecar,
+    SidecarNote,
+    SpaceFile,
+    decode_line,
+    decode_sidecar,
+    encode,
+    encode_line,
+    fields_of,
+    note_of,
+    vector_bytes,
+    vector_rows,
+)
+from domain.time import format_instant
+from tests.strategies import group_ids, instants, json_values, namespaces, notes, opaque_project_ids
+
+vectors = st.integers(1, 16).flatmap(
+    lambda dim: st.lists(st.floats(-1, 1, width=32), min_size=dim, max_size=dim)
+)
+
+puts = st.builds(
+    lambda note, ns, vector: Put(
+        note=fields_of(note), namespace=str(ns), vector=None if vector is None else vector_bytes(vector, len(vector))
+    ),
+    notes,
+    namespaces,
+    st.none() | vectors,
+)
+
+records = st.one_of(
+    puts,
+    st.builds(
+        lambda ns, ids, rows: Rehome(namespace=str(ns), ids=tuple(ids), vectors=np.asarray(rows, "<f4").tobytes()),
+        namespaces,
+        st.lists(st.uuids().map(str), max_size=3),
+        st.lists(st.floats(-1, 1, width=32), max_size=8),
+    ),
+    st.builds(lambda u: Delete(id=str(u)), st.uuids()),
+    st.builds(lambda ns: Drop(namespace=str(ns)), namespaces),
+    st.builds(
+        lambda p, k, v, t: PutGlobal(project=p, key=f"global.{k}", value=v, updated=format_instant(t)),
+        opaque_project_ids,
+        group_ids,
+        json_values,
+        instants,
+    ),
+)
+
+
+@given(notes)
+def test_a_note_survives_its_stored_fields(note) -> None:
+    assert note_of(fields_of(note)) == note
+
+
+@given(records)
+def test_a_journal_record_survives_its_line(record) -> None:
+    line = encode_line(record)
+    assert line.endswith(b"\n") and line.count(b"\n") == 1
+    assert decode_line(line[:-1]) == record
+
+
+@given(vectors)
+def test_a_vector_survives_its_bytes(vector) -> None:
+    data = vector_bytes(vector, len(vector))
+    assert vector_rows(data, len(vector))[0].tolist() == np.asarray(vector, np.float32).tolist()
+
+
+@given(records, st.data())
+def test_a_damaged_or_cut_line_is_never_read_as_a_record(record, data) -> None:
+    line = encode_line(record)[:-1]
+    at = data.draw(st.integers(0, len(line) - 1))
+    flipped = line[:at] + bytes([line[at] ^ data.draw(st.integers(1, 255))]) + line[at + 1 :]
+    assert decode_line(flipped) is None
+    assert decode_line(line[:at]) is None
+
+
+@given(st.lists(st.tuples(notes, namespaces), max_size=4), st.lists(records.filter(lambda r: isinstance(r, PutGlobal)), max_size=3))
+def test_a_sidecar_survives_encoding(items, globals_) -> None:
+    sidecar = Sidecar(
+        format=FORMAT,
+        generation=3,
+        notes=[SidecarNote(note=fields_of(n), home=str(ns)) for n, ns in items],
+        spaces=[SpaceFile(namespace=str(ns), file="space-0000.faiss", ids=[n.id.value, None]) for n, ns in items],
+        globals=globals_,
+    )
+    assert decode_sidecar(encode(sidecar), "sidecar.json") == sidecar
