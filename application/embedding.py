@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import attrs
 
 from application.errors import DimensionChanged, EmbedderRejected
-from application.ports import ConfigRepository, EmbedderFactory, EmbedKind, Vector
+from application.ports import ConfigRepository, Embedder, EmbedderFactory, EmbedKind, Vector
 from application.settings import EmbedderSettings
 from domain.identifiers import Namespace
 
@@ -23,7 +23,7 @@ class Embedding:
         self._config = config
         self._lock = threading.Lock()
         self._settings = config.load().embedder
-        self._embedder = factory.create(self._settings)
+        self._embedder: Embedder | None = None
 
     @property
     def settings(self) -> EmbedderSettings:
@@ -39,7 +39,7 @@ class Embedding:
         return self.known_namespace() or self.embed(["dimension probe"], "passage")[0]
 
     def embed(self, texts: Sequence[str], kind: EmbedKind) -> tuple[Namespace, Sequence[Vector]]:
-        settings, embedder = self._settings, self._embedder
+        settings, embedder = self._current()
         vectors = embedder.embed(texts, kind)
         if len(vectors) != len(texts):
             raise EmbedderRejected(settings.provider, None, "the embedder returned a wrong number of vectors")
@@ -63,6 +63,15 @@ class Embedding:
             self._config.save(attrs.evolve(current, embedder=learned))
             self._settings, self._embedder = learned, embedder
         return _namespace(learned, dim)
+
+    def _current(self) -> tuple[EmbedderSettings, Embedder]:
+        """The settings and their embedder, created on first use: a setting that cannot
+        make an embedder (unknown model, missing extra) fails the requests that need one,
+        never the server's start."""
+        with self._lock:
+            if self._embedder is None:
+                self._embedder = self._factory.create(self._settings)
+            return self._settings, self._embedder
 
     def _learn(self, settings: EmbedderSettings, dim: int) -> Namespace:
         recorded = settings.dim

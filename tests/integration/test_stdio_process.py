@@ -61,3 +61,15 @@ def test_the_first_answer_does_not_wait_for_the_store_or_the_model(tmp_path: Pat
         assert reply["error"]["code"] == -32601
         assert time.monotonic() - started < 10
         assert not (tmp_path / "data").exists()
+
+
+def test_an_unusable_embedder_setting_fails_requests_not_the_server(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text(json.dumps({"format": 1, "embedder": {"provider": "local", "model": "no-such-model"}}))
+    with StdioServer(tmp_path) as server:
+        failed = server.call("memory.add_note", {"projectId": "p", "groupId": "g", "text": "x"})
+        assert failed["error"]["code"] == -32001
+        assert "no-such-model" in failed["error"]["message"]
+        assert server.result("memory.get_config")["embedder"]["model"] == "no-such-model"
+        switched = server.result("memory.set_config", {"embedder": {"model": "all-MiniLM-L6-v2"}})
+        assert switched["effectiveNamespace"] == "local:all-MiniLM-L6-v2:384"
+        assert server.result("memory.add_note", {"projectId": "p", "groupId": "g", "text": "x"})["id"]
