@@ -4,10 +4,10 @@ from collections.abc import Iterator
 
 import attrs
 
-from application.ports import StoredNote, Vector
+from application.ports import Vector
 from application.services import Services
 from domain.identifiers import CanonicalProjectId, Namespace
-from domain.note import GlobalEntry
+from domain.note import GlobalEntry, Note
 
 
 @attrs.frozen
@@ -18,9 +18,11 @@ class ExportNotes:
 
 @attrs.frozen
 class ExportedNote:
-    """A note with its home namespace and, when exported with vectors, its vector there."""
+    """A note, its home namespace (None: not known, as in a hand-written file) and, when
+    exported with vectors, its vector there."""
 
-    stored: StoredNote
+    note: Note
+    namespace: Namespace | None
     vector: Vector | None = None
 
 
@@ -43,7 +45,7 @@ def export_notes(command: ExportNotes, services: Services) -> Export:
     def with_vectors() -> Iterator[ExportedNote]:
         for s in stored:
             vector = services.store.vector(s.note.id, s.namespace) if command.with_vectors else None
-            yield ExportedNote(s, vector)
+            yield ExportedNote(s.note, s.namespace, vector)
 
     return Export(
         project_id=project,

@@ -48,15 +48,15 @@ def import_notes(command: ImportNotes, services: Services, progress: Progress = 
     progress(0, total)
     for start in range(0, total, command.batch_size):
         batch = [n for n in command.notes[start : start + command.batch_size] if not _stored_as(services, n, target)]
-        reused: list[Vector | None] = [n.vector if n.stored.namespace == target else None for n in batch]
-        texts = [n.stored.note.text for n, v in zip(batch, reused) if v is None]
+        reused: list[Vector | None] = [n.vector if n.namespace == target else None for n in batch]
+        texts = [n.note.text for n, v in zip(batch, reused) if v is None]
         namespace, fresh = services.embedding.embed(texts, "passage") if texts else (target, [])
         vectors = iter(fresh)
         for exported, vector in zip(batch, reused):
             if vector is None:
-                services.store.put(exported.stored.note, namespace, next(vectors))
+                services.store.put(exported.note, namespace, next(vectors))
             else:
-                services.store.put(exported.stored.note, target, vector)
+                services.store.put(exported.note, target, vector)
         written, embedded = written + len(batch), embedded + len(texts)
         progress(min(start + command.batch_size, total), total)
     fresh_globals = [e for e in command.globals if services.store.get_global(e.project_id, e.key) != e]
@@ -73,5 +73,5 @@ def import_notes(command: ImportNotes, services: Services, progress: Progress = 
 
 
 def _stored_as(services: Services, exported: ExportedNote, target: Namespace) -> bool:
-    current = services.store.get(exported.stored.note.id)
-    return current is not None and current.namespace == target and current.note == exported.stored.note
+    current = services.store.get(exported.note.id)
+    return current is not None and current.namespace == target and current.note == exported.note

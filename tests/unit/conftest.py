@@ -28,3 +28,16 @@ def services(tmp_path: Path, clock: ManualClock, config: InMemoryConfigRepositor
     return build(
         options, embedders=HashingEmbedderFactory(), store=InMemoryNoteStore(), clock=clock, config=config
     )
+
+
+@pytest.fixture
+def fresh(tmp_path: Path, clock: ManualClock) -> Services:
+    """A second, empty server: the target of an import."""
+    options = ServerOptions(tmp_path / "fresh.json", tmp_path / "fresh", "stdio", environ={})
+    return build(
+        options,
+        embedders=HashingEmbedderFactory(),
+        store=InMemoryNoteStore(),
+        clock=clock,
+        config=InMemoryConfigRepository(),
+    )

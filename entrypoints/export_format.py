@@ -1,0 +1,269 @@
+"""The export file: JSON Lines, UTF-8, format ``mcp-memory-export`` version 1.
+
+Line 1 is the header; then one line per note, in the store's write order; then one line
+per global setting. Every line is one JSON object ending in ``\\n``::
+
+    {"format":"mcp-memory-export","version":1,"exportedAt":"2024-01-15T10:30:00Z",
+     "projectId":null,"namespace":"local:all-MiniLM-L6-v2:384","vectors":true,"notes":1,"globals":1}
+    {"type":"note","id":"…","projectId":"/home/me/app","groupId":"feature-1","title":null,
+     "text":"…","tags":["db"],"source":null,"createdAt":"2024-01-15T10:30:00Z",
+     "metadata":null,"namespace":"local:all-MiniLM-L6-v2:384","vector":"<base64>"}
+    {"type":"global","id":"…","projectId":"/home/me/app","key":"global.project.conventions",
+     "value":"…","updatedAt":"2024-01-15T10:30:00Z"}
+
+Header: ``namespace`` is the exporting server's current namespace (null if never used),
+``vectors`` whether note lines carry one, ``notes``/``globals`` how many lines follow (an
+importer checks them when present: a file cut at a line boundary is caught too).
+A note line carries every field of the note as ``memory.get`` returns it, its home
+``namespace``, and with ``--vectors`` its vector there: little-endian float32, base64.
+``title``, ``tags``, ``source``, ``metadata``, ``namespace`` and ``vector`` may be left out
+by hand-written files. A global line's ``id`` is derived from projectId and key.
+
+Reading validates the whole file before anything is written; the first broken rule is
+raised as ``ImportFileInvalid`` naming the line, the field and the rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any, BinaryIO
+
+import attrs
+import msgspec
+import numpy as np
+from msgspec import UNSET, Struct, UnsetType
+
+from application.export_notes import Export, ExportedNote
+from application.services import at
+from domain.errors import InvalidValue
+from domain.identifiers import CanonicalProjectId, GlobalKey, GroupId, Namespace, NoteId
+from domain.note import GlobalEntry, Note, Tags
+from domain.time import format_instant, parse_instant
+from entrypoints.errors import ImportFileInvalid, field_and_rule
+
+FORMAT_NAME = "mcp-memory-export"
+VERSION = 1
+
+_STRICT = dict(frozen=True, forbid_unknown_fields=True, kw_only=True, rename="camel")
+
+
+class Header(Struct, **_STRICT):
+    format: str
+    version: int
+    exported_at: str
+    project_id: str | None = None
+    namespace: str | None = None
+    vectors: bool = False
+    notes: int | None = None
+    globals: int | None = None
+
+
+class NoteLine(Struct, tag="note", tag_field="type", **_STRICT):
+    id: str
+    project_id: str
+    group_id: str
+    title: str | None = None
+    text: str
+    tags: list[str] = []
+    source: str | None = None
+    created_at: str
+    metadata: dict[str, Any] | None = None
+    namespace: str | None = None
+    vector: bytes | None | UnsetType = UNSET
+
+
+class GlobalLine(Struct, tag="global", tag_field="type", **_STRICT):
+    id: str | None = None
+    project_id: str
+    key: str
+    value: Any
+    updated_at: str
+
+
+_LINES: dict[str, type[Struct]] = {"note": NoteLine, "global": GlobalLine}
+
+
+@attrs.frozen
+class ExportFile:
+    header: Header
+    notes: list[ExportedNote]
+    globals: list[GlobalEntry]
+
+
+# ---------------------------------------------------------------- writing
+
+
+def write_export(export: Export, out: BinaryIO, exported_at: datetime, vectors: bool) -> None:
+    encode = msgspec.json.Encoder().encode
+    header = Header(
+        format=FORMAT_NAME,
+        version=VERSION,
+        exported_at=format_instant(exported_at),
+        project_id=None if export.project_id is None else export.project_id.value,
+        namespace=None if export.namespace is None else str(export.namespace),
+        vectors=vectors,
+        notes=export.note_count,
+        globals=len(export.globals),
+    )
+    out.write(encode(header) + b"\n")
+    for exported in export.notes:
+        out.write(encode(_note_line(exported)) + b"\n")
+    for entry in export.globals:
+        out.write(encode(_global_line(entry)) + b"\n")
+
+
+def _note_line(exported: ExportedNote) -> NoteLine:
+    note, vector = exported.note, exported.vector
+    return NoteLine(
+        id=note.id.value,
+        project_id=note.project_id.value,
+        group_id=note.group_id.value,
+        title=note.title,
+        text=note.text,
+        tags=list(note.tags.values),
+        source=note.source,
+        created_at=format_instant(note.created_at),
+        metadata=note.metadata,
+        namespace=None if exported.namespace is None else str(exported.namespace),
+        vector=UNSET if vector is None else np.asarray(vector, dtype="<f4").tobytes(),
+    )
+
+
+def _global_line(entry: GlobalEntry) -> GlobalLine:
+    return GlobalLine(
+        id=entry.id,
+        project_id=entry.project_id.value,
+        key=entry.key.value,
+        value=entry.value,
+        updated_at=format_instant(entry.updated_at),
+    )
+
+
+# ---------------------------------------------------------------- reading
+
+
+def read_export(lines: Iterable[bytes]) -> ExportFile:
+    """Every line checked, or ``ImportFileInvalid`` for the first one that is not right.
+    Blank lines after the header are skipped; a repeated note id or global key is refused."""
+    decode = msgspec.json.Decoder().decode
+    header: Header | None = None
+    notes: dict[str, ExportedNote] = {}
+    globals_: dict[tuple[str, str], GlobalEntry] = {}
+    seen: dict[object, int] = {}
+    number = 0
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip() and header is not None:
+            continue
+        try:
+            obj = decode(raw)
+        except msgspec.DecodeError:
+            raise ImportFileInvalid(number, None, "not a complete JSON object (a truncated or damaged line?)") from None
+        if header is None:
+            header = _header(number, obj)
+        elif _kind(number, obj) == "note":
+            exported = _checked(number, _note, _shaped(number, obj, NoteLine))
+            note_id = exported.note.id.value
+            _first(seen, note_id, number, "id", f"repeats note id {note_id}")
+            notes[note_id] = exported
+        else:
+            entry = _checked(number, _entry, _shaped(number, obj, GlobalLine))
+            key = (entry.project_id.value, entry.key.value)
+            _first(seen, key, number, "key", f"repeats key {key[1]} of project {key[0]}")
+            globals_[key] = entry
+    if header is None:
+        raise ImportFileInvalid(1, None, "the file is empty; an export starts with a header line")
+    _counted(header.notes, len(notes), "notes", number)
+    _counted(header.globals, len(globals_), "globals", number)
+    return ExportFile(header, list(notes.values()), list(globals_.values()))
+
+
+def _header(number: int, obj: Any) -> Header:
+    if not isinstance(obj, dict) or obj.get("format") != FORMAT_NAME:
+        raise ImportFileInvalid(number, "format", f"must be {FORMAT_NAME!r}: the first line of an mcp-memory export is its header")
+    version = obj.get("version")
+    if version != VERSION:
+        raise ImportFileInvalid(
+            number, "version", f"unknown version {version!r}; this mcp-memory reads version {VERSION} (a newer one may read it)"
+        )
+    return _shaped(number, obj, Header)
+
+
+def _kind(number: int, obj: Any) -> str:
+    kind = obj.get("type") if isinstance(obj, dict) else None
+    if kind not in _LINES:
+        raise ImportFileInvalid(number, "type", f"unknown record type {kind!r}; expected one of {', '.join(map(repr, _LINES))}")
+    return kind
+
+
+def _shaped(number: int, obj: Any, kind: type[Struct]) -> Any:
+    try:
+        return msgspec.convert(obj, kind)
+    except msgspec.ValidationError as exc:
+        field, rule = field_and_rule(exc)
+        raise ImportFileInvalid(number, field, rule) from None
+
+
+def _checked(number: int, build: Any, line: Any) -> Any:
+    try:
+        return build(line)
+    except InvalidValue as exc:
+        raise ImportFileInvalid(number, exc.field, str(exc)) from None
+
+
+def _first(seen: dict[object, int], key: object, number: int, field: str, rule: str) -> None:
+    if key in seen:
+        raise ImportFileInvalid(number, field, f"{rule} (first on line {seen[key]})")
+    seen[key] = number
+
+
+def _counted(announced: int | None, found: int, what: str, last_line: int) -> None:
+    if announced is not None and announced != found:
+        raise ImportFileInvalid(
+            last_line, None, f"the header announces {announced} {what}, the file holds {found} (a truncated file?)"
+        )
+
+
+def _note(line: NoteLine) -> ExportedNote:
+    fields = dict(
+        id=at("id", NoteId, line.id),
+        project_id=at("projectId", CanonicalProjectId, line.project_id),
+        group_id=at("groupId", GroupId, line.group_id),
+        text=line.text,
+        created_at=at("createdAt", parse_instant, line.created_at),
+        title=line.title,
+        tags=at("tags", Tags.of, line.tags),
+        source=line.source,
+        metadata=line.metadata,
+    )
+    try:
+        note = Note(**fields)
+    except InvalidValue as exc:  # Note's rules start with the field they are about
+        raise exc.at(exc.rule.split(" ", 1)[0]) from None
+    namespace = None if line.namespace is None else at("namespace", Namespace.parse, line.namespace)
+    vector = None if line.vector is None or line.vector is UNSET else _vector(line.vector, namespace)
+    return ExportedNote(note, namespace, vector)
+
+
+def _vector(data: bytes, namespace: Namespace | None) -> np.ndarray:
+    if namespace is None:
+        raise InvalidValue("Vector", "needs the note's namespace", "no namespace", "namespace")
+    if len(data) != 4 * namespace.dim:
+        rule = f"must hold {namespace.dim} float32 values of namespace {namespace}"
+        raise InvalidValue("Vector", rule, f"{len(data) / 4:g} values", "vector")
+    vector = np.frombuffer(data, dtype="<f4")
+    if not np.isfinite(vector).all():
+        raise InvalidValue("Vector", "must hold finite numbers", "NaN or infinity", "vector")
+    return vector
+
+
+def _entry(line: GlobalLine) -> GlobalEntry:
+    entry = GlobalEntry(
+        at("projectId", CanonicalProjectId, line.project_id),
+        at("key", GlobalKey, line.key),
+        line.value,
+        at("updatedAt", parse_instant, line.updated_at),
+    )
+    if line.id is not None and line.id != entry.id:
+        raise InvalidValue("GlobalEntry", "id must be the one derived from projectId and key", line.id, "id")
+    return entry

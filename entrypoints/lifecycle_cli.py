@@ -1,0 +1,196 @@
+"""The data commands of ``mcp-memory``: export, import, reembed (and --drop), stats.
+
+Each command function takes built services and the streams it writes to, and returns the
+exit code: ``EXIT_OK``; ``EXIT_FAILED`` with the reason on stderr (a bad input file, an
+embedder or store error, a refused request); ``EXIT_INTERRUPTED`` after Ctrl-C, keeping
+what was done (running the same command again resumes). Usage errors (``EXIT_USAGE``) are
+argparse's, before any of these runs. ``run`` is what ``entrypoints.cli`` calls.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import BinaryIO, TextIO
+
+import msgspec
+
+from application.drop_namespace import DropNamespace, drop_namespace
+from application.errors import ApplicationError
+from application.export_notes import ExportNotes, export_notes
+from application.import_notes import ImportNotes, import_notes
+from application.ports import Progress
+from application.reembed import Reembed, reembed
+from application.services import Services
+from application.stats import GetStats, get_stats
+from domain.errors import DomainError
+from domain.identifiers import Namespace
+from entrypoints import wire
+from entrypoints.errors import ImportFileInvalid
+from entrypoints.export_format import ExportFile, read_export, write_export
+from entrypoints.progress import ProgressBar, StopOnInterrupt
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+def run(args: argparse.Namespace, default_transport: str) -> int:
+    """Run a parsed data command against the store and config that its flags name."""
+    from entrypoints.bootstrap import LOG_LEVEL_ENV, ServerOptions, build, configure_logging
+
+    configure_logging({LOG_LEVEL_ENV: "WARNING", **os.environ})
+    name, err = args.command, sys.stderr
+    try:
+        export_file = _read(args.file) if name == "import" else None
+    except (ImportFileInvalid, OSError) as exc:
+        err.write(f"mcp-memory import: {args.file}: {_reason(exc)}; nothing was imported\n")
+        return EXIT_FAILED
+    options = ServerOptions.resolve(os.environ, default_transport, args.config, args.data_dir)
+
+    def against_the_store() -> int:
+        services = build(options)
+        try:
+            return _dispatch(args, services, export_file, err)
+        finally:
+            services.store.close()
+
+    return _guarded(name, err, against_the_store)
+
+
+def _dispatch(args: argparse.Namespace, services: Services, export_file: ExportFile | None, err: TextIO) -> int:
+    if args.command == "export":
+        return export_command(services, args.out, project=args.project, vectors=args.vectors, err=err)
+    if args.command == "import":
+        assert export_file is not None
+        return import_command(services, export_file, batch=args.batch, err=err)
+    if args.command == "reembed" and args.drop is not None:
+        return drop_command(services, args.drop, err=err)
+    if args.command == "reembed":
+        return reembed_command(services, from_namespace=args.from_namespace, batch=args.batch, err=err)
+    return stats_command(services, sys.stdout, project=args.project)
+
+
+# ---------------------------------------------------------------- the commands
+
+
+def export_command(
+    services: Services, out: str | None, *, project: str | None, vectors: bool, err: TextIO
+) -> int:
+    """To ``out`` (written whole or not at all) or, with None or ``-``, to stdout."""
+    export = export_notes(ExportNotes(project, vectors), services)
+    with _output(out) as stream:
+        write_export(export, stream, services.clock.now(), vectors)
+    err.write(f"exported {export.note_count} notes and {len(export.globals)} global settings\n")
+    return EXIT_OK
+
+
+def import_command(services: Services, export_file: ExportFile, *, batch: int, err: TextIO) -> int:
+    command = ImportNotes(export_file.notes, export_file.globals, batch)
+    with _progress("import", err) as progress:
+        done = import_notes(command, services, progress)
+    err.write(
+        f"imported {len(command.notes)} notes into {done.namespace}: {done.written} written "
+        f"({done.embedded} embedded), {done.unchanged} already there; {len(command.globals)} global "
+        f"settings: {done.globals_written} written, {done.globals_unchanged} already there\n"
+    )
+    return EXIT_OK
+
+
+def reembed_command(services: Services, *, from_namespace: Namespace | None, batch: int, err: TextIO) -> int:
+    with _progress("reembed", err) as progress:
+        done = reembed(Reembed(from_namespace, batch), services, progress)
+    err.write(f"re-embedded {done.reembedded} notes into {done.namespace}\n")
+    for namespace, count in sorted(services.store.namespaces().items(), key=lambda item: str(item[0])):
+        if namespace != done.namespace:
+            err.write(
+                f"{namespace} keeps {count} vectors; once you no longer need them: "
+                f"mcp-memory reembed --drop {namespace}\n"
+            )
+    return EXIT_OK
+
+
+def drop_command(services: Services, namespace: Namespace, *, err: TextIO) -> int:
+    dropped = drop_namespace(DropNamespace(namespace), services)
+    err.write(f"dropped {dropped} vectors of {namespace}\n")
+    return EXIT_OK
+
+
+def stats_command(services: Services, out: TextIO, *, project: str | None) -> int:
+    view = wire.stats_view(get_stats(GetStats(project), services))
+    out.write(msgspec.json.format(msgspec.json.encode(view), indent=2).decode() + "\n")
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------- shared pieces
+
+
+def _guarded(name: str, err: TextIO, action: Callable[[], int]) -> int:
+    """``action``'s exit code; failures the user can act on become one line on stderr."""
+    try:
+        return action()
+    except KeyboardInterrupt:
+        err.write(f"mcp-memory {name}: interrupted\n")
+        return EXIT_INTERRUPTED
+    except (ApplicationError, DomainError, OSError) as exc:
+        err.write(f"mcp-memory {name}: {_reason(exc)}\n")
+        return EXIT_FAILED
+
+
+@contextmanager
+def _progress(label: str, err: TextIO) -> Iterator[Progress]:
+    """A progress bar that also honours Ctrl-C between batches, with a resume hint."""
+    bar = ProgressBar(label, err)
+    with StopOnInterrupt(err) as stop:
+
+        def step(done: int, total: int) -> None:
+            bar(done, total)
+            stop.check()
+
+        interrupted = False
+        try:
+            yield step
+        except KeyboardInterrupt:
+            interrupted = True
+            raise
+        finally:
+            bar.finish()
+            if interrupted:
+                err.write(f"{bar.done} of {bar.total} notes done and kept; run the same command again to resume\n")
+
+
+@contextmanager
+def _output(path: str | None) -> Iterator[BinaryIO]:
+    if path in (None, "-"):
+        yield sys.stdout.buffer
+        sys.stdout.buffer.flush()
+        return
+    target = Path(path)
+    partial = target.with_name(f".{target.name}.partial-{os.getpid()}")
+    try:
+        with open(partial, "wb") as stream:
+            yield stream
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+def _read(path: str) -> ExportFile:
+    if path == "-":
+        return read_export(sys.stdin.buffer)
+    with open(path, "rb") as stream:
+        return read_export(stream)
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
+    return str(exc)
+

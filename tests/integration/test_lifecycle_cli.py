@@ -1,0 +1,195 @@
+"""``mcp-memory export|import|reembed|stats`` as a user runs them: real processes, real
+files. Stores are filled in-process with the hashing embedder (named like the local model,
+so the CLI reuses their vectors without loading a model); re-embedding talks to a fake
+Ollama server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from adapters.embedders.hashing_factory import HashingEmbedderFactory
+from adapters.faiss_store import FaissNoteStore
+from application.add_note import AddNote, add_note
+from domain.identifiers import GroupId
+from domain.note import Tags
+from entrypoints.bootstrap import ServerOptions, build
+from tests.fakes.embedding_servers import FakeOllamaServer
+from tests.integration.serve import MCP_MEMORY, StdioServer, server_env
+
+LOCAL = "local:all-MiniLM-L6-v2:64"
+OLLAMA = "ollama:nomic-embed-text:12"
+NOTE_ID = "0b7a4c1e-5d2f-4a3b-8c9d-1e2f3a4b5c6d"
+
+
+def fill(home: Path, count: int) -> None:
+    """``count`` notes in ``home/data``, namespace LOCAL recorded in ``home/config.json``."""
+    options = ServerOptions(home / "config.json", home / "data", "stdio", environ={})
+    services = build(options, embedders=HashingEmbedderFactory(), store=FaissNoteStore(home / "data"))
+    for i in range(count):
+        command = AddNote(project_id="/work/app", group_id=GroupId("feature-1"), text=f"note {i} on caching", tags=Tags(("db",)))
+        add_note(command, services)
+    services.store.close()
+
+
+def mcp_memory(home: Path, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [MCP_MEMORY, *args, "--config", str(home / "config.json"), "--data-dir", str(home / "data")],
+        input=None if stdin is None else stdin.decode(),
+        capture_output=True,
+        text=True,
+        env=server_env(home),
+        timeout=120,
+    )
+
+
+def stats(home: Path) -> dict[str, Any]:
+    done = mcp_memory(home, "stats")
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def files(directory: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(directory)): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
+
+
+def use_ollama(home: Path, url: str) -> None:
+    config = json.loads((home / "config.json").read_text())
+    config["embedder"] |= {"provider": "ollama", "model": None, "baseUrl": url}
+    (home / "config.json").write_text(json.dumps(config))
+
+
+@pytest.fixture
+def ollama() -> Iterator[FakeOllamaServer]:
+    with FakeOllamaServer(dim=12) as server:
+        yield server
+
+
+# ---------------------------------------------------------------- export and import
+
+
+def test_export_then_import_into_an_empty_data_dir_gives_the_same_notes(tmp_path: Path) -> None:
+    fill(tmp_path / "a", 25)
+    out = tmp_path / "a.jsonl"
+    assert mcp_memory(tmp_path / "a", "export", "--vectors", "--out", str(out)).returncode == 0
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "config.json").write_bytes((tmp_path / "a" / "config.json").read_bytes())
+    imported = mcp_memory(tmp_path / "b", "import", str(out))
+    assert imported.returncode == 0, imported.stderr
+    assert "imported 25 notes into local:all-MiniLM-L6-v2:64: 25 written (0 embedded)" in imported.stderr
+    again = mcp_memory(tmp_path / "b", "export", "--vectors")
+    assert again.stdout.splitlines()[1:] == out.read_text().splitlines()[1:]
+
+
+def test_importing_the_same_file_twice_adds_nothing(tmp_path: Path) -> None:
+    fill(tmp_path / "a", 5)
+    exported = mcp_memory(tmp_path / "a", "export", "--vectors").stdout
+    imported = mcp_memory(tmp_path / "a", "import", "-", stdin=exported.encode())
+    assert imported.returncode == 0
+    assert "0 written (0 embedded), 5 already there" in imported.stderr
+    assert stats(tmp_path / "a")["notes"] == 5
+
+
+@pytest.mark.parametrize(
+    ("bad_line", "where"),
+    [
+        ('{"type":"note","id":"0b7a4c1e-5d2f-4a3b', "line 3: not a complete JSON object"),
+        ('{"type":"note","id":"%s","projectId":"p","groupId":"g","text":7,"createdAt":"2024-01-15"}' % NOTE_ID, "line 3, field text: Expected `str`, got `int`"),
+        ('{"type":"memo"}', "line 3, field type: unknown record type 'memo'"),
+    ],
+)
+def test_a_bad_import_file_fails_naming_the_line_and_changes_nothing(tmp_path: Path, bad_line: str, where: str) -> None:
+    home = tmp_path / "home"
+    fill(home, 3)
+    good = mcp_memory(home, "export").stdout.splitlines()
+    before = files(home)
+    (tmp_path / "bad.jsonl").write_text("\n".join([good[0], good[1], bad_line, *good[2:]]) + "\n")
+    failed = mcp_memory(home, "import", str(tmp_path / "bad.jsonl"))
+    assert failed.returncode == 1
+    assert where in failed.stderr
+    assert "nothing was imported" in failed.stderr
+    assert files(home) == before
+
+
+def test_an_export_of_an_unknown_version_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "v2.jsonl").write_text('{"format":"mcp-memory-export","version":2,"exportedAt":"2030-01-01T00:00:00Z"}\n')
+    failed = mcp_memory(tmp_path, "import", str(tmp_path / "v2.jsonl"))
+    assert (failed.returncode, "line 1, field version: unknown version 2" in failed.stderr) == (1, True)
+    assert not (tmp_path / "data").exists()
+
+
+@pytest.mark.parametrize("args", [["import"], ["reembed", "--batch", "0"], ["reembed", "--from", "nonsense"], ["export", "--colour"]])
+def test_usage_errors_exit_with_2(tmp_path: Path, args: list[str]) -> None:
+    assert mcp_memory(tmp_path, *args).returncode == 2
+
+
+def test_stats_prints_counts_as_json(tmp_path: Path) -> None:
+    fill(tmp_path, 4)
+    counted = stats(tmp_path)
+    assert (counted["notes"], counted["byNamespace"], counted["byTag"]) == (4, {LOCAL: 4}, {"db": 4})
+    assert counted["diskBytes"] > 0
+
+
+# ---------------------------------------------------------------- delete across processes
+
+
+def test_a_delete_through_one_server_is_seen_by_another(tmp_path: Path, ollama: FakeOllamaServer) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.json").write_text(json.dumps({"format": 1, "embedder": {"provider": "ollama", "baseUrl": ollama.url}}))
+    with StdioServer(home) as first, StdioServer(home) as second:
+        kept = first.result("memory.add_note", {"projectId": "p", "groupId": "g", "text": "cache warmly"})["id"]
+        gone = first.result("memory.add_note", {"projectId": "p", "groupId": "g", "text": "cache coldly"})["id"]
+        assert second.result("memory.delete", {"id": gone}) == {"ok": True}
+        assert first.call("memory.get", {"id": gone})["error"]["code"] == -32004
+        found = first.result("memory.search", {"projectId": "p", "query": "cache coldly"})
+        assert [r["id"] for r in found["results"]] == [kept]
+        listed = first.result("memory.list_recent", {"projectId": "p"})
+        assert [i["id"] for i in listed["items"]] == [kept]
+
+
+# ---------------------------------------------------------------- re-embed
+
+
+def test_a_reembed_interrupted_with_ctrl_c_resumes_and_ends_with_every_note_once(
+    tmp_path: Path, ollama: FakeOllamaServer
+) -> None:
+    fill(tmp_path, 30)
+    use_ollama(tmp_path, ollama.url)
+    ollama.delay_next(0.2, times=1000)
+    command = [MCP_MEMORY, "reembed", "--batch", "2", "--config", str(tmp_path / "config.json"), "--data-dir", str(tmp_path / "data")]
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=server_env(tmp_path))
+    deadline = time.monotonic() + 60
+    while len(ollama.requests) < 4 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert "done and kept; run the same command again to resume" in stderr
+    halfway = stats(tmp_path)["byNamespace"]
+    assert 0 < halfway.get(OLLAMA, 0) < 30 and sum(halfway.values()) == 30
+
+    resumed = mcp_memory(tmp_path, "reembed", "--batch", "8")
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"re-embedded {30 - halfway[OLLAMA]} notes into {OLLAMA}" in resumed.stderr
+    assert f"mcp-memory reembed --drop {LOCAL}" in resumed.stderr
+    done = stats(tmp_path)
+    assert (done["notes"], done["byNamespace"], done["vectors"]) == (30, {OLLAMA: 30}, {LOCAL: 30, OLLAMA: 30})
+
+    assert mcp_memory(tmp_path, "reembed", "--drop", LOCAL).returncode == 0
+    assert stats(tmp_path)["vectors"] == {OLLAMA: 30}
+
+
+def test_dropping_a_namespace_that_is_still_home_fails_with_advice(tmp_path: Path, ollama: FakeOllamaServer) -> None:
+    fill(tmp_path, 2)
+    use_ollama(tmp_path, ollama.url)
+    refused = mcp_memory(tmp_path, "reembed", "--drop", LOCAL)
+    assert refused.returncode == 1
+    assert "still the home of 2 notes" in refused.stderr

@@ -1,0 +1,167 @@
+"""The export file format: what is written reads back the same; a bad line is named."""
+
+from __future__ import annotations
+
+import io
+import json
+from datetime import datetime, timezone
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from application.export_notes import Export, ExportedNote
+from domain.identifiers import CanonicalProjectId, GlobalKey, Namespace
+from domain.note import GlobalEntry, Note
+from entrypoints.errors import ImportFileInvalid
+from entrypoints.export_format import read_export, write_export
+from tests.strategies import json_values, namespaces, notes
+
+NOW = datetime(2024, 1, 15, 10, 30, tzinfo=timezone.utc)
+NS = Namespace("local", "all-MiniLM-L6-v2", 4)
+NOTE_ID = "0b7a4c1e-5d2f-4a3b-8c9d-1e2f3a4b5c6d"
+
+
+def written(notes: list[ExportedNote], globals_: list[GlobalEntry] = (), vectors: bool = True) -> bytes:
+    out = io.BytesIO()
+    export = Export(None, NS, len(notes), iter(notes), list(globals_))
+    write_export(export, out, NOW, vectors)
+    return out.getvalue()
+
+
+def unit(dim: int, seed: int = 0) -> np.ndarray:
+    v = np.random.default_rng(seed).standard_normal(dim).astype(np.float32)
+    return v / np.linalg.norm(v)
+
+
+@given(note=notes, namespace=namespaces, with_vector=st.booleans())
+def test_a_note_reads_back_as_it_was_written(note: Note, namespace: Namespace, with_vector: bool) -> None:
+    vector = unit(namespace.dim) if with_vector else None
+    read = read_export(io.BytesIO(written([ExportedNote(note, namespace, vector)])))
+    (back,) = read.notes
+    assert (back.note, back.namespace) == (note, namespace)
+    assert (back.vector is None) == (vector is None)
+    if vector is not None:
+        assert back.vector.tobytes() == vector.tobytes()
+
+
+@given(value=json_values)
+def test_a_global_setting_reads_back_as_it_was_written(value: Any) -> None:
+    entry = GlobalEntry(CanonicalProjectId("proj"), GlobalKey("global.project.conventions"), value, NOW)
+    assert read_export(io.BytesIO(written([], [entry]))).globals == [entry]
+
+
+def test_the_header_names_the_format_version_and_counts() -> None:
+    header = json.loads(written([]).splitlines()[0])
+    assert header == {
+        "format": "mcp-memory-export",
+        "version": 1,
+        "exportedAt": "2024-01-15T10:30:00Z",
+        "projectId": None,
+        "namespace": str(NS),
+        "vectors": True,
+        "notes": 0,
+        "globals": 0,
+    }
+
+
+def test_a_hand_written_note_needs_only_id_project_group_text_and_created_at() -> None:
+    lines = [HEADER, {"type": "note", "id": NOTE_ID, "projectId": "p", "groupId": "g", "text": "t", "createdAt": "2024-01-15"}]
+    (exported,) = read_export(io.BytesIO(jsonl(lines))).notes
+    assert (exported.namespace, exported.vector, exported.note.tags.values) == (None, None, ())
+
+
+# ---------------------------------------------------------------- bad files
+
+HEADER = {"format": "mcp-memory-export", "version": 1, "exportedAt": "2024-01-15T10:30:00Z"}
+NOTE = {
+    "type": "note",
+    "id": NOTE_ID,
+    "projectId": "/work/app",
+    "groupId": "feature-1",
+    "title": None,
+    "text": "Use UTC everywhere.",
+    "tags": ["time"],
+    "source": None,
+    "createdAt": "2024-01-15T10:30:00Z",
+    "metadata": None,
+    "namespace": str(NS),
+}
+
+
+def jsonl(lines: list[Any]) -> bytes:
+    return b"".join((json.dumps(line) if not isinstance(line, str) else line).encode() + b"\n" for line in lines)
+
+
+def refusal(lines: list[Any]) -> ImportFileInvalid:
+    with pytest.raises(ImportFileInvalid) as raised:
+        read_export(io.BytesIO(jsonl(lines)))
+    return raised.value
+
+
+def test_a_truncated_line_is_named() -> None:
+    cut = json.dumps(NOTE)[:40]
+    error = refusal([HEADER, NOTE | {"id": "1b7a4c1e-5d2f-4a3b-8c9d-1e2f3a4b5c6d"}, cut])
+    assert (error.line, error.field) == (3, None)
+    assert "truncated" in str(error)
+
+
+def test_a_wrong_type_names_the_line_and_field() -> None:
+    error = refusal([HEADER, NOTE | {"tags": "time"}])
+    assert (error.line, error.field) == (2, "tags")
+    assert str(error) == "line 2, field tags: Expected `array`, got `str`"
+
+
+def test_an_unknown_version_is_refused() -> None:
+    error = refusal([HEADER | {"version": 2}, NOTE])
+    assert (error.line, error.field) == (1, "version")
+    assert "unknown version 2" in str(error)
+
+
+def test_a_file_without_a_header_is_refused() -> None:
+    assert refusal([NOTE]).field == "format"
+
+
+def test_an_empty_file_is_refused() -> None:
+    assert "empty" in str(refusal([]))
+
+
+def test_an_unknown_record_type_is_refused() -> None:
+    error = refusal([HEADER, {"type": "conversation", "text": "hi"}])
+    assert (error.line, error.field) == (2, "type")
+    assert "unknown record type 'conversation'" in str(error)
+
+
+def test_an_unknown_field_is_refused() -> None:
+    assert refusal([HEADER, NOTE | {"colour": "red"}]).field == "colour"
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"id": "not-a-uuid"}, "id"),
+        ({"groupId": "a b"}, "groupId"),
+        ({"createdAt": "2024-01-15T10:30:00"}, "createdAt"),
+        ({"text": "   "}, "text"),
+        ({"title": "x" * 1001}, "title"),
+        ({"namespace": "nonsense"}, "namespace"),
+        ({"vector": "AAAA"}, "vector"),
+        ({"namespace": None, "vector": "AAAAAAAAAAAAAAAAAAAAAA=="}, "namespace"),
+    ],
+)
+def test_a_value_breaking_a_rule_names_its_field(change: dict[str, Any], field: str) -> None:
+    error = refusal([HEADER, NOTE | change])
+    assert (error.line, error.field) == (2, field)
+
+
+def test_a_repeated_note_id_is_refused() -> None:
+    error = refusal([HEADER, NOTE, NOTE])
+    assert (error.line, error.field) == (3, "id")
+    assert "first on line 2" in str(error)
+
+
+def test_a_file_cut_at_a_line_boundary_is_caught_by_the_header_counts() -> None:
+    error = refusal([HEADER | {"notes": 2, "globals": 0}, NOTE])
+    assert "announces 2 notes, the file holds 1" in str(error)
