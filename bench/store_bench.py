@@ -3,10 +3,13 @@
     python -m bench.store_bench --sizes 10000,100000
 
 Per size: N notes with random normalized 384-d vectors over 10 projects (10 groups each).
-Every system is measured in a fresh process on identical vectors: open time (constructor
-plus the first search), search latency (top 10 in one project; and with a group filter),
-add latency (one note, durable when the call returns, where the system offers that) and
-resident memory. Prints a markdown table and writes JSON under ``bench/results/``.
+Every system is measured in fresh processes on identical vectors: open time (constructor
+plus the first search; the median of ``OPENS`` fresh processes, each run before any write),
+search latency (top 10 in one project; and with a group filter),
+add latency (one note, durable when the call returns, where the system offers that; wall
+time, and the CPU time of the process, which leaves out waiting for the disk and so shows
+whether the work of a write grows with the store) and resident memory. Prints a markdown
+table and writes JSON under ``bench/results/``.
 chromadb is optional (``pip install chromadb``): without it, its rows say so.
 """
 
@@ -33,7 +36,8 @@ DIM = 384
 PROJECTS = 10
 GROUPS = 10
 QUERIES = 300
-ADDS = 200
+ADDS = 500
+OPENS = 5
 T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
 SYSTEMS = ("faiss", "numpy", "chromadb")
 
@@ -127,7 +131,7 @@ def percentiles(seconds: list[float]) -> dict[str, float]:
     return {"p50_ms": float(np.percentile(ms, 50)), "p99_ms": float(np.percentile(ms, 99))}
 
 
-def measure(system: str, size: int, workdir: Path) -> dict:
+def measure(system: str, size: int, workdir: Path, open_only: bool = False) -> dict:
     queries = vectors(QUERIES, seed=11)
     new = vectors(ADDS, seed=13)
     project, group = project_of(0), group_of(0)
@@ -138,9 +142,15 @@ def measure(system: str, size: int, workdir: Path) -> dict:
     else:
         search, search_group, add, opened = _chroma(workdir, project, group, queries[0])
     result = {"system": system, "size": size, "open_s": opened}
+    if open_only:
+        return result
     result["search"] = percentiles([_timed(search, q) for q in queries])
     result["search_group"] = percentiles([_timed(search_group, q) for q in queries])
-    result["add"] = None if add is None else percentiles([_timed(add, (size + i, new[i])) for i in range(ADDS)])
+    result["add"] = result["add_cpu"] = None
+    if add is not None:
+        times = [_timed_both(add, (size + i, new[i])) for i in range(ADDS)]
+        result["add"] = percentiles([wall for wall, _cpu in times])
+        result["add_cpu"] = percentiles([cpu for _wall, cpu in times])
     result["rss_mib"] = rss_mib()
     return result
 
@@ -149,6 +159,13 @@ def _timed(call, arg) -> float:
     started = time.perf_counter()
     call(arg)
     return time.perf_counter() - started
+
+
+def _timed_both(call, arg) -> tuple[float, float]:
+    """Wall and process CPU seconds of one call."""
+    started, cpu = time.perf_counter(), time.process_time()
+    call(arg)
+    return time.perf_counter() - started, time.process_time() - cpu
 
 
 def _faiss(workdir: Path, project: str, group: str, first: np.ndarray):
@@ -247,12 +264,18 @@ def run(sizes: list[int], workroot: Path) -> list[dict]:
             if system == "chromadb" and not chroma_available():
                 results.append({"system": system, "size": size, "missing": "chromadb is not installed"})
                 continue
-            out = subprocess.run(
-                [sys.executable, __file__, "--measure", system, "--size", str(size), "--workdir", str(workdir)],
-                check=True, capture_output=True, text=True,
-            ).stdout
-            results.append(json.loads(out.strip().splitlines()[-1]))
+            command = [sys.executable, __file__, "--measure", system, "--size", str(size), "--workdir", str(workdir)]
+            opens = [_run(command + ["--open-only"])["open_s"] for _ in range(OPENS)]
+            result = _run(command)
+            result["open_runs"] = [result["open_s"], *opens]
+            result["open_s"] = float(np.median(opens))
+            results.append(result)
     return results
+
+
+def _run(command: list[str]) -> dict:
+    out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
 
 
 def table(results: list[dict]) -> str:
@@ -261,18 +284,18 @@ def table(results: list[dict]) -> str:
 
     lines = [
         "| notes | system | open s | search p50 ms | search p99 ms | +group p50 ms | +group p99 ms "
-        "| add p50 ms | add p99 ms | RSS MiB |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| add p50 ms | add p99 ms | add CPU p50 ms | RSS MiB |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         if "missing" in r:
-            lines.append(f"| {r['size']} | {r['system']} | {r['missing']} |||||||")
+            lines.append(f"| {r['size']} | {r['system']} | {r['missing']} ||||||||")
             continue
         lines.append(
             f"| {r['size']} | {r['system']} | {r['open_s']:.3f} | {ms(r['search'], 'p50_ms')} "
             f"| {ms(r['search'], 'p99_ms')} | {ms(r['search_group'], 'p50_ms')} "
             f"| {ms(r['search_group'], 'p99_ms')} | {ms(r['add'], 'p50_ms')} | {ms(r['add'], 'p99_ms')} "
-            f"| {r['rss_mib']:.0f} |"
+            f"| {ms(r.get('add_cpu'), 'p50_ms')} | {r['rss_mib']:.0f} |"
         )
     return "\n".join(lines)
 
@@ -284,6 +307,7 @@ def main() -> None:
     parser.add_argument("--prepare", type=int)
     parser.add_argument("--measure", choices=SYSTEMS)
     parser.add_argument("--size", type=int)
+    parser.add_argument("--open-only", action="store_true")
     args = parser.parse_args()
     if args.prepare:
         prepare(args.prepare, args.workdir)
@@ -292,7 +316,7 @@ def main() -> None:
         import structlog
 
         structlog.configure(logger_factory=structlog.PrintLoggerFactory(sys.stderr))
-        print(json.dumps(measure(args.measure, args.size, args.workdir)))
+        print(json.dumps(measure(args.measure, args.size, args.workdir, args.open_only)))
         return
     import tempfile
 

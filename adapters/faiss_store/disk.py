@@ -6,6 +6,7 @@ import fcntl
 import os
 import shutil
 from pathlib import Path
+from typing import BinaryIO
 
 TMP_MARK = ".tmp-"
 
@@ -37,6 +38,12 @@ def write_durably(path: Path, data: bytes) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def create_file(path: Path, buffering: int = -1) -> BinaryIO:
+    """A new file, private to its owner (mode 0600) like every file of the store, open
+    for writing; the caller writes, fsyncs and closes it."""
+    return os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb", buffering)
 
 
 def replace_atomically(path: Path, data: bytes) -> None:

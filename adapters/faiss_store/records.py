@@ -1,8 +1,10 @@
-"""On-disk formats of the FAISS store, version 1: journal records, sidecar, manifest.
+"""On-disk formats of the FAISS store, version 2: journal records, snapshot, manifest.
 
-Every format is a msgspec Struct (frozen, unknown fields refused) carrying or framed by
-``"format": 1``. A reader meeting another version raises ``StoreCorrupt`` rather than
-guess. Vectors travel as little-endian float32 bytes, which msgspec writes as base64.
+Every JSON format is a msgspec Struct (frozen, unknown fields refused) carrying or framed
+by ``"format": 2``. A reader meeting another version raises ``StoreCorrupt`` rather than
+guess. Format 1 (a snapshot whose ``sidecar.json`` held every note as JSON) never shipped
+and is not read. Vectors travel as little-endian float32 bytes, which msgspec writes as
+base64 in the journal.
 
 Journal line (one record per line, UTF-8, ``\\n``-terminated)::
 
@@ -27,7 +29,7 @@ from domain.identifiers import CanonicalProjectId, GroupId, Namespace, NoteId
 from domain.note import Note, Tags
 from domain.time import format_instant, parse_instant
 
-FORMAT = 1
+FORMAT = 2
 
 # gc=False: records are acyclic, and untracked objects make decoding 100k notes far cheaper.
 _STRUCT = dict(frozen=True, forbid_unknown_fields=True, kw_only=True, gc=False)
@@ -91,27 +93,43 @@ Record = Union[Put, Rehome, Delete, Drop, PutGlobal]
 JournalEntry = Union[Header, Put, Rehome, Delete, Drop, PutGlobal]
 
 
-class SidecarNote(msgspec.Struct, **_STRUCT):
-    note: NoteFields
-    home: str
-
-
 class SpaceFile(msgspec.Struct, **_STRUCT):
-    """One namespace's FAISS file; ``ids[i]`` owns row ``i`` (None: a free row)."""
+    """One namespace's vectors: ``vectors`` (float32, ``(count, dim)``) and ``owners``
+    (int32, ``(count,)``: the note row owning each vector row), both ``.npy`` files."""
 
     namespace: str
-    file: str
-    ids: list[str | None]
+    vectors: str
+    owners: str
+    count: int
 
 
 class Sidecar(msgspec.Struct, **_STRUCT):
-    """The fields of every note (in write order), the vector files, the global KV."""
+    """A snapshot's index: the note ids in row (write) order, the interned names the
+    binary columns refer to by code, the vector files, the global KV, and the CRC-32 of
+    every file of the snapshot but ``notes.bin`` (whose notes carry one each)."""
 
     format: int
     generation: int
-    notes: list[SidecarNote]
+    ids: list[str]
+    names: list[str]
     spaces: list[SpaceFile]
     globals: list[PutGlobal]
+    checksums: dict[str, int]
+
+
+# One row of ``notes.npy`` per note, in write order: codes into ``Sidecar.names``,
+# createdAt in µs, and where the note's bytes end in ``notes.bin`` and its tags in ``tags.npy``.
+NOTE_ROW = np.dtype(
+    [
+        ("project", "<i4"),
+        ("group", "<i4"),
+        ("home", "<i4"),
+        ("crc", "<u4"),
+        ("created", "<i8"),
+        ("body_end", "<i8"),
+        ("tags_end", "<i8"),
+    ]
+)
 
 
 class Manifest(msgspec.Struct, **_STRUCT):
@@ -126,6 +144,7 @@ class Manifest(msgspec.Struct, **_STRUCT):
 _encoder = msgspec.json.Encoder()
 _entry_decoder = msgspec.json.Decoder(JournalEntry)
 _sidecar_decoder = msgspec.json.Decoder(Sidecar)
+_fields_decoder = msgspec.json.Decoder(NoteFields)
 _manifest_decoder = msgspec.json.Decoder(Manifest)
 _PREFIX = b'{"crc":"'
 _MIDDLE = b'","rec":'
@@ -160,6 +179,11 @@ def decode_sidecar(data: bytes, path: str) -> Sidecar:
     sidecar = _decode(_sidecar_decoder, data, path)
     _check_format(sidecar.format, path)
     return sidecar
+
+
+def decode_fields(data: bytes | memoryview, path: str) -> NoteFields:
+    """One note's fields from its bytes in ``notes.bin``; ``StoreCorrupt`` if malformed."""
+    return _decode(_fields_decoder, data, path)
 
 
 def decode_manifest(data: bytes, path: str) -> Manifest:

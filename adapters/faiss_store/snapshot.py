@@ -1,27 +1,44 @@
 """Snapshots: the whole state of one generation, written once and never changed.
 
-A snapshot is a directory ``snapshot-<generation>/`` holding ``sidecar.json`` (format 1:
-every note's fields and home, the vector files with the owner of each row, the global KV)
-and one FAISS ``IndexFlatIP`` file per namespace (``space-<n>.faiss``). It is written
-under a temporary name (``snapshot-<g>.tmp-<pid>``), every file fsync'd, then renamed into
-place; only the manifest naming it makes it live.
+A snapshot is a directory ``snapshot-<generation>/`` (format 2, see ``records``)::
+
+    sidecar.json          Sidecar: note ids in row order, interned names, spaces, globals, CRCs
+    notes.npy             one records.NOTE_ROW per note: codes, createdAt µs, ends, note CRC
+    tags.npy              int32 tag codes of every note, in row order
+    notes.bin             every note's NoteFields as msgspec JSON, back to back
+    space-<n>.npy         float32 (count, dim): one namespace's vectors
+    space-<n>.owners.npy  int32 (count,): the note row owning each vector row
+
+Only live notes are written, renumbered in write order, and only used vector rows.
+Opening reads ``sidecar.json`` and the small ``.npy`` files whole (their CRC-32 checked
+against the sidecar), memory-maps ``notes.bin`` (each note's CRC is checked when it is
+decoded) and the vector files (copy-on-write; CRC-checked too), and builds no per-note
+object but the id strings. It is written under a temporary name
+(``snapshot-<g>.tmp-<pid>``), every file fsync'd, then renamed into place; only the
+manifest naming it makes it live.
 """
 
 from __future__ import annotations
 
 import gc
+import io
+import mmap
 import os
+import zlib
 from pathlib import Path
 
-import faiss
+import numpy as np
 
-from adapters.faiss_store.disk import TMP_MARK, fsync_dir, fsync_file, remove_path, write_durably
-from adapters.faiss_store.records import decode_sidecar, encode, namespace_dim
+from adapters.faiss_store.columns import Names
+from adapters.faiss_store.disk import TMP_MARK, create_file, fsync_dir, remove_path, write_durably
+from adapters.faiss_store.notes import NoteBodies, NoteTable
+from adapters.faiss_store.records import FORMAT, NOTE_ROW, Sidecar, SpaceFile, decode_sidecar, encode, namespace_dim
 from adapters.faiss_store.space import VectorSpace
 from adapters.faiss_store.state import StoreState
 from application.errors import StoreCorrupt
 
 SIDECAR = "sidecar.json"
+CHUNK = 1 << 22  # bytes per write when streaming notes and vectors
 
 
 def snapshot_name(generation: int) -> str:
@@ -35,16 +52,93 @@ def write_snapshot(root: Path, generation: int, state: StoreState) -> str:
     tmp = root / f"{name}{TMP_MARK}{os.getpid()}"
     remove_path(tmp)
     tmp.mkdir()
-    files: dict[str, str] = {}
+    notes = state.notes
+    live = notes.live_rows()
+    renumber = np.full(len(notes.ids), -1, dtype=np.int32)
+    renumber[live] = np.arange(live.shape[0], dtype=np.int32)
+    checksums: dict[str, int] = {}
+    rows = np.zeros(live.shape[0], dtype=NOTE_ROW)
+    rows["body_end"], rows["crc"] = _write_bodies(tmp / "notes.bin", notes, live)
+    for field in ("project", "group", "home", "created"):
+        rows[field] = getattr(notes, field).values[live]
+    tags, rows["tags_end"] = _live_tags(notes, live)
+    checksums["notes.npy"] = _write_npy(tmp / "notes.npy", rows)
+    checksums["tags.npy"] = _write_npy(tmp / "tags.npy", tags)
+    spaces = []
     for number, (namespace, space) in enumerate(state.spaces.items()):
-        files[namespace] = f"space-{number:04d}.faiss"
-        faiss.write_index(space.index, str(tmp / files[namespace]))
-        fsync_file(tmp / files[namespace])
-    write_durably(tmp / SIDECAR, encode(state.to_sidecar(generation, files)))
+        if not len(space):
+            continue
+        item = SpaceFile(namespace=namespace, vectors=f"space-{number:04d}.npy", owners=f"space-{number:04d}.owners.npy", count=len(space))
+        owners, parts = space.used()
+        checksums[item.owners] = _write_npy(tmp / item.owners, renumber[owners])
+        checksums[item.vectors] = _write_vectors(tmp / item.vectors, parts, len(space), space.dim)
+        spaces.append(item)
+    sidecar = Sidecar(
+        format=FORMAT,
+        generation=generation,
+        ids=[notes.ids[row] for row in live.tolist()],
+        names=notes.names.names,
+        spaces=spaces,
+        globals=list(state.globals.values()),
+        checksums=checksums,
+    )
+    write_durably(tmp / SIDECAR, encode(sidecar))
     fsync_dir(tmp)
     os.rename(tmp, root / name)
     fsync_dir(root)
     return name
+
+
+def _write_bodies(path: Path, notes: NoteTable, live: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    ends = np.empty(live.shape[0], dtype=np.int64)
+    crcs = np.empty(live.shape[0], dtype=np.uint32)
+    with create_file(path, CHUNK) as f:
+        at = 0
+        for i, row in enumerate(live.tolist()):
+            data, crc = notes.body(row)
+            at += f.write(data)
+            ends[i], crcs[i] = at, crc
+        f.flush()
+        os.fsync(f.fileno())
+    return ends, crcs
+
+
+def _live_tags(notes: NoteTable, live: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The tag codes of the live rows, back to back, and where each row's end."""
+    ends = notes.tag_end.values
+    starts = np.concatenate(([0], ends[:-1]))[live]
+    lengths = ends[live] - starts
+    new_ends = np.cumsum(lengths)
+    index = np.repeat(starts - (new_ends - lengths), lengths) + np.arange(int(new_ends[-1]) if live.shape[0] else 0)
+    return notes.tag_code.values[index].astype("<i4"), new_ends
+
+
+def _write_npy(path: Path, array: np.ndarray) -> int:
+    buffer = io.BytesIO()
+    np.lib.format.write_array(buffer, np.ascontiguousarray(array), allow_pickle=False)
+    data = buffer.getvalue()
+    write_durably(path, data)
+    return zlib.crc32(data)
+
+
+def _write_vectors(path: Path, parts: list[tuple[np.ndarray, np.ndarray]], count: int, dim: int) -> int:
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(header, {"descr": "<f4", "fortran_order": False, "shape": (count, dim)})
+    crc = 0
+    step = max(1, CHUNK // (4 * dim))
+    with create_file(path) as f:
+        for data in _chunks(header.getvalue(), parts, step):
+            f.write(data)
+            crc = zlib.crc32(data, crc)
+        os.fsync(f.fileno())
+    return crc
+
+
+def _chunks(header: bytes, parts: list[tuple[np.ndarray, np.ndarray]], step: int):
+    yield header
+    for block, local in parts:
+        for start in range(0, local.shape[0], step):
+            yield block[local[start : start + step]].astype("<f4", copy=False).tobytes()
 
 
 def load_snapshot(root: Path, name: str | None, generation: int) -> StoreState:
@@ -54,7 +148,7 @@ def load_snapshot(root: Path, name: str | None, generation: int) -> StoreState:
     if name is None:
         return StoreState()
     paused = gc.isenabled()
-    gc.disable()  # hundreds of thousands of new objects: no collection is worth running meanwhile
+    gc.disable()  # a hundred thousand id strings: no collection is worth running meanwhile
     try:
         return _load(root / name, generation)
     finally:
@@ -63,34 +157,80 @@ def load_snapshot(root: Path, name: str | None, generation: int) -> StoreState:
 
 
 def _load(directory: Path, generation: int) -> StoreState:
-    state = StoreState()
     path = directory / SIDECAR
     sidecar = decode_sidecar(path.read_bytes(), str(path))
     if sidecar.generation != generation:
         raise StoreCorrupt(f"{path} is of generation {sidecar.generation}, not {generation}", str(path))
-    state.load_entries(sidecar.notes)
+    n, names = len(sidecar.ids), len(sidecar.names)
+    rows = _read_npy(directory, "notes.npy", sidecar.checksums, NOTE_ROW, (n,))
+    tags = _read_npy(directory, "tags.npy", sidecar.checksums, np.dtype("<i4"), (int(rows["tags_end"][-1]) if n else 0,))
+    _require(
+        directory,
+        all(_within(rows[field], names) for field in ("project", "group", "home"))
+        and _within(tags, names)
+        and bool(np.all(np.diff(rows["body_end"], prepend=0) >= 0) and np.all(np.diff(rows["tags_end"], prepend=0) >= 0)),
+        "holds note rows that do not agree with its sidecar",
+    )
+    path = directory / "notes.bin"
+    bodies = NoteBodies(_map_bytes(path, int(rows["body_end"][-1]) if n else 0), rows["body_end"], rows["crc"], str(path))
+    notes = NoteTable(Names(sidecar.names), sidecar.ids, rows, tags, bodies)
+    _require(directory, len(notes) == n, "lists a note id twice")
+    state = StoreState(notes)
     for item in sidecar.spaces:
-        state.spaces[item.namespace] = _load_space(directory / item.file, item.namespace, item.ids, state)
+        dim = namespace_dim(item.namespace)
+        owners = _read_npy(directory, item.owners, sidecar.checksums, np.dtype("<i4"), (item.count,))
+        _require(directory, _within(owners, n) and _distinct(owners, n), f"file {item.owners} names rows that are not notes")
+        vectors = _map_vectors(directory / item.vectors, (item.count, dim), sidecar.checksums.get(item.vectors))
+        state.spaces[item.namespace] = VectorSpace(dim, vectors, owners)
     for record in sidecar.globals:
         state.globals[(record.project, record.key)] = record
     return state
 
 
-def _load_space(path: Path, namespace: str, ids: list[str | None], state: StoreState) -> VectorSpace:
-    if not path.exists():
-        raise FileNotFoundError(str(path))
-    dim = namespace_dim(namespace)
+def _within(values: np.ndarray, bound: int) -> bool:
+    return values.shape[0] == 0 or (int(values.min()) >= 0 and int(values.max()) < bound)
+
+
+def _distinct(values: np.ndarray, bound: int) -> bool:
+    seen = np.zeros(bound, dtype=bool)
+    seen[values] = True
+    return int(np.count_nonzero(seen)) == values.shape[0]
+
+
+def _require(directory: Path, holds: bool, problem: str) -> None:
+    if not holds:
+        raise StoreCorrupt(f"the snapshot {directory} {problem}; restore it from a backup", str(directory))
+
+
+def _read_npy(directory: Path, name: str, checksums: dict[str, int], dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
+    path = directory / name
+    data = path.read_bytes()
+    _require(directory, zlib.crc32(data) == checksums.get(name), f"file {name} fails its checksum")
     try:
-        index = faiss.read_index(str(path))
-    except RuntimeError as exc:
-        raise StoreCorrupt(f"{path} is not a readable FAISS index: {exc}", str(path)) from exc
-    if (
-        index.d != dim
-        or index.ntotal != len(ids)
-        or index.metric_type != faiss.METRIC_INNER_PRODUCT
-        or not isinstance(index, faiss.IndexFlat)
-    ):
-        raise StoreCorrupt(f"{path} does not hold the {len(ids)} {dim}-d flat inner-product rows its sidecar lists", str(path))
-    space = VectorSpace(dim, index)
-    space.adopt(ids, state.labels)
-    return space
+        buffer = io.BytesIO(data)
+        version = np.lib.format.read_magic(buffer)
+        read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        found_shape, fortran, found_dtype = read_header(buffer)
+    except ValueError as exc:
+        raise StoreCorrupt(f"{path} is not a .npy file ({exc})", str(path)) from exc
+    _require(directory, found_shape == shape and found_dtype == dtype and not fortran, f"file {name} has the wrong shape")
+    return np.frombuffer(data, dtype=dtype, count=int(np.prod(shape)), offset=buffer.tell()).reshape(shape)
+
+
+def _map_vectors(path: Path, shape: tuple[int, int], crc: int | None) -> np.ndarray:
+    try:
+        vectors = np.load(path, mmap_mode="c", allow_pickle=False)
+    except ValueError as exc:
+        raise StoreCorrupt(f"{path} is not a readable vector file ({exc})", str(path)) from exc
+    if vectors.shape != shape or vectors.dtype != np.dtype("<f4") or not vectors.flags.c_contiguous:
+        raise StoreCorrupt(f"{path} does not hold the {shape[0]} {shape[1]}-d float32 rows its sidecar lists", str(path))
+    if zlib.crc32(vectors._mmap) != crc:
+        raise StoreCorrupt(f"{path} fails its checksum; restore it from a backup", str(path))
+    return vectors
+
+
+def _map_bytes(path: Path, size: int):
+    with open(path, "rb") as f:
+        if os.fstat(f.fileno()).st_size != size:
+            raise StoreCorrupt(f"{path} does not have the {size} bytes its snapshot lists", str(path))
+        return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""

@@ -1,10 +1,15 @@
-"""The vectors of one namespace: a FAISS ``IndexFlatIP`` whose rows are slots.
+"""The vectors of one namespace: float32 rows ("slots") in blocks, owned by note rows.
 
-A slot belongs to one note or is free (zeroed, reused by the next insert), so a delete or
-a replace never moves other rows and costs the same at any size. Beside the index, three
-numpy arrays hold each slot's project, group (interned codes) and createdAt (µs), so a
-filter becomes a boolean mask and then a FAISS ``IDSelectorBitmap``: the scan computes
-inner products of matching rows only, and returns ``top_k`` whenever that many match.
+Block 0 is the snapshot's vector file, memory-mapped copy-on-write (opening costs no read;
+a page is read on first use and copied only if a write changes it). Later blocks are
+allocated as the space fills, each half the size so far, so no write ever copies the
+vectors already there. A slot belongs to one note row or is free (reused by the next
+insert); ``slot_row`` maps slots to note rows and ``row_slot`` note rows to slots, so a
+put, a delete or a note moving to a new row (``move``) costs the same at any size.
+
+Search is exact: FAISS ``knn_inner_products_by_idx`` computes the inner product of the
+query with the matching slots only (the rows a ``NoteTable.mask`` selects), per block, and
+``top_k`` are returned whenever that many match.
 """
 
 from __future__ import annotations
@@ -14,135 +19,153 @@ from collections.abc import Callable, Sequence
 import faiss
 import numpy as np
 
+from adapters.faiss_store.columns import Column
 from application.errors import StoreError
 
 FREE = -1
 
 
 class VectorSpace:
-    def __init__(self, dim: int, index: faiss.IndexFlatIP | None = None) -> None:
+    def __init__(self, dim: int, base: np.ndarray | None = None, owners: np.ndarray | None = None) -> None:
+        """An empty space, or one whose slot ``i`` is ``base[i]``, owned by row ``owners[i]``."""
         self.dim = dim
-        self.index = index if index is not None else faiss.IndexFlatIP(dim)
-        self.ids: list[str | None] = [None] * self.index.ntotal
-        self.slot_of: dict[str, int] = {}
+        self._blocks: list[np.ndarray] = []
+        self._starts: list[int] = []
+        self.slot_row = Column("<i4", fill=FREE)
+        self.row_slot = Column("<i4", fill=FREE)
         self.free: list[int] = []
-        capacity = max(1024, self.index.ntotal)
-        self._project = np.full(capacity, FREE, dtype=np.int32)
-        self._group = np.full(capacity, FREE, dtype=np.int32)
-        self._created = np.zeros(capacity, dtype=np.int64)
+        self.count = 0
+        if base is not None and base.shape[0]:
+            assert owners is not None
+            self._blocks.append(base)
+            self._starts.append(0)
+            self.slot_row.extend(owners)
+            if owners.shape[0]:
+                self.row_slot[int(owners.max())] = FREE  # sized to every owner
+                self.row_slot.values[owners] = np.arange(owners.shape[0], dtype=np.int32)
+            self.count = owners.shape[0]
 
     def __len__(self) -> int:
-        return len(self.slot_of)
+        return self.count
 
-    def __contains__(self, note_id: str) -> bool:
-        return note_id in self.slot_of
+    def has(self, row: int) -> bool:
+        return self.row_slot[row] != FREE
 
-    def _rows(self) -> np.ndarray:
-        total = self.index.ntotal
-        return faiss.rev_swig_ptr(self.index.get_xb(), total * self.dim).reshape(total, self.dim)
+    @property
+    def capacity(self) -> int:
+        return self._starts[-1] + self._blocks[-1].shape[0] if self._blocks else 0
 
-    def put(self, note_id: str, row: np.ndarray, labels: tuple[int, int, int]) -> None:
-        """Give ``note_id`` this vector (float32, shape ``(dim,)``), replacing its old one."""
-        slot = self.slot_of.get(note_id)
-        if slot is None:
+    def _where(self, slot: int) -> tuple[np.ndarray, int]:
+        for start, block in zip(reversed(self._starts), reversed(self._blocks)):
+            if slot >= start:
+                return block, slot - start
+        raise IndexError(slot)
+
+    def put(self, row: int, vector: np.ndarray) -> None:
+        """Give note row ``row`` this vector (float32, shape ``(dim,)``), replacing its old one."""
+        slot = int(self.row_slot[row])
+        if slot == FREE:
             if not self.free:
                 self._grow()
             slot = self.free.pop()
-            self.ids[slot] = note_id
-            self.slot_of[note_id] = slot
-        self._rows()[slot] = row
-        self._label(slot, labels)
+            self.slot_row[slot] = row
+            self.row_slot[row] = slot
+            self.count += 1
+        block, at = self._where(slot)
+        block[at] = vector
 
     def _grow(self) -> None:
-        """Add a block of free, zeroed rows: FAISS reallocates its storage on every ``add``,
-        so adding one row at a time would copy the whole index per insert."""
-        total = self.index.ntotal
-        block = max(256, total // 4)
-        self.index.add(np.zeros((block, self.dim), dtype=np.float32))
-        self.ids.extend([None] * block)
-        self.free.extend(range(total + block - 1, total - 1, -1))
-        self._label(total + block - 1, (FREE, FREE, 0))
+        start = self.capacity
+        size = max(1024, start // 2)
+        self._blocks.append(np.zeros((size, self.dim), dtype=np.float32))
+        self._starts.append(start)
+        self.slot_row[start + size - 1] = FREE
+        self.free.extend(range(start + size - 1, start - 1, -1))
 
-    def adopt(self, ids: Sequence[str | None], labels_of: Callable[[str], tuple[int, int, int]]) -> None:
-        """Take ownership of a loaded index whose row ``i`` belongs to ``ids[i]``."""
-        self.ids = list(ids)
-        self.slot_of = {note_id: slot for slot, note_id in enumerate(self.ids) if note_id is not None}
-        self.free = [slot for slot in range(len(self.ids) - 1, -1, -1) if self.ids[slot] is None]
-        slots = np.fromiter(self.slot_of.values(), dtype=np.int64, count=len(self.slot_of))
-        labels = np.array([labels_of(i) for i in self.slot_of], dtype=np.int64).reshape(-1, 3)
-        if self.ids:
-            self._label(len(self.ids) - 1, (FREE, FREE, 0))  # grows the arrays to fit every row
-        self._project[slots], self._group[slots], self._created[slots] = labels.T
+    def move(self, old: int, new: int) -> None:
+        """Note row ``old`` was superseded by row ``new``: its vector goes with it."""
+        slot = int(self.row_slot[old])
+        if slot != FREE:
+            self.row_slot[old] = FREE
+            self.row_slot[new] = slot
+            self.slot_row[slot] = new
 
-    def relabel(self, note_id: str, labels: tuple[int, int, int]) -> None:
-        slot = self.slot_of.get(note_id)
-        if slot is not None:
-            self._label(slot, labels)
-
-    def _label(self, slot: int, labels: tuple[int, int, int]) -> None:
-        if slot >= self._project.shape[0]:
-            extra = max(slot + 1, 2 * self._project.shape[0]) - self._project.shape[0]
-            self._project = np.concatenate((self._project, np.full(extra, FREE, dtype=np.int32)))
-            self._group = np.concatenate((self._group, np.full(extra, FREE, dtype=np.int32)))
-            self._created = np.concatenate((self._created, np.zeros(extra, dtype=np.int64)))
-        self._project[slot], self._group[slot], self._created[slot] = labels
-
-    def remove(self, note_id: str) -> bool:
-        slot = self.slot_of.pop(note_id, None)
-        if slot is None:
+    def remove(self, row: int) -> bool:
+        slot = int(self.row_slot[row])
+        if slot == FREE:
             return False
-        self.ids[slot] = None
+        self.row_slot[row] = FREE
+        self.slot_row[slot] = FREE
         self.free.append(slot)
-        self._rows()[slot] = 0.0
-        self._project[slot] = FREE
-        self._group[slot] = FREE
+        self.count -= 1
         return True
 
-    def vector(self, note_id: str) -> np.ndarray | None:
-        slot = self.slot_of.get(note_id)
-        return None if slot is None else self._rows()[slot].copy()
+    def vector(self, row: int) -> np.ndarray | None:
+        slot = int(self.row_slot[row])
+        if slot == FREE:
+            return None
+        block, at = self._where(slot)
+        return np.array(block[at])
+
+    def rows(self) -> np.ndarray:
+        """The note rows holding a vector here."""
+        rows = self.slot_row.values
+        return rows[rows != FREE]
+
+    def used(self) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
+        """Owners of the used slots in slot order, and per block its used vectors'
+        (block, local indexes), in the same order: what a snapshot writes."""
+        owners = self.slot_row.values
+        parts = []
+        for start, block in zip(self._starts, self._blocks):
+            local = np.flatnonzero(owners[start : start + block.shape[0]] != FREE)
+            parts.append((block, local))
+        return owners[owners != FREE], parts
 
     def search(
-        self,
-        query: Sequence[float],
-        k: int,
-        where: tuple[int, int | None, int | None, int | None],
-        accept: Callable[[str], bool] | None,
-        order: Callable[[str], tuple],
-    ) -> list[tuple[str, float]]:
-        """The ``k`` best (note id, inner product) among rows matching ``where``
-        (project code, group code or None, since µs or None, until µs or None) and
-        ``accept``; ties ordered by ``order``. Exact: a flat scan of the matching rows."""
-        q = np.asarray(query, dtype=np.float32).reshape(1, -1)
-        if q.shape[1] != self.dim:
-            raise StoreError(f"a query of dimension {self.dim} was expected, got {q.shape[1]} floats")
-        mask = self._mask(*where)
-        if accept is not None:
-            for slot in np.flatnonzero(mask):
-                mask[slot] = accept(self.ids[slot])
-        count = int(np.count_nonzero(mask))
+        self, query: Sequence[float], k: int, mask: np.ndarray, order: Callable[[int], tuple]
+    ) -> list[tuple[int, float]]:
+        """The ``k`` best (note row, inner product) among rows where ``mask`` (indexed by
+        note row) is True; ties ordered by ``order(row)``. Exact: every matching row is scanned."""
+        q = np.ascontiguousarray(np.asarray(query, dtype=np.float32).reshape(-1))
+        if q.shape[0] != self.dim:
+            raise StoreError(f"a query of dimension {self.dim} was expected, got {q.shape[0]} floats")
+        limit = min(mask.shape[0], self.row_slot.size)
+        slots = self.row_slot.values[np.flatnonzero(mask[:limit])]
+        slots = slots[slots != FREE].astype(np.int64)
+        count = slots.shape[0]
         if count == 0 or k <= 0:
             return []
-        bitmap = np.packbits(mask, bitorder="little")
-        params = faiss.SearchParameters(sel=faiss.IDSelectorBitmap(bitmap))
         want = min(count, k + 8)
         while True:
-            scores, slots = self.index.search(q, want, params=params)
-            scores, slots = scores[0], slots[0]
+            scores, best = self._best(q, slots, want)
             if want >= count or scores[k - 1] > scores[want - 1]:
-                break  # every row tied with the k-th best is in hand
+                break  # every slot tied with the k-th best is in hand
             want = min(count, want * 4)
-        found = [(self.ids[s], float(d)) for s, d in zip(slots.tolist(), scores.tolist()) if s >= 0]
+        rows = self.slot_row.values[best]
+        found = [(int(r), float(s)) for r, s in zip(rows.tolist(), scores.tolist())]
         found.sort(key=lambda pair: (-pair[1], *order(pair[0])))
         return found[:k]
 
-    def _mask(self, project: int, group: int | None, since: int | None, until: int | None) -> np.ndarray:
-        total = self.index.ntotal
-        mask = self._project[:total] == project
-        if group is not None:
-            mask &= self._group[:total] == group
-        if since is not None:
-            mask &= self._created[:total] >= since
-        if until is not None:
-            mask &= self._created[:total] < until
-        return mask
+    def _best(self, q: np.ndarray, slots: np.ndarray, want: int) -> tuple[np.ndarray, np.ndarray]:
+        """The ``want`` highest (scores, slots) among ``slots``, highest first."""
+        all_scores, all_slots = [], []
+        for start, block in zip(self._starts, self._blocks):
+            inside = slots[(slots >= start) & (slots < start + block.shape[0])] - start
+            if inside.shape[0] == 0:
+                continue
+            k = min(want, inside.shape[0])
+            scores = np.empty(k, dtype=np.float32)
+            local = np.empty(k, dtype=np.int64)
+            faiss.knn_inner_products_by_idx(
+                faiss.swig_ptr(q), faiss.swig_ptr(block), faiss.swig_ptr(inside),
+                self.dim, 1, block.shape[0], inside.shape[0], k,
+                faiss.swig_ptr(scores), faiss.swig_ptr(local), 0,
+            )  # fmt: skip
+            all_scores.append(scores)
+            all_slots.append(local + start)
+        scores, best = np.concatenate(all_scores), np.concatenate(all_slots)
+        if len(all_scores) > 1:
+            top = np.argsort(-scores, kind="stable")[:want]
+            scores, best = scores[top], best[top]
+        return scores, best

@@ -15,6 +15,7 @@ import pytest
 
 from adapters.faiss_store import FaissNoteStore
 from adapters.faiss_store.records import decode_line
+from application.errors import StoreCorrupt
 from domain.note import NoteFilter
 from tests.integration.store_worker import NS, PROJECT, expected_note, expected_vector
 
@@ -153,3 +154,64 @@ def test_a_reader_sees_a_write_of_another_process_on_its_next_read(tmp_path: Pat
     assert len(reader.list_recent(NoteFilter(PROJECT), 10)) == 3
     assert reader.get(expected_note("seen", 2).id).note == expected_note("seen", 2)
     reader.close()
+
+
+def compacted_store(data: Path, tag: str, count: int) -> Path:
+    """A store of ``count`` notes, all in its snapshot; the snapshot's directory."""
+    store = FaissNoteStore(data)
+    for index in range(count):
+        store.put(expected_note(tag, index), NS, expected_vector(tag, index))
+    store.compact()
+    store.close()
+    (snapshot,) = data.glob("snapshot-*")
+    return snapshot
+
+
+def flip_byte(path: Path, at: int) -> None:
+    data = bytearray(path.read_bytes())
+    data[at] ^= 0x40
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("name", ["notes.npy", "tags.npy", "space-0000.npy", "space-0000.owners.npy"])
+def test_a_damaged_snapshot_file_is_refused_on_open(tmp_path: Path, name: str) -> None:
+    snapshot = compacted_store(tmp_path / "data", "flip", 5)
+    path = snapshot / name
+    flip_byte(path, path.stat().st_size - 3)
+    with pytest.raises(StoreCorrupt):
+        FaissNoteStore(tmp_path / "data")
+
+
+def test_a_damaged_note_in_a_snapshot_is_refused_when_read(tmp_path: Path) -> None:
+    snapshot = compacted_store(tmp_path / "data", "body", 5)
+    flip_byte(snapshot / "notes.bin", 10)  # inside the first note
+    store = FaissNoteStore(tmp_path / "data")
+    try:
+        assert store.get(expected_note("body", 4).id).note == expected_note("body", 4)
+        with pytest.raises(StoreCorrupt):
+            store.get(expected_note("body", 0).id)
+    finally:
+        store.close()
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="needs /proc/self/maps")
+def test_a_compaction_releases_the_files_of_the_snapshot_before_it(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    compacted_store(data, "old", 3).name
+    store, other = FaissNoteStore(data), FaissNoteStore(data)
+    try:
+        store.put(expected_note("old", 3), NS, expected_vector("old", 3))
+        store.compact()
+        assert len(other.list_recent(NoteFilter(PROJECT), 10)) == 4  # follows to the new generation
+        assert store.keyword_search("durability", NoteFilter(PROJECT), 10)
+        store.put(expected_note("old", 4), NS, expected_vector("old", 4))
+        store.compact()
+        assert len(other.list_recent(NoteFilter(PROJECT), 10)) == 5
+        assert len(store.keyword_search("durability", NoteFilter(PROJECT), 10)) == 5
+        mapped = Path("/proc/self/maps").read_text()
+        assert str(data) in mapped and "(deleted)" not in "".join(
+            line for line in mapped.splitlines() if str(data) in line
+        )
+    finally:
+        store.close()
+        other.close()

@@ -14,8 +14,8 @@ from adapters.faiss_store.records import (
     PutGlobal,
     Rehome,
     Sidecar,
-    SidecarNote,
     SpaceFile,
+    decode_fields,
     decode_line,
     decode_sidecar,
     encode,
@@ -88,13 +88,21 @@ def test_a_damaged_or_cut_line_is_never_read_as_a_record(record, data) -> None:
     assert decode_line(line[:at]) is None
 
 
+@given(notes)
+def test_a_notes_stored_fields_survive_their_snapshot_bytes(note) -> None:
+    fields = fields_of(note)
+    assert decode_fields(encode(fields), "notes.bin") == fields
+
+
 @given(st.lists(st.tuples(notes, namespaces), max_size=4), st.lists(records.filter(lambda r: isinstance(r, PutGlobal)), max_size=3))
 def test_a_sidecar_survives_encoding(items, globals_) -> None:
     sidecar = Sidecar(
         format=FORMAT,
         generation=3,
-        notes=[SidecarNote(note=fields_of(n), home=str(ns)) for n, ns in items],
-        spaces=[SpaceFile(namespace=str(ns), file="space-0000.faiss", ids=[n.id.value, None]) for n, ns in items],
+        ids=[n.id.value for n, _ns in items],
+        names=sorted({str(ns) for _n, ns in items}),
+        spaces=[SpaceFile(namespace=str(ns), vectors="space-0000.npy", owners="space-0000.owners.npy", count=1) for _n, ns in items],
         globals=globals_,
+        checksums={"notes.npy": 0xFFFFFFFF, "tags.npy": 0},
     )
     assert decode_sidecar(encode(sidecar), "sidecar.json") == sidecar

@@ -1,0 +1,181 @@
+"""The notes of the store in memory: one row per written version of a note, numpy columns.
+
+Rows are append-only: a put appends a row for its note (so row order is write order) and
+marks the note's previous row dead; a delete marks the row dead. A row never changes
+otherwise, so whatever is derived from it (a decoded ``Note``) may be cached for good. Dead
+rows stay until the next snapshot, which writes the live rows only, renumbered.
+
+Columns (``columns.Column``): project, group and home-namespace codes (``columns.Names``),
+createdAt in µs, alive; tags in CSR form (``tag_end`` per row; ``tag_code`` and
+``tag_row`` per tag). Every filter is a numpy expression over them (``mask``). The only
+per-note Python objects are the id strings (``ids``: row -> id; ``row_of``: id -> live row).
+
+Fields: rows loaded from a snapshot are decoded from its ``notes.bin`` when first needed
+(``NoteBodies``), each note's CRC-32 checked on every decode; rows appended since hold
+their ``NoteFields``. Decoded ``Note`` objects are cached per row, at most ``CACHE``.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Sequence
+
+import numpy as np
+
+from adapters.faiss_store.columns import Column, Names
+from adapters.faiss_store.records import NoteFields, decode_fields, encode, micros, note_of
+from application.errors import StoreCorrupt
+from domain.note import Note
+
+
+class NoteBodies:
+    """The bytes of a snapshot's notes (``notes.bin``, usually memory-mapped): row ``i``
+    spans ``ends[i-1]:ends[i]`` and its CRC-32 is ``crcs[i]``."""
+
+    def __init__(self, data, ends: np.ndarray, crcs: np.ndarray, path: str) -> None:
+        self._data = memoryview(data)
+        self._ends = ends
+        self._crcs = crcs
+        self._path = path
+
+    def raw(self, row: int) -> tuple[memoryview, int]:
+        start = int(self._ends[row - 1]) if row else 0
+        return self._data[start : int(self._ends[row])], int(self._crcs[row])
+
+    def fields(self, row: int) -> NoteFields:
+        raw, crc = self.raw(row)
+        if zlib.crc32(raw) != crc:
+            raise StoreCorrupt(f"{self._path}: note {row} fails its checksum; restore it from a backup", self._path)
+        return decode_fields(raw, self._path)
+
+
+class NoteTable:
+    CACHE = 4096
+
+    def __init__(
+        self,
+        names: Names | None = None,
+        ids: Sequence[str] = (),
+        rows: np.ndarray | None = None,
+        tags: np.ndarray | None = None,
+        bodies: NoteBodies | None = None,
+    ) -> None:
+        """An empty table, or the rows of a snapshot: ``rows`` of dtype ``records.NOTE_ROW``
+        (codes into ``names``), ``tags`` the tag codes they point into, ``bodies`` their fields."""
+        self.names = names if names is not None else Names()
+        self.ids = list(ids)
+        self.row_of = dict(zip(self.ids, range(len(self.ids))))
+        n = len(self.ids)
+        get = (lambda field: rows[field]) if rows is not None else (lambda field: None)
+        self.project = Column("<i4", get("project"))
+        self.group = Column("<i4", get("group"))
+        self.home = Column("<i4", get("home"))
+        self.created = Column("<i8", get("created"))
+        self.alive = Column("?", np.ones(n, dtype=bool))
+        self.tag_end = Column("<i8", get("tags_end"))
+        self.tag_code = Column("<i4", tags)
+        counts = np.diff(self.tag_end.values, prepend=0)
+        self.tag_row = Column("<i4", np.repeat(np.arange(n, dtype=np.int32), counts))
+        self._bodies = bodies
+        self._loaded = n  # rows below come from ``bodies``
+        self._fields: dict[int, NoteFields] = {}
+        self._notes: dict[int, Note] = {}
+
+    def __len__(self) -> int:
+        return len(self.row_of)
+
+    # -- writing ----------------------------------------------------------------------
+
+    def append(self, fields: NoteFields, home: str) -> int:
+        """A new live row for ``fields``; the caller has killed the note's previous row."""
+        row = len(self.ids)
+        code = self.names.code
+        self.ids.append(fields.id)
+        self.row_of[fields.id] = row
+        self.project.append(code(fields.project))
+        self.group.append(code(fields.group))
+        self.home.append(code(home))
+        self.created.append(micros(fields.created))
+        self.alive.append(True)
+        for tag in fields.tags:
+            self.tag_code.append(code(tag))
+            self.tag_row.append(row)
+        self.tag_end.append(self.tag_code.size)
+        self._fields[row] = fields
+        return row
+
+    def kill(self, row: int) -> None:
+        self.alive[row] = False
+        del self.row_of[self.ids[row]]
+        self._fields.pop(row, None)
+        self._notes.pop(row, None)
+
+    # -- reading ----------------------------------------------------------------------
+
+    def fields(self, row: int) -> NoteFields:
+        fields = self._fields.get(row)
+        if fields is None:
+            assert self._bodies is not None and row < self._loaded
+            fields = self._bodies.fields(row)
+        return fields
+
+    def captured(self, row: int) -> NoteFields | None:
+        """The fields of a row appended since the snapshot (None for a snapshot's row)."""
+        return self._fields.get(row)
+
+    def note(self, row: int) -> Note:
+        note = self._notes.get(row)
+        if note is None:
+            if len(self._notes) >= self.CACHE:
+                del self._notes[next(iter(self._notes))]
+            note = self._notes[row] = note_of(self.fields(row))
+        return note
+
+    def body(self, row: int) -> tuple[bytes | memoryview, int]:
+        """The encoded fields of a row and their CRC-32, as ``notes.bin`` stores them."""
+        if row < self._loaded:
+            assert self._bodies is not None
+            return self._bodies.raw(row)
+        data = encode(self._fields[row])
+        return data, zlib.crc32(data)
+
+    def home_name(self, row: int) -> str:
+        return self.names.names[self.home[row]]
+
+    def order(self, row: int) -> tuple[int, str]:
+        """Tie order: newer createdAt first, then id."""
+        return -int(self.created[row]), self.ids[row]
+
+    def live_rows(self, project: str | None = None) -> np.ndarray:
+        """Live rows (of one project) in write order."""
+        mask = self.alive.values
+        if project is not None:
+            code = self.names.find(project)
+            if code is None:
+                return np.empty(0, dtype=np.int64)
+            mask = mask & (self.project.values == code)
+        return np.flatnonzero(mask)
+
+    def mask(
+        self, project: str, group: str | None, since: int | None, until: int | None, tags: Sequence[str]
+    ) -> np.ndarray | None:
+        """Which rows are live and match (createdAt in µs, ``since`` included, ``until``
+        excluded; every one of ``tags``); None when no row can."""
+        find = self.names.find
+        project_code = find(project)
+        group_code = None if group is None else find(group)
+        tag_codes = [find(tag) for tag in tags]
+        if project_code is None or (group is not None and group_code is None) or None in tag_codes:
+            return None
+        mask = self.alive.values & (self.project.values == project_code)
+        if group_code is not None:
+            mask &= self.group.values == group_code
+        if since is not None:
+            mask &= self.created.values >= since
+        if until is not None:
+            mask &= self.created.values < until
+        for tag in tag_codes:
+            has = np.zeros(mask.shape[0], dtype=bool)
+            has[self.tag_row.values[self.tag_code.values == tag]] = True
+            mask &= has
+        return mask
