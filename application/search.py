@@ -6,7 +6,7 @@ import attrs
 
 from application.errors import InvalidRequest
 from application.ports import Hit
-from application.ranking import fuse, keyword_scores, similarity_scores
+from application.ranking import HYBRID_KEYWORD_WEIGHT, blend, keyword_scores, similarity_scores
 from application.services import Services
 from domain.identifiers import GroupId, Namespace
 from domain.note import NoteFilter, Tags
@@ -14,6 +14,8 @@ from domain.time import TimeWindow
 
 Mode = Literal["semantic", "keyword", "hybrid"]
 MODES: tuple[Mode, ...] = ("semantic", "keyword", "hybrid")
+DEFAULT_MODE: Mode = "hybrid"
+HYBRID_DEPTH = 50  # candidates taken from each ranking before blending, at least
 
 
 @attrs.frozen
@@ -24,7 +26,7 @@ class SearchNotes:
     top_k: int = 5
     tags: Tags = Tags()
     window: TimeWindow = TimeWindow()
-    mode: Mode = "semantic"
+    mode: Mode = DEFAULT_MODE
 
     MAX_TOP_K: ClassVar[int] = 100
     QUERY_MAX: ClassVar[int] = 10_000
@@ -55,8 +57,9 @@ def search(command: SearchNotes, services: Services) -> SearchResults:
         hits = keyword_scores(services.store.keyword_search(command.query, where, k))
         return SearchResults(services.embedding.namespace(), hits)
     namespace, (vector,) = services.embedding.embed([command.query], "query")
-    semantic = similarity_scores(services.store.search(namespace, vector, where, k * 4))
     if command.mode == "semantic":
-        return SearchResults(namespace, semantic[:k])
-    keyword = keyword_scores(services.store.keyword_search(command.query, where, k * 4))
-    return SearchResults(namespace, fuse(semantic, keyword)[:k])
+        return SearchResults(namespace, similarity_scores(services.store.search(namespace, vector, where, k)))
+    depth = max(k * 4, HYBRID_DEPTH)
+    semantic = similarity_scores(services.store.search(namespace, vector, where, depth))
+    keyword = keyword_scores(services.store.keyword_search(command.query, where, depth))
+    return SearchResults(namespace, blend(semantic, keyword, HYBRID_KEYWORD_WEIGHT, depth)[:k])

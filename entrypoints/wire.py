@@ -23,7 +23,7 @@ from application.get_note import GetNote
 from application.list_recent import ListRecent, RecentNotes
 from application.ports import Hit, StoredNote
 from application.reembed import Reembed, Reembedded
-from application.search import SearchNotes, SearchResults
+from application.search import Mode, SearchNotes, SearchResults
 from application.services import at
 from application.set_config import UNCHANGED, SetConfig, SetEmbedder
 from application.stats import GetStats, StoreStats
@@ -175,6 +175,9 @@ def added_many_view(added: NotesAdded) -> AddNotesResult:
 
 
 class SearchParams(Params):
+    """``mode``: "hybrid" (the default: keyword and meaning blended), "semantic" (meaning
+    only) or "keyword" (BM25 only); null or absent means the default."""
+
     project_id: str
     query: str
     group_id: str | None = None
@@ -182,7 +185,7 @@ class SearchParams(Params):
     tags: list[str] | None = None
     since: str | None = None
     until: str | None = None
-    mode: str | None = None
+    mode: Mode | None = None
 
     def command(self) -> SearchNotes:
         window = at("since", TimeWindow, _instant(self.since, "since"), _instant(self.until, "until"))
