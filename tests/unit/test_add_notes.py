@@ -1,0 +1,113 @@
+"""memory.add_notes: many notes in one request, embedded in one call, all or nothing."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import attrs
+import msgspec
+import pytest
+
+from adapters.memory_store import InMemoryNoteStore
+from application.add_notes import AddNotes, add_notes
+from application.errors import StoreError
+from application.list_recent import ListRecent, list_recent
+from application.search import SearchNotes, search
+from application.services import Services
+from entrypoints.server import build_dispatcher
+from entrypoints.wire import AddNotesParams
+
+
+def rpc(services: Services, method: str, params: Any) -> dict[str, Any]:
+    dispatcher = build_dispatcher(lambda: services)
+    reply = dispatcher.handle(json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode())
+    assert reply is not None
+    return json.loads(reply)
+
+
+def note(text: str, **fields: Any) -> dict[str, Any]:
+    return {"projectId": "proj", "groupId": "feature-1", "text": text, **fields}
+
+
+def stored_count(services: Services) -> int:
+    return len(list_recent(ListRecent("proj", limit=200), services).items)
+
+
+def test_every_note_is_stored_and_the_ids_come_back_in_order(services: Services) -> None:
+    reply = rpc(services, "memory.add_notes", {"notes": [note("first note"), note("second note", tags=["x"])]})
+
+    ids = reply["result"]["ids"]
+    assert len(ids) == 2 and reply["result"]["namespace"]
+    for note_id, text in zip(ids, ("first note", "second note")):
+        assert rpc(services, "memory.get", {"id": note_id})["result"]["text"] == text
+
+
+def test_stored_notes_are_found_by_search(services: Services) -> None:
+    rpc(services, "memory.add_notes", {"notes": [note("webhooks retry with backoff"), note("lunch at noon")]})
+
+    found = search(SearchNotes("proj", "webhooks retry", top_k=1), services)
+
+    assert found.hits[0].stored.note.text == "webhooks retry with backoff"
+
+
+def test_a_bad_item_is_reported_at_its_index_and_field_and_nothing_is_stored(services: Services) -> None:
+    notes = [note("ok one"), note("ok two"), note("ok three"), note("bad group", groupId="not valid")]
+
+    error = rpc(services, "memory.add_notes", {"notes": notes})["error"]
+
+    assert error["code"] == -32602
+    assert error["data"]["field"] == "notes.3.groupId"
+    assert stored_count(services) == 0
+
+
+def test_an_unknown_field_in_an_item_is_reported_at_its_index(services: Services) -> None:
+    error = rpc(services, "memory.add_notes", {"notes": [note("ok"), note("x", colour="red")]})["error"]
+
+    assert error["code"] == -32602
+    assert error["data"]["field"] == "notes.1.colour"
+
+
+def test_a_blank_text_is_reported_at_its_item_and_nothing_is_stored(services: Services) -> None:
+    error = rpc(services, "memory.add_notes", {"notes": [note("ok"), note("   ")]})["error"]
+
+    assert error["code"] == -32602
+    assert error["data"]["field"].startswith("notes.1")
+    assert stored_count(services) == 0
+
+
+@pytest.mark.parametrize("count", [0, AddNotes.MAX_NOTES + 1])
+def test_an_empty_or_oversized_batch_is_refused(services: Services, count: int) -> None:
+    error = rpc(services, "memory.add_notes", {"notes": [note(f"n{i}") for i in range(count)]})["error"]
+
+    assert error["code"] == -32602
+    assert error["data"]["field"] == "notes"
+
+
+class FailingAfter(InMemoryNoteStore):
+    """A store whose puts fail once ``allowed`` have succeeded."""
+
+    def __init__(self, allowed: int) -> None:
+        super().__init__()
+        self.allowed = allowed
+
+    def put(self, *args: Any, **kwargs: Any) -> None:
+        if self.allowed == 0:
+            raise StoreError("disk full", "/data")
+        self.allowed -= 1
+        super().put(*args, **kwargs)
+
+
+def test_a_store_failure_midway_removes_the_notes_of_the_batch_already_written(services: Services) -> None:
+    failing = FailingAfter(2)
+    broken = attrs.evolve(services, store=failing)
+    command = rpc_command([note("one"), note("two"), note("three")])
+
+    with pytest.raises(StoreError):
+        add_notes(command, broken)
+
+    assert stored_count(broken) == 0
+
+
+def rpc_command(notes: list[dict[str, Any]]) -> AddNotes:
+    return msgspec.convert({"notes": notes}, AddNotesParams).command()
