@@ -32,7 +32,7 @@ mcp-memory is a long-term memory for this project, kept on this machine across s
 - After a decision, a convention, a non-obvious fix or finding, or at the end of a task, store one short self-contained note per fact with memory_add_note: a title, the text, a few tags. Do not store secrets, credentials or whole files.
 - Choose the {GROUPS}
 - {PROJECT}
-- Long note texts are shortened in search and list results; memory_get with the note's id returns the whole text.
+- Long note texts are shortened in search and list results; memory_get with the note's id returns the whole text. A result too long for one tool output leaves its last entries out and says so in "truncated", with how to get the rest.
 """
 
 TITLES: dict[str, str] = {
@@ -70,8 +70,8 @@ DESCRIPTIONS: dict[str, str] = {
         "short description of what you need, not keywords. Leave groupId out to search the whole "
         "project, or set it to narrow to one topic (\"global\", \"feature-<name>\", \"task-<id>\"). "
         "tags: only notes carrying all of them. since/until: ISO 8601 UTC bounds on createdAt. "
-        "mode: leave it out unless needed; \"semantic\" (meaning only), \"keyword\" (exact terms) or "
-        "\"hybrid\" (both fused). "
+        "mode: leave it out for the default, \"hybrid\" (meaning and exact words blended); \"semantic\" "
+        "(meaning only, for paraphrases) or \"keyword\" (exact words only, e.g. a function name or error code). "
         f"topK: 1..100, default 5. {PROJECT} Results are sorted by score (0..1, 1 most similar); long "
         "texts are shortened: call memory_get with the id for the whole note."
     ),
@@ -126,6 +126,33 @@ DESCRIPTIONS: dict[str, str] = {
         "more, after memory_reembed. Only when the user asks."
     ),
 }
+
+LEFT_OUT: dict[str, str] = {
+    "memory.search": (
+        "call memory_search again with a smaller topK or a narrower groupId or tags; memory_get with an id "
+        "returns one whole note"
+    ),
+    "memory.list_recent": (
+        "call memory_list_recent again with a smaller limit, a groupId or tags; memory_get with an id "
+        "returns one whole note"
+    ),
+    "memory.get": (
+        "the note is too long for one tool result; `mcp-memory export` or the memory.get JSON-RPC method "
+        "give it whole"
+    ),
+    "memory.add_notes": (
+        "every note was stored, only this list of their ids was cut; memory_list_recent lists the newest "
+        "notes with their ids"
+    ),
+    "memory.get_global": (
+        "the value is too long for one tool result; `mcp-memory export` or the memory.get_global JSON-RPC "
+        "method give it whole"
+    ),
+    "memory.stats": "counts by namespace, project, group and tag come largest first; `mcp-memory stats` prints them all",
+}
+"""How the agent gets what a cut result left out, by method (``bounds``, ``fit``)."""
+
+LEFT_OUT_ELSEWHERE = "the memory.* JSON-RPC methods and `mcp-memory export` are not cut"
 
 FIELDS: dict[str, str] = {
     "projectId": PROJECT_RULE,

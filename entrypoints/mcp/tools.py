@@ -14,10 +14,12 @@ and output schemas generated from the method's msgspec Structs (built on the fir
   naming the field and the rule. Errors are mapped by ``entrypoints.errors.to_rpc_error``,
   which logs unexpected ones and answers them with a fixed message.
 
-A successful result carries the whole result as ``structuredContent`` (valid against
-``outputSchema``) and the same JSON in a text block, both with long note texts cut by
-``bounds.TextBounds``. Arguments may leave out ``projectId``; the server's own project
-is filled in wherever the input schema has that field.
+A successful result carries the result as ``structuredContent`` (valid against
+``outputSchema``) and the same JSON in a text block, together within the bounds of
+``bounds.TextBounds``: long texts cut, and what is still too much left out, as the
+``truncated`` member every ``outputSchema`` declares says. An error's text is bounded
+too. Arguments may leave out ``projectId``; the server's own project is filled in
+wherever the input schema has that field.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import msgspec
 from entrypoints.errors import INVALID_PARAMS, NOT_FOUND, RpcError, to_rpc_error
 from entrypoints.mcp import schemas, texts
 from entrypoints.mcp.bounds import TextBounds
+from entrypoints.mcp.fit import Shape, with_truncated
 
 if TYPE_CHECKING:  # imported on the first listing or call, not at start-up
     from application.services import Services
@@ -67,14 +70,17 @@ class Tool:
     method: Method
     input_schema: schemas.Schema
     output_schema: schemas.Schema
+    shape: Shape
 
     @classmethod
     def of(cls, method: Method) -> Tool:
+        result = schemas.self_contained(method.result)
         return cls(
             name=tool_name(method.name),
             method=method,
             input_schema=schemas.self_contained(method.params),
-            output_schema=schemas.self_contained(method.result),
+            output_schema=with_truncated(result),
+            shape=Shape.of(result, texts.LEFT_OUT.get(method.name, texts.LEFT_OUT_ELSEWHERE)),
         )
 
     def listing(self) -> dict[str, Any]:
@@ -139,8 +145,8 @@ class ToolSet:
             arguments = schemas.fill_project(request.arguments or {}, tool.input_schema, self._project)
             view = tool.method.run(msgspec.convert(arguments, tool.method.params), self._services())
         except Exception as exc:  # the boundary: every failure of the tool is told to the model
-            return error_result(to_rpc_error(exc, tool.method.name))
-        structured = self._bounds.apply(msgspec.to_builtins(view))
+            return error_result(to_rpc_error(exc, tool.method.name), self._bounds)
+        structured = self._bounds.apply(msgspec.to_builtins(view), tool.shape)
         return {
             "content": [{"type": "text", "text": _encode(structured).decode()}],
             "structuredContent": structured,
@@ -148,10 +154,10 @@ class ToolSet:
         }
 
 
-def error_result(error: RpcError) -> dict[str, Any]:
+def error_result(error: RpcError, bounds: TextBounds) -> dict[str, Any]:
     lines = [error.message]
     if error.data is not None:
         lines.append(f"details: {_encode(error.data).decode()}")
     if error.code in _HINTS:
         lines.append(_HINTS[error.code])
-    return {"content": [{"type": "text", "text": "\n".join(lines)}], "isError": True}
+    return {"content": [{"type": "text", "text": bounds.message("\n".join(lines))}], "isError": True}

@@ -5,9 +5,10 @@
 
 Runs under whichever interpreter has the SDK (the project's venv: ``mcp`` 2.x; the
 ``MCP_SDK1_PYTHON`` venv: ``mcp<2``), so it imports nothing of the project. It connects
-the way the SDK does by default, lists the tools, calls every memory tool once with good
-arguments, then with bad ones and an unknown name, and prints a JSON transcript on
-stdout for the tests to judge. The SDK itself checks each structuredContent against the
+the way the SDK does by default, lists the tools, calls every listed tool once with good
+arguments (``PLAN``; a listed tool missing from it is recorded as an ``sdkError``), reads
+the deleted note, calls one tool with bad arguments and an unknown name, and prints a JSON
+transcript on stdout for the tests to judge. The SDK itself checks each structuredContent against the
 tool's outputSchema; a failed check shows up as ``sdkError`` in the transcript.
 """
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from contextlib import asynccontextmanager
 from importlib.metadata import version
 from typing import Any
@@ -79,6 +81,47 @@ async def call(session: Any, name: str, arguments: dict[str, Any]) -> dict[str, 
     }
 
 
+def _note_id(calls: dict[str, Any]) -> str:
+    return (calls["memory_add_note"].get("structuredContent") or {}).get("id", "missing")
+
+
+def _batch_id(calls: dict[str, Any], index: int) -> str:
+    ids = (calls["memory_add_notes"].get("structuredContent") or {}).get("ids", [])
+    return ids[index] if len(ids) > index else "missing"
+
+
+# Every tool, in an order that gives each one something to work on: (name, arguments
+# from the calls made so far). The server keeps the local model, so reembed finds
+# nothing to do and drop_namespace drops a namespace that holds nothing.
+PLAN: list[tuple[str, Callable[[dict[str, Any]], dict[str, Any]]]] = [
+    ("memory_get_config", lambda calls: {}),
+    ("memory_set_config", lambda calls: {"embedder": {"provider": "local"}}),
+    (
+        "memory_add_note",
+        lambda calls: {"groupId": "feature-1", "title": "Linting", "text": "We lint with ruff.", "tags": ["tooling"]},
+    ),
+    (
+        "memory_add_notes",
+        lambda calls: {
+            "notes": [
+                {"groupId": "task-7", "text": "The flaky test was a race in the cache warm-up.", "tags": ["bug"]},
+                {"groupId": "task-7", "text": "A note to delete.", "metadata": {"draft": True}},
+            ]
+        },
+    ),
+    ("memory_search", lambda calls: {"query": "which linter do we use?", "groupId": "feature-1"}),
+    ("memory_get", lambda calls: {"id": _note_id(calls)}),
+    ("memory_update", lambda calls: {"id": _note_id(calls), "patch": {"tags": ["tooling", "ci"]}}),
+    ("memory_list_recent", lambda calls: {"limit": 5, "groupId": "feature-1"}),
+    ("memory_upsert_global", lambda calls: {"key": "global.project.conventions", "value": "Small commits, tests first."}),
+    ("memory_get_global", lambda calls: {"key": "global.project.conventions"}),
+    ("memory_delete", lambda calls: {"id": _batch_id(calls, 1)}),
+    ("memory_stats", lambda calls: {}),
+    ("memory_reembed", lambda calls: {}),
+    ("memory_drop_namespace", lambda calls: {"namespace": "ollama:nomic-embed-text:768"}),
+]
+
+
 async def session_transcript(transport: str, target: str) -> dict[str, Any]:
     transcript: dict[str, Any] = {"sdk": version("mcp"), "calls": {}}
     async with connect(transport, target) as (session, info):
@@ -90,20 +133,11 @@ async def session_transcript(transport: str, target: str) -> dict[str, Any]:
         transcript["resources"] = _dump(await session.list_resources())
         transcript["prompts"] = _dump(await session.list_prompts())
         calls = transcript["calls"]
-        calls["memory_get_config"] = await call(session, "memory_get_config", {})
-        calls["memory_set_config"] = await call(session, "memory_set_config", {"embedder": {"provider": "local"}})
-        calls["memory_add_note"] = await call(
-            session, "memory_add_note", {"groupId": "feature-1", "title": "Linting", "text": "We lint with ruff.", "tags": ["tooling"]}
-        )
-        note_id = (calls["memory_add_note"].get("structuredContent") or {}).get("id", "missing")
-        calls["memory_search"] = await call(session, "memory_search", {"query": "which linter do we use?", "groupId": "feature-1"})
-        calls["memory_get"] = await call(session, "memory_get", {"id": note_id})
-        calls["memory_update"] = await call(session, "memory_update", {"id": note_id, "patch": {"tags": ["tooling", "ci"]}})
-        calls["memory_list_recent"] = await call(session, "memory_list_recent", {"limit": 5})
-        calls["memory_upsert_global"] = await call(
-            session, "memory_upsert_global", {"key": "global.project.conventions", "value": "Small commits, tests first."}
-        )
-        calls["memory_get_global"] = await call(session, "memory_get_global", {"key": "global.project.conventions"})
+        for name, arguments in PLAN:
+            calls[name] = await call(session, name, arguments(calls))
+        for name in sorted({t["name"] for t in transcript["tools"]} - set(calls)):
+            calls[name] = {"sdkError": "listed, but sdk_session.py has no arguments for it"}
+        transcript["getDeleted"] = await call(session, "memory_get", {"id": _batch_id(calls, 1)})
         transcript["badArguments"] = await call(session, "memory_add_note", {"groupId": "not valid!", "text": "x"})
         transcript["unknownTool"] = await call(session, "memory_nope", {})
     return transcript

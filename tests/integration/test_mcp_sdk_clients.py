@@ -24,18 +24,6 @@ from tests.integration.serve import MCP_MEMORY, server_env
 
 SESSION_SCRIPT = Path(__file__).resolve().parents[1] / "clients" / "sdk_session.py"
 SDK1_ENV = "MCP_SDK1_PYTHON"
-CALLED = (
-    "memory_get_config",
-    "memory_set_config",
-    "memory_add_note",
-    "memory_search",
-    "memory_get",
-    "memory_update",
-    "memory_list_recent",
-    "memory_upsert_global",
-    "memory_get_global",
-)
-
 
 def sdk_python(sdk: str) -> str:
     if sdk == "sdk2":
@@ -107,16 +95,16 @@ def test_listed_schemas_are_self_contained_objects(session: dict[str, Any]) -> N
             jsonschema.Draft202012Validator.check_schema(schema)
 
 
-def test_every_tool_call_succeeds_without_sdk_complaints(session: dict[str, Any]) -> None:
-    for name in CALLED:
-        call = session["calls"][name]
+def test_every_listed_tool_is_called_and_succeeds_without_sdk_complaints(session: dict[str, Any]) -> None:
+    listed = {t["name"] for t in session["tools"]}
+    assert set(session["calls"]) == listed
+    for name, call in session["calls"].items():
         assert "sdkError" not in call and call["isError"] is False, (name, call)
 
 
-def test_structured_content_is_valid_and_matches_the_text(session: dict[str, Any]) -> None:
+def test_every_structured_content_is_valid_and_matches_the_text(session: dict[str, Any]) -> None:
     schemas = {t["name"]: t["outputSchema"] for t in session["tools"]}
-    for name in CALLED:
-        call = session["calls"][name]
+    for name, call in session["calls"].items():
         jsonschema.validate(call["structuredContent"], schemas[name])
         assert json.loads(call["text"][0]) == call["structuredContent"], name
 
@@ -140,6 +128,27 @@ def test_set_config_keeps_the_local_provider(session: dict[str, Any]) -> None:
 def test_a_global_setting_reads_back(session: dict[str, Any]) -> None:
     found = session["calls"]["memory_get_global"]["structuredContent"]
     assert found["found"] is True and found["value"] == "Small commits, tests first."
+
+
+def test_a_batch_is_stored_and_a_deleted_note_is_gone(session: dict[str, Any]) -> None:
+    calls = session["calls"]
+    assert len(calls["memory_add_notes"]["structuredContent"]["ids"]) == 2
+    assert calls["memory_delete"]["structuredContent"] == {"ok": True}
+    assert session["getDeleted"]["isError"] is True
+
+
+def test_stats_count_what_the_session_stored(session: dict[str, Any]) -> None:
+    stats = session["calls"]["memory_stats"]["structuredContent"]
+    assert stats["projectId"] == session["project"]
+    assert stats["notes"] == 2 and stats["byGroup"] == {"feature-1": 1, "task-7": 1} and stats["globals"] == 1
+
+
+def test_reembed_and_drop_namespace_have_nothing_to_do_on_one_model(session: dict[str, Any]) -> None:
+    calls = session["calls"]
+    current = calls["memory_set_config"]["structuredContent"]["effectiveNamespace"]
+    assert calls["memory_reembed"]["structuredContent"] == {"ok": True, "namespace": current, "reembedded": 0, "remaining": 0}
+    dropped = calls["memory_drop_namespace"]["structuredContent"]
+    assert dropped == {"ok": True, "namespace": "ollama:nomic-embed-text:768", "dropped": 0}
 
 
 def test_bad_arguments_come_back_as_a_tool_error_naming_the_field(session: dict[str, Any]) -> None:

@@ -1,0 +1,27 @@
+"""The Claude Code skill (``skills/mcp-memory/SKILL.md``) keeps up with the tools it teaches."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from application.search import DEFAULT_MODE, MODES
+from entrypoints.methods import METHODS
+
+SKILL = Path(__file__).resolve().parents[2] / "skills" / "mcp-memory" / "SKILL.md"
+
+
+def test_the_skill_names_every_tool() -> None:
+    text = SKILL.read_text()
+    missing = [name.replace(".", "_") for name in METHODS if f"`{name.replace('.', '_')}`" not in text]
+    assert missing == []
+
+
+def test_the_skill_explains_every_search_mode_and_the_default() -> None:
+    text = SKILL.read_text()
+    assert all(f'`"{mode}"`' in text for mode in MODES)
+    assert f'`"{DEFAULT_MODE}"` (the default)' in text
+
+
+def test_the_skill_says_how_to_get_what_a_cut_result_left_out() -> None:
+    text = SKILL.read_text()
+    assert "`truncated`" in text and "`leftOut`" in text and "`memory_get`" in text
