@@ -187,14 +187,21 @@ class FakeOpenAIServer(FakeEmbeddingServer):
 
 class FakeOllamaServer(FakeEmbeddingServer):
     """Ollama's ``/api/embed`` (``legacy=False``) and ``/api/embeddings``. A model not in
-    ``models`` is answered like Ollama does: JSON 404 "model ... not found"."""
+    ``models`` is answered like Ollama does: JSON 404 "model ... not found". Ollama has no
+    authentication of its own; ``token`` plays a reverse proxy in front of it that answers
+    401 to any request without ``Authorization: Bearer <token>``."""
 
-    def __init__(self, dim: int = 12, models: tuple[str, ...] = ("nomic-embed-text",), legacy: bool = False) -> None:
+    def __init__(
+        self, dim: int = 12, models: tuple[str, ...] = ("nomic-embed-text",), legacy: bool = False, token: str | None = None
+    ) -> None:
         super().__init__(dim)
         self.models = models
         self.legacy = legacy
+        self.token = token
 
     def answer(self, path: str, headers: Any, body: Any) -> tuple[int, Any, dict[str, str]]:
+        if self.token is not None and headers.get("Authorization") != f"Bearer {self.token}":
+            return 401, "401 Unauthorized", {"WWW-Authenticate": "Bearer"}
         if path == "/api/embed" and not self.legacy:
             return self._embed(body)
         if path == "/api/embeddings":

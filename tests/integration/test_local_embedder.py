@@ -15,11 +15,12 @@ import numpy as np
 import pytest
 import structlog
 
-from adapters.embedders.local import LocalOnnxEmbedder, default_tokenizer_path
+from adapters.embedders.local import MODEL_SHA256, LocalOnnxEmbedder, default_tokenizer_path
 from application.errors import EmbedderNotConfigured
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = json.loads((ROOT / "tests/data/minilm_reference.json").read_text())
+INT8_REFERENCE = json.loads((ROOT / "tests/data/minilm_int8_reference.json").read_text())
 
 
 @pytest.fixture(scope="module")
@@ -49,6 +50,18 @@ def test_vectors_match_the_fp32_reference_model(minilm: LocalOnnxEmbedder) -> No
     vectors = minilm.embed(texts, "passage")
     for entry, vector in zip(REFERENCE["entries"], vectors):
         assert float(vector @ np.asarray(entry["vector"], dtype=np.float32)) >= 0.998, entry["text"]
+
+
+def test_a_padded_batch_matches_the_pinned_int8_model_sentence_by_sentence(minilm: LocalOnnxEmbedder) -> None:
+    # tests/data/make_minilm_int8_reference.py: each sentence embedded alone by the pinned model;
+    # here together, padded to the longest, so the tokenizer, padding and pooling all count
+    assert INT8_REFERENCE["sha256"] == MODEL_SHA256
+    texts = [entry["text"] for entry in INT8_REFERENCE["entries"]]
+    vectors = minilm.embed(texts, "passage")
+    for entry, vector in zip(INT8_REFERENCE["entries"], vectors, strict=True):
+        reference = np.asarray(entry["vector"], dtype=np.float32)
+        cosine = float(vector @ reference) / float(np.linalg.norm(reference))
+        assert cosine >= 0.999, (entry["text"], cosine)
 
 
 def test_tokenizer_gives_the_reference_token_ids() -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from adapters.embedders.ollama import OllamaEmbedder
 from adapters.embedders.remote import Backoff
-from application.errors import DimensionChanged, EmbedderNotConfigured, EmbedderUnavailable
+from application.errors import DimensionChanged, EmbedderNotConfigured, EmbedderRejected, EmbedderUnavailable
 from tests.fakes.embedding_servers import FakeOllamaServer, refused_url
 
 
@@ -82,6 +82,45 @@ def test_a_503_then_success_is_retried(client: httpx.Client) -> None:
         server.fail_next(503, headers={"Retry-After": "1"})
         assert make(client, server.url, sleeps).embed(["a"], "passage").shape == (1, 12)
     assert sleeps == [1.0]
+
+
+def test_a_proxy_that_refuses_the_request_is_reported_at_once_with_what_to_check(client: httpx.Client) -> None:
+    sleeps: list[float] = []
+    with FakeOllamaServer(token="proxy-secret") as server:
+        with pytest.raises(EmbedderRejected, match=r"HTTP 401.*check the proxy .* embedder.baseUrl") as caught:
+            make(client, server.url, sleeps).embed(["a"], "passage")
+    assert caught.value.status == 401
+    assert server.paths() == ["/api/embed"]  # neither retried nor taken for an old server
+    assert sleeps == []
+
+
+def test_429_waits_as_long_as_retry_after_says(client: httpx.Client) -> None:
+    sleeps: list[float] = []
+    with FakeOllamaServer() as server:
+        server.fail_next(429, headers={"Retry-After": "2"})
+        assert make(client, server.url, sleeps).embed(["a"], "passage").shape == (1, 12)
+    assert sleeps == [2.0]
+    assert server.paths() == ["/api/embed", "/api/embed"]
+
+
+def test_persistent_429_ends_as_unavailable_after_the_retries(client: httpx.Client) -> None:
+    sleeps: list[float] = []
+    with FakeOllamaServer() as server:
+        server.fail_next(429, times=10)
+        with pytest.raises(EmbedderUnavailable, match="rate limiting") as caught:
+            make(client, server.url, sleeps, backoff=Backoff(attempts=3)).embed(["a"], "passage")
+    assert caught.value.url == server.url + "/api/embed"
+    assert len(server.requests) == 3 and len(sleeps) == 2
+
+
+def test_a_retry_after_beyond_the_limit_fails_at_once(client: httpx.Client) -> None:
+    sleeps: list[float] = []
+    with FakeOllamaServer() as server:
+        server.fail_next(429, headers={"Retry-After": "3600"})
+        with pytest.raises(EmbedderUnavailable, match="try again in 3600 s"):
+            make(client, server.url, sleeps).embed(["a"], "passage")
+    assert sleeps == []
+    assert len(server.requests) == 1
 
 
 def test_slow_answers_time_out_as_unavailable(client: httpx.Client) -> None:
