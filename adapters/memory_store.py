@@ -8,14 +8,14 @@ brute-force scan per search. Nothing is persisted; ``disk_bytes`` is 0. Thread-s
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import count
 
 import numpy as np
 
 from adapters.keyword_index import KeywordIndex, document_tokens
 from application.errors import StoreError
-from application.ports import Hit, StoredNote, Vector
+from application.ports import Hit, Spread, StoredNote, Vector
 from domain.identifiers import CanonicalProjectId, GlobalKey, Namespace, NoteId
 from domain.note import GlobalEntry, Note, NoteFilter
 
@@ -87,6 +87,17 @@ class InMemoryNoteStore:
             ]
         return _ranked(hits)[:top_k]
 
+    def similarity_spread(self, namespace: Namespace, query: Vector, where: NoteFilter, sample: int) -> Spread:
+        q = _row(query, namespace.dim).astype(np.float64)
+        with self._lock:
+            rows = [row for key, row in self._vectors.get(namespace, {}).items() if where.matches(self._notes[key].note)]
+        if len(rows) > sample:
+            rows = [rows[i] for i in np.linspace(0, len(rows) - 1, sample).astype(np.int64)]
+        if not rows:
+            return Spread(0, 0.0, 0.0)
+        scores = np.stack(rows) @ q
+        return Spread(len(rows), float(scores.mean()), float(scores.std()))
+
     def keyword_search(self, query: str, where: NoteFilter, top_k: int) -> list[Hit]:
         with self._lock:
             found = self._keywords.search(
@@ -103,6 +114,20 @@ class InMemoryNoteStore:
             matching = [s for s in self._notes.values() if where.matches(s.note)]
             matching.sort(key=lambda s: (s.note.created_at, self._written[s.note.id.value]), reverse=True)
             return matching[:limit]
+
+    def adjacent(self, note_ids: Sequence[NoteId], where: NoteFilter) -> dict[NoteId, list[StoredNote]]:
+        with self._lock:
+            found: dict[NoteId, list[StoredNote]] = {}
+            for note_id in note_ids:
+                stored = self._notes.get(note_id.value)
+                if stored is None or not where.matches(stored.note):
+                    continue
+                group = stored.note.group_id
+                line = [s for s in self._notes.values() if s.note.group_id == group and where.matches(s.note)]
+                line.sort(key=lambda s: (s.note.created_at, self._written[s.note.id.value]))
+                at = line.index(stored)
+                found[note_id] = line[max(0, at - 1) : at] + line[at + 1 : at + 2]
+            return found
 
     def iter_notes(self, project_id: CanonicalProjectId | None = None) -> Iterator[StoredNote]:
         with self._lock:

@@ -47,6 +47,16 @@ class Hit:
     score: float
 
 
+@attrs.frozen
+class Spread:
+    """How a query's cosine similarities spread over the notes in scope: how many notes
+    were looked at, the mean and the standard deviation."""
+
+    count: int
+    mean: float
+    std: float
+
+
 class Clock(Protocol):
     def now(self) -> datetime:
         """The current instant, aware, in UTC."""
@@ -156,12 +166,23 @@ class NoteStore(Protocol):
         """The ``top_k`` matching notes with a vector in ``namespace``, by cosine
         similarity, highest first; ties by newer createdAt, then id."""
 
+    def similarity_spread(self, namespace: Namespace, query: Vector, where: NoteFilter, sample: int) -> Spread:
+        """The spread of the cosine of ``query`` over the matching notes with a vector in
+        ``namespace``: all of them when they are at most ``sample``, else ``sample`` of them
+        evenly spaced in write order. ``count`` 0 when none match."""
+
     def keyword_search(self, query: str, where: NoteFilter, top_k: int) -> list[Hit]:
         """The ``top_k`` matching notes by keyword relevance (title, text, tags) in any
         namespace, highest first; notes sharing no term with the query are left out."""
 
     def list_recent(self, where: NoteFilter, limit: int) -> list[StoredNote]:
         """Matching notes of every namespace, newest createdAt first (ties: last written first)."""
+
+    def adjacent(self, note_ids: Sequence[NoteId], where: NoteFilter) -> dict[NoteId, list[StoredNote]]:
+        """For each of ``note_ids`` that matches ``where``, the matching notes of its project
+        and group written just before and just after it: the note's neighbours in the order
+        of createdAt, ties by write order (at most two, older first). Notes that do not
+        exist or do not match are left out of the answer."""
 
     def iter_notes(self, project_id: CanonicalProjectId | None = None) -> Iterator[StoredNote]:
         """Every note (of one project), in write order."""

@@ -1,12 +1,23 @@
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from typing import ClassVar, Literal
 
 import attrs
 
 from application.errors import InvalidRequest
-from application.ports import Hit
-from application.ranking import HYBRID_KEYWORD_WEIGHT, blend, keyword_scores, similarity_scores
+from application.ports import Hit, StoredNote
+from application.ranking import (
+    CONTEXT_SEEDS,
+    HYBRID_KEYWORD_WEIGHT,
+    SPREAD_SAMPLE,
+    blend,
+    calibrated_scores,
+    keyword_scores,
+    similarity_scores,
+    with_context,
+)
 from application.services import Services
 from domain.identifiers import GroupId, Namespace
 from domain.note import NoteFilter, Tags
@@ -59,7 +70,24 @@ def search(command: SearchNotes, services: Services) -> SearchResults:
     namespace, (vector,) = services.embedding.embed([command.query], "query")
     if command.mode == "semantic":
         return SearchResults(namespace, similarity_scores(services.store.search(namespace, vector, where, k)))
-    depth = max(k * 4, HYBRID_DEPTH)
-    semantic = similarity_scores(services.store.search(namespace, vector, where, depth))
+    depth = max(k, HYBRID_DEPTH)  # not more for a larger topK: its first results stay the same
+    spread = services.store.similarity_spread(namespace, vector, where, SPREAD_SAMPLE)
+    semantic = calibrated_scores(services.store.search(namespace, vector, where, depth), spread)
     keyword = keyword_scores(services.store.keyword_search(command.query, where, depth))
-    return SearchResults(namespace, blend(semantic, keyword, HYBRID_KEYWORD_WEIGHT, depth)[:k])
+    fused = blend(semantic, keyword, HYBRID_KEYWORD_WEIGHT, depth)
+    seeds = [h.stored.note.id for h in fused[:CONTEXT_SEEDS]]
+    adjacent = services.store.adjacent(seeds, where)
+    known = {h.stored.note.id.value for h in fused}
+    fetched = [s for near in adjacent.values() for s in near if s.note.id.value not in known]
+    if fetched:
+        exact = calibrated_scores([Hit(s, _cosine(services, s, namespace, vector)) for s in fetched], spread)
+        fused = blend(semantic, keyword, HYBRID_KEYWORD_WEIGHT, depth, exact)
+    links = {seed.value: [s.note.id.value for s in near] for seed, near in adjacent.items()}
+    return SearchResults(namespace, with_context(fused, links)[:k])
+
+
+def _cosine(services: Services, stored: StoredNote, namespace: Namespace, query: Sequence[float]) -> float:
+    """The cosine of a note's vector in ``namespace`` with ``query`` (both unit length); -1
+    (the lowest) for a note that has none there."""
+    vector = services.store.vector(stored.note.id, namespace)
+    return -1.0 if vector is None else math.fsum(a * b for a, b in zip(query, vector))

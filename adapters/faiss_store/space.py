@@ -127,12 +127,8 @@ class VectorSpace:
     ) -> list[tuple[int, float]]:
         """The ``k`` best (note row, inner product) among rows where ``mask`` (indexed by
         note row) is True; ties ordered by ``order(row)``. Exact: every matching row is scanned."""
-        q = np.ascontiguousarray(np.asarray(query, dtype=np.float32).reshape(-1))
-        if q.shape[0] != self.dim:
-            raise StoreError(f"a query of dimension {self.dim} was expected, got {q.shape[0]} floats")
-        limit = min(mask.shape[0], self.row_slot.size)
-        slots = self.row_slot.values[np.flatnonzero(mask[:limit])]
-        slots = slots[slots != FREE].astype(np.int64)
+        q = self._query(query)
+        slots = self._slots(mask)
         count = slots.shape[0]
         if count == 0 or k <= 0:
             return []
@@ -146,6 +142,35 @@ class VectorSpace:
         found = [(int(r), float(s)) for r, s in zip(rows.tolist(), scores.tolist())]
         found.sort(key=lambda pair: (-pair[1], *order(pair[0])))
         return found[:k]
+
+    def spread(self, query: Sequence[float], mask: np.ndarray, sample: int) -> tuple[int, float, float]:
+        """(count, mean, std) of the inner products of ``query`` with the rows where ``mask``
+        is True: every one up to ``sample``, else ``sample`` evenly spaced in row order."""
+        q = self._query(query).astype(np.float64)
+        slots = self._slots(mask)
+        if slots.shape[0] > sample:
+            slots = slots[np.linspace(0, slots.shape[0] - 1, sample).astype(np.int64)]
+        if slots.shape[0] == 0:
+            return 0, 0.0, 0.0
+        parts = []
+        for start, block in zip(self._starts, self._blocks):
+            inside = slots[(slots >= start) & (slots < start + block.shape[0])] - start
+            if inside.shape[0]:
+                parts.append(block[inside] @ q)
+        scores = np.concatenate(parts)
+        return int(scores.shape[0]), float(scores.mean()), float(scores.std())
+
+    def _query(self, query: Sequence[float]) -> np.ndarray:
+        q = np.ascontiguousarray(np.asarray(query, dtype=np.float32).reshape(-1))
+        if q.shape[0] != self.dim:
+            raise StoreError(f"a query of dimension {self.dim} was expected, got {q.shape[0]} floats")
+        return q
+
+    def _slots(self, mask: np.ndarray) -> np.ndarray:
+        """The slots of the rows where ``mask`` is True, in row order."""
+        limit = min(mask.shape[0], self.row_slot.size)
+        slots = self.row_slot.values[np.flatnonzero(mask[:limit])]
+        return slots[slots != FREE].astype(np.int64)
 
     def _best(self, q: np.ndarray, slots: np.ndarray, want: int) -> tuple[np.ndarray, np.ndarray]:
         """The ``want`` highest (scores, slots) among ``slots``, highest first."""

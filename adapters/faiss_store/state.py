@@ -32,7 +32,7 @@ from adapters.faiss_store.records import (
 from adapters.faiss_store.space import VectorSpace
 from adapters.keyword_index import KeywordIndex, document_tokens
 from application.errors import StoreError
-from application.ports import Hit, StoredNote
+from application.ports import Hit, Spread, StoredNote
 from domain.identifiers import Namespace
 from domain.note import NoteFilter
 
@@ -163,6 +163,14 @@ class StoreState:
         found = space.search(query, top_k, nothing if mask is None else mask, self.notes.order)
         return [Hit(self.stored(row), score) for row, score in found]
 
+    def similarity_spread(self, namespace: Namespace, query: Sequence[float], where: NoteFilter, sample: int) -> Spread:
+        space = self.spaces.get(str(namespace))
+        mask = self._mask(where)
+        if space is None:
+            return Spread(0, 0.0, 0.0)
+        nothing = np.zeros(0, dtype=bool)  # still computed: a query of the wrong length is an error
+        return Spread(*space.spread(query, nothing if mask is None else mask, sample))
+
     def keyword_search(self, query: str, where: NoteFilter, top_k: int) -> list[Hit]:
         mask = self._mask(where)
         if mask is None:
@@ -181,6 +189,31 @@ class StoreState:
         created = self.notes.created.values[rows]
         newest = rows[np.lexsort((-rows, -created))[:limit]]  # newest createdAt, then last written
         return [self.stored(row) for row in newest.tolist()]
+
+    def adjacent(self, note_ids: Sequence[str], where: NoteFilter) -> dict[str, list[StoredNote]]:
+        mask = self._mask(where)
+        if mask is None:
+            return {}
+        notes = self.notes
+        created, group = notes.created.values, notes.group.values
+        found: dict[str, list[StoredNote]] = {}
+        for note_id in note_ids:
+            row = notes.row_of.get(note_id)
+            if row is None or not mask[row]:
+                continue
+            rows = np.flatnonzero(mask & (group == group[row]))  # in write order
+            at, when = created[rows], created[row]
+            before = rows[(at < when) | ((at == when) & (rows < row))]
+            after = rows[(at > when) | ((at == when) & (rows > row))]
+            line = []
+            if before.size:  # the latest (createdAt, write order) before the note
+                latest = created[before].max()
+                line.append(int(before[created[before] == latest][-1]))
+            if after.size:
+                earliest = created[after].min()
+                line.append(int(after[created[after] == earliest][0]))
+            found[note_id] = [self.stored(r) for r in line]
+        return found
 
     def iter_notes(self, project: str | None) -> Iterator[StoredNote]:
         """Live notes in write order, as of this call: what it yields, later and outside

@@ -30,7 +30,7 @@ thread (single queries are many times faster that way on small machines).
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -41,7 +41,7 @@ from adapters.faiss_store.disk import FileLock, tree_bytes
 from adapters.faiss_store.generations import LOCK, Generations
 from adapters.faiss_store.records import Delete, Drop, Put, PutGlobal, Record, Rehome, fields_of, vector_bytes
 from application.errors import StoreError
-from application.ports import Hit, StoredNote, Vector
+from application.ports import Hit, Spread, StoredNote, Vector
 from domain.identifiers import CanonicalProjectId, GlobalKey, Namespace, NoteId
 from domain.note import GlobalEntry, Note, NoteFilter
 from domain.time import format_instant, parse_instant
@@ -166,6 +166,12 @@ class FaissNoteStore:
             self._live.sync()
             return self._live.state.search(namespace, query, where, top_k)
 
+    def similarity_spread(self, namespace: Namespace, query: Vector, where: NoteFilter, sample: int) -> Spread:
+        """See ``NoteStore.similarity_spread``; ``StoreError`` for a query of the wrong length."""
+        with self._reading():
+            self._live.sync()
+            return self._live.state.similarity_spread(namespace, query, where, sample)
+
     def keyword_search(self, query: str, where: NoteFilter, top_k: int) -> list[Hit]:
         with self._reading():
             self._live.sync()
@@ -175,6 +181,12 @@ class FaissNoteStore:
         with self._reading():
             self._live.sync()
             return self._live.state.list_recent(where, limit)
+
+    def adjacent(self, note_ids: Sequence[NoteId], where: NoteFilter) -> dict[NoteId, list[StoredNote]]:
+        with self._reading():
+            self._live.sync()
+            found = self._live.state.adjacent([i.value for i in note_ids], where)
+        return {i: found[i.value] for i in note_ids if i.value in found}
 
     def iter_notes(self, project_id: CanonicalProjectId | None = None) -> Iterator[StoredNote]:
         with self._reading():

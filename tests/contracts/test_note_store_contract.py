@@ -269,6 +269,51 @@ def test_list_recent_is_newest_first_then_last_written_first(store: NoteStore) -
     assert ids(store.list_recent(NoteFilter(PROJECT), 3))[1] == first.id.value
 
 
+def test_similarity_spread_is_the_mean_and_deviation_of_cosines_over_the_scope(store: NoteStore) -> None:
+    inside = [make_note(str(i), minutes=i) for i in range(4)]
+    for i, note in enumerate(inside):
+        store.put(note, NS, axis(0) if i < 2 else axis(1))
+    store.put(make_note("other group", group="task-9"), NS, axis(0))
+    store.put(make_note("other namespace"), OTHER, unit(3, OTHER.dim))
+
+    spread = store.similarity_spread(NS, axis(0), NoteFilter(PROJECT, GroupId("feature-1")), sample=100)
+    sampled = store.similarity_spread(NS, axis(0), NoteFilter(PROJECT, GroupId("feature-1")), sample=2)
+
+    assert (spread.count, spread.mean, spread.std) == (4, 0.5, 0.5)
+    assert sampled.count == 2
+    assert store.similarity_spread(NS, axis(0), NoteFilter(ELSEWHERE), sample=100).count == 0
+    with pytest.raises(StoreError):
+        store.similarity_spread(NS, axis(0, 5), NoteFilter(PROJECT), sample=100)
+
+
+def test_adjacent_notes_are_the_neighbours_in_created_at_then_write_order(store: NoteStore) -> None:
+    late, first, second, early = (make_note(t, minutes=m) for t, m in (("late", 9), ("first", 5), ("second", 5), ("early", 1)))
+    for note in (late, first, second, early):
+        store.put(note, NS, unit(1))
+    found = store.adjacent([first.id, early.id, late.id], NoteFilter(PROJECT))
+    assert {k.value: ids(v) for k, v in found.items()} == {
+        first.id.value: [early.id.value, second.id.value],
+        early.id.value: [first.id.value],
+        late.id.value: [second.id.value],
+    }
+
+
+def test_adjacent_notes_stay_in_the_group_and_the_filter(store: NoteStore) -> None:
+    a, other_group, tagged_out, b = (
+        make_note("a", minutes=1, tags=("x",)),
+        make_note("g", minutes=2, group="task-2", tags=("x",)),
+        make_note("t", minutes=3),
+        make_note("b", minutes=4, tags=("x",)),
+    )
+    elsewhere = make_note("e", minutes=3, project=ELSEWHERE, tags=("x",))
+    for note in (a, other_group, tagged_out, b, elsewhere):
+        store.put(note, NS, unit(1))
+    found = store.adjacent([a.id, tagged_out.id, NoteId.new()], NoteFilter(PROJECT, tags=Tags(("x",))))
+    assert {k.value: ids(v) for k, v in found.items()} == {a.id.value: [b.id.value]}
+    store.delete(b.id)
+    assert store.adjacent([a.id], NoteFilter(PROJECT))[a.id] == [store.get(tagged_out.id)]
+
+
 def test_iter_notes_yields_every_note_in_write_order_per_project(store: NoteStore) -> None:
     a, b, c = make_note("a"), make_note("b", project=ELSEWHERE), make_note("c")
     for note in (a, b, c):

@@ -14,8 +14,8 @@ from adapters.manual_clock import ManualClock
 from adapters.memory_config import InMemoryConfigRepository
 from adapters.memory_store import InMemoryNoteStore
 from application.add_note import AddNote, add_note
-from application.ports import EmbedKind, Hit, StoredNote
-from application.ranking import KEYWORD_EVIDENCE, blend
+from application.ports import EmbedKind, Hit, Spread, StoredNote
+from application.ranking import KEYWORD_EVIDENCE, SPREAD_MIN_NOTES, blend, calibrated_scores, with_context
 from application.search import DEFAULT_MODE, SearchNotes, search
 from application.services import Services
 from application.settings import EmbedderSettings
@@ -123,6 +123,51 @@ def test_a_note_below_a_ranking_cut_at_depth_gets_that_rankings_lowest_score() -
     fused = blend(semantic, [hit(0xC, 0.8)], 0.5, depth=2)
 
     assert dict(zip(ids(fused), (h.score for h in fused)))[0xC] == 0.5 * 0.8 + 0.5 * 0.7
+
+
+def test_calibrated_scores_are_the_same_for_cosines_shifted_and_squeezed_by_another_model() -> None:
+    cosines = [0.62, 0.40, 0.15, 0.05]
+    spread = Spread(100, 0.08, 0.07)
+    squeezed = Spread(100, 0.8 + 0.08 / 4, 0.07 / 4)  # the same notes as a model with cosines near 0.8
+
+    plain = calibrated_scores([hit(i, c) for i, c in enumerate(cosines)], spread)
+    other = calibrated_scores([hit(i, 0.8 + c / 4) for i, c in enumerate(cosines)], squeezed)
+
+    assert [round(h.score, 9) for h in plain] == [round(h.score, 9) for h in other]
+    assert plain[0].score > plain[1].score > plain[2].score > plain[3].score == 0.0
+
+
+def test_calibration_needs_enough_notes_to_measure_a_spread() -> None:
+    few = calibrated_scores([hit(1, 0.6)], Spread(SPREAD_MIN_NOTES - 1, 0.5, 0.1))
+
+    assert few[0].score == (1 + 0.6) / 2
+
+
+def test_the_neighbours_of_the_best_hits_share_their_score() -> None:
+    fused = [hit(0xA, 0.8), hit(0xB, 0.5), hit(0xC, 0.45), hit(0xD, 0.3)]
+
+    rescored = with_context(fused, {hit(0xA, 0).stored.note.id.value: [hit(0xC, 0).stored.note.id.value]}, 0.3)
+
+    assert ids(rescored) == [0xA, 0xC, 0xB, 0xD]
+    assert [round(h.score, 6) for h in rescored] == [round(0.8 + 0.3 * 0.45, 6), round(0.45 + 0.3 * 0.8, 6), 0.5, 0.3]
+
+
+def test_a_hybrid_search_brings_up_the_note_written_right_after_a_hit(tmp_path: Path) -> None:
+    meaning = (1.0, 0.0, 0.0)
+    embedder = TableEmbedder({"deploy": meaning}, other=(0.0, 1.0, 0.0))
+    services = services_with(tmp_path, embedder)
+    for minute in range(12):
+        at = T0 + timedelta(hours=2, minutes=minute)  # newer: first among equals in a plain search
+        add_note(AddNote("proj", GroupId("g"), f"Unrelated chatter number {minute}", created_at=at), services)
+    question = add_note(AddNote("proj", GroupId("g"), "How do we deploy the api?", created_at=T0 + timedelta(hours=1)), services)
+    answer = add_note(AddNote("proj", GroupId("g"), "Through the blue-green switch.", created_at=T0 + timedelta(hours=1, seconds=1)), services)
+    add_note(AddNote("proj", GroupId("other"), "Unrelated, written in between", created_at=T0 + timedelta(hours=1)), services)
+
+    found = search(SearchNotes("proj", "deploy the api", top_k=2), services)
+    plain = search(SearchNotes("proj", "deploy the api", top_k=2, mode="semantic"), services)
+
+    assert [h.stored.note.id for h in found.hits] == [question.id, answer.id]
+    assert answer.id not in [h.stored.note.id for h in plain.hits]
 
 
 scores = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
