@@ -30,7 +30,8 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable
-from operator import itemgetter
+
+import numpy as np
 
 _WORD = re.compile(r"\w+")
 _CJK = re.compile(
@@ -114,51 +115,85 @@ Loader = Callable[[str], Iterable[tuple[str, list[str]]]]
 
 
 class _ProjectIndex:
+    """One project's postings. Each note has a slot (reused after it is removed); per term,
+    the slots holding it with their term frequencies: a dict to update, and numpy arrays,
+    built on first use after a change, to score with."""
+
     def __init__(self) -> None:
-        self.postings: dict[str, dict[str, int]] = {}
-        self.lengths: dict[str, int] = {}
-        self.vocabulary: dict[str, tuple[str, ...]] = {}
+        self.slot_of: dict[str, int] = {}
+        self.ids: list[str | None] = []
+        self.lengths = np.zeros(0, dtype=np.float64)
+        self.postings: dict[str, dict[int, int]] = {}
+        self._vocabulary: dict[int, tuple[str, ...]] = {}
+        self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._free: list[int] = []
         self.total = 0
+
+    def __len__(self) -> int:
+        return len(self.slot_of)
 
     def add(self, doc_id: str, terms: list[str]) -> None:
         self.remove(doc_id)
+        if self._free:
+            slot = self._free.pop()
+        else:
+            slot = len(self.ids)
+            self.ids.append(None)
+            if slot >= self.lengths.shape[0]:
+                self.lengths = np.concatenate([self.lengths, np.zeros(max(64, slot), dtype=np.float64)])
         counts = Counter(terms)
         for term, count in counts.items():
-            self.postings.setdefault(term, {})[doc_id] = count
-        self.vocabulary[doc_id] = tuple(counts)
-        self.lengths[doc_id] = len(terms)
+            self.postings.setdefault(term, {})[slot] = count
+            self._arrays.pop(term, None)
+        self.slot_of[doc_id] = slot
+        self.ids[slot] = doc_id
+        self._vocabulary[slot] = tuple(counts)
+        self.lengths[slot] = len(terms)
         self.total += len(terms)
 
     def remove(self, doc_id: str) -> None:
-        length = self.lengths.pop(doc_id, None)
-        if length is None:
+        slot = self.slot_of.pop(doc_id, None)
+        if slot is None:
             return
-        self.total -= length
-        for term in self.vocabulary.pop(doc_id):
+        self.total -= int(self.lengths[slot])
+        for term in self._vocabulary.pop(slot):
             docs = self.postings[term]
-            del docs[doc_id]
+            del docs[slot]
+            self._arrays.pop(term, None)
             if not docs:
                 del self.postings[term]
+        self.ids[slot] = None
+        self.lengths[slot] = 0.0
+        self._free.append(slot)
 
-    def scores(self, query_terms: Iterable[str]) -> dict[str, float]:
-        """BM25 of every note sharing a term with the query, divided by the query's weight, capped at 1."""
-        n = len(self.lengths)
+    def _posting(self, term: str) -> tuple[np.ndarray, np.ndarray]:
+        arrays = self._arrays.get(term)
+        if arrays is None:
+            docs = self.postings.get(term) or {}
+            slots = np.fromiter(docs.keys(), dtype=np.int64, count=len(docs))
+            counts = np.fromiter(docs.values(), dtype=np.float64, count=len(docs))
+            arrays = self._arrays[term] = (slots, counts)
+        return arrays
+
+    def scores(self, query_terms: Iterable[str]) -> tuple[np.ndarray, np.ndarray, float]:
+        """The slots of every note sharing a term with the query, their BM25, and the query's
+        weight (a note's score is its BM25 divided by the weight, capped at 1)."""
+        n = len(self.slot_of)
         if n == 0:
-            return {}
-        lengths = self.lengths
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64), 1.0
         flat = K1 * (1.0 - B)  # the length norm is flat + slope * length
         slope = K1 * B / (self.total / n or 1.0)
-        scores: dict[str, float] = {}
-        get = scores.get
+        total = np.zeros(len(self.ids), dtype=np.float64)
         weight = 0.0
         for term in set(query_terms):
-            docs = self.postings.get(term) or {}
-            idf = math.log(1.0 + (n - len(docs) + 0.5) / (len(docs) + 0.5))
+            slots, counts = self._posting(term) if term in self.postings else (None, None)
+            found = 0 if slots is None else slots.shape[0]
+            idf = math.log(1.0 + (n - found + 0.5) / (found + 0.5))
             weight += idf
-            gain = idf * (K1 + 1.0)
-            for doc_id, tf in docs.items():
-                scores[doc_id] = get(doc_id, 0.0) + gain * tf / (tf + flat + slope * lengths[doc_id])
-        return {doc_id: min(1.0, score / weight) for doc_id, score in scores.items()}
+            if found:
+                total[slots] += idf * (K1 + 1.0) * counts / (counts + flat + slope * self.lengths[slots])
+        hit = np.flatnonzero(total > 0.0)
+        return hit, total[hit], weight
 
 
 class KeywordIndex:
@@ -206,13 +241,36 @@ class KeywordIndex:
                 index.add(doc_id, terms)
         if top_k <= 0:
             return []
-        ranked = sorted(index.scores(tokens(query)).items(), key=itemgetter(1), reverse=True)
-        # Accept in score order; past the k-th accepted note only its ties can still enter.
-        chosen: list[tuple[str, float]] = []
-        for doc_id, score in ranked:
-            if score <= 0.0 or (len(chosen) >= top_k and score < chosen[top_k - 1][1]):
+        slots, raw, weight = index.scores(tokens(query))
+        want = max(4 * top_k, 64)
+        while True:  # the best ``want`` raw scores, more while the filter turns too many away
+            complete = want >= raw.shape[0]
+            if complete:
+                best = np.argsort(-raw, kind="stable")
+            else:
+                best = np.argpartition(-raw, want)[:want]
+                best = best[np.argsort(-raw[best], kind="stable")]
+            ids = index.ids
+            ranked = [(ids[slot], score) for slot, score in zip(slots[best].tolist(), raw[best].tolist())]
+            chosen, settled = _accepted(ranked, weight, top_k, accept)
+            if settled or complete:
                 break
-            if accept(doc_id):
-                chosen.append((doc_id, score))
+            want *= 4
         chosen.sort(key=lambda pair: (-pair[1], *order(pair[0])))
         return chosen[:top_k]
+
+
+def _accepted(
+    ranked: list[tuple[str, float]], weight: float, top_k: int, accept: Callable[[str], bool]
+) -> tuple[list[tuple[str, float]], bool]:
+    """Accept notes in raw score order, scored ``raw / weight`` capped at 1; past the k-th
+    accepted only its ties can still enter. Also whether that settled it: False when
+    ``ranked`` ran out first (a longer ranking may hold more)."""
+    chosen: list[tuple[str, float]] = []
+    for doc_id, raw in ranked:
+        score = min(1.0, raw / weight)
+        if score <= 0.0 or (len(chosen) >= top_k and score < chosen[top_k - 1][1]):
+            return chosen, True
+        if accept(doc_id):
+            chosen.append((doc_id, score))
+    return chosen, False

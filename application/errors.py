@@ -63,6 +63,7 @@ class EmbedderRejected(EmbedderError):
 class DimensionChanged(EmbedderError):
     def __init__(self, provider: str, model_key: str, expected: int, got: int) -> None:
         self.model_key = model_key
+        self.model = model_key.removeprefix(f"{provider}:")
         self.expected = expected
         self.got = got
         super().__init__(

@@ -71,8 +71,9 @@ def bm25_matrix(docs: list[str], queries: list[str]) -> np.ndarray:
     out = np.zeros((len(queries), n), dtype=np.float64)
     for qi, q in enumerate(queries):
         terms = keyword_index.tokens(q)
-        for doc, s in index.scores(terms).items():
-            out[qi, int(doc)] = s
+        slots, raw, weight = index.scores(terms)
+        for slot, s in zip(slots.tolist(), raw.tolist()):
+            out[qi, int(index.ids[slot])] = min(1.0, s / weight)
     return out
 
 
@@ -231,9 +232,9 @@ def main() -> int:
         "floor-normalized blend 0.2, threshold 0.2": floor_blend(0.2, 0.2),
         "blend 0.3 + neighbours of top 5 (0.3), fetched": neighbours(0.3, 0.2, 0.3, 5, True),
         "blend 0.3 + neighbours of top 5 (0.3), candidates only": neighbours(0.3, 0.2, 0.3, 5, False),
-        "calibrated blend 0.3, depth 50": neighbours(0.3, 0.2, 0.0, 5, True, 50, calibrated),
-        "calibrated blend 0.3 + neighbours of top 5 (0.3), depth 50 (default)":
-            neighbours(0.3, 0.2, 0.3, 5, True, 50, calibrated),
+        "calibrated blend 0.3, depth 30": neighbours(0.3, 0.2, 0.0, 5, True, 30, calibrated),
+        "calibrated blend 0.3 + neighbours of top 5 (0.3), depth 30 (default)":
+            neighbours(0.3, 0.2, 0.3, 5, True, 30, calibrated),
     }
     print(f"Library-level fusion study, {model}: LoCoMo evidence recall (760 questions), paraphrase recall@1\n")
     print("| fusion | LoCoMo R@1 | R@5 | R@10 | R@25 | R@5 tuning (26,30,41) | R@5 held out (42,43) | paraphrase R@1 (50) | R@1 incl. cross (58) |")
@@ -253,7 +254,7 @@ def leave_one_out(loco: list[Case], para_50: list[Case]) -> None:
     default design on the other four (best R@5 among the settings whose paraphrase recall@1
     is no lower than semantic-only's, or among all when none is), report R@5 on the one left out."""
     grid = [(w, b) for w in (0.2, 0.3, 0.4) for b in (0.0, 0.2, 0.3)]
-    fusions = {p: neighbours(p[0], 0.2, p[1], 5, True, 50, calibrated) for p in grid}
+    fusions = {p: neighbours(p[0], 0.2, p[1], 5, True, 30, calibrated) for p in grid}
     per_case = {p: [recall_at(c, f(c), 5) for c in loco] for p, f in fusions.items()}
     floor = evaluate(para_50, semantic, (1,))[1]
     allowed = [p for p in grid if evaluate(para_50, fusions[p], (1,))[1] >= floor] or grid

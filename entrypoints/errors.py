@@ -107,7 +107,7 @@ def to_rpc_error(exc: BaseException, method: str | None = None) -> RpcError:
         case app.NoteNotFound():
             return RpcError(NOT_FOUND, str(exc), {"id": exc.id})
         case app.DimensionChanged():
-            data = {"provider": exc.provider, "model": exc.model_key, "expected": exc.expected, "got": exc.got}
+            data = {"provider": exc.provider, "model": exc.model, "expected": exc.expected, "got": exc.got}
             return RpcError(DIMENSION_MISMATCH, str(exc), data)
         case app.EmbedderNotConfigured():
             return RpcError(EMBEDDER_NOT_CONFIGURED, str(exc), {"provider": exc.provider})

@@ -70,7 +70,7 @@ def test_a_model_answering_with_another_dimension_than_recorded_is_32005_and_wri
             error = server.call("memory.add_note", {**NOTE, "text": "Rollbacks need two approvals."})["error"]
             recent = server.result("memory.list_recent", {"projectId": "error-codes"})
     assert error["code"] == -32005
-    assert error["data"] == {"provider": "openai", "model": "openai:text-embedding-3-small", "expected": 16, "got": 24}
+    assert error["data"] == {"provider": "openai", "model": "text-embedding-3-small", "expected": 16, "got": 24}
     assert [item["id"] for item in recent["items"]] == [first["id"]]
     assert json.loads((tmp_path / "config.json").read_text())["embedder"]["dims"] == {"openai:text-embedding-3-small": 16}
 
@@ -84,7 +84,7 @@ def test_a_dimension_change_while_serving_is_32005_and_writes_nothing(tmp_path: 
             error = server.call("memory.add_note", {**NOTE, "text": "Rollbacks need two approvals."})["error"]
             recent = server.result("memory.list_recent", {"projectId": "error-codes"})
     assert error["code"] == -32005
-    assert error["data"] == {"provider": "openai", "model": "openai:text-embedding-3-small", "expected": 16, "got": 8}
+    assert error["data"] == {"provider": "openai", "model": "text-embedding-3-small", "expected": 16, "got": 8}
     assert [item["id"] for item in recent["items"]] == [first["id"]]
 
 
