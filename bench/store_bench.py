@@ -2,7 +2,8 @@
 
     python -m bench.store_bench --sizes 10000,100000
 
-Per size: N notes with random normalized 384-d vectors over 10 projects (10 groups each).
+Per size: N notes with random normalized 384-d vectors over 10 projects (``--projects``;
+``--projects 1`` puts all N in the one project searched), 10 groups each.
 Every system is measured in fresh processes on identical vectors: open time (constructor
 plus the first search; the median of ``OPENS`` fresh processes, each run before any write),
 search latency (top 10 in one project; and with a group filter),
@@ -33,7 +34,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 DIM = 384
-PROJECTS = 10
+PROJECTS = int(os.environ.get("STORE_BENCH_PROJECTS", "10"))  # --projects, passed on to the measuring processes
 GROUPS = 10
 QUERIES = 300
 ADDS = 500
@@ -301,14 +302,19 @@ def table(results: list[dict]) -> str:
 
 
 def main() -> None:
+    global PROJECTS
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--projects", type=int, help="projects the notes are spread over (default 10)")
     parser.add_argument("--workdir", type=Path)
     parser.add_argument("--prepare", type=int)
     parser.add_argument("--measure", choices=SYSTEMS)
     parser.add_argument("--size", type=int)
     parser.add_argument("--open-only", action="store_true")
     args = parser.parse_args()
+    if args.projects:
+        PROJECTS = args.projects
+        os.environ["STORE_BENCH_PROJECTS"] = str(args.projects)  # for the measuring processes
     if args.prepare:
         prepare(args.prepare, args.workdir)
         return
