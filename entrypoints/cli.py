@@ -23,6 +23,14 @@ exit codes:
 """
 
 
+SERVE_EXIT_CODES = """\
+exit codes:
+  0    stopped cleanly: end of input (stdio), SIGINT or SIGTERM, the request in hand answered first
+  1    could not start (e.g. the HTTP port is taken); the reason is on stderr
+  2    usage error: unknown flag or a bad value
+"""
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mcp-memory",
@@ -34,7 +42,7 @@ def _parser() -> argparse.ArgumentParser:
     serve = commands.add_parser(
         "serve",
         help="serve JSON-RPC and MCP over stdio or HTTP",
-        epilog=EXIT_CODES,
+        epilog=SERVE_EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     serve.add_argument(

@@ -1,7 +1,8 @@
 """The vectors of one namespace: float32 rows ("slots") in blocks, owned by note rows.
 
-Block 0 is the snapshot's vector file, memory-mapped copy-on-write (opening costs no read;
-a page is read on first use and copied only if a write changes it). Later blocks are
+Block 0 is the snapshot's vector file, memory-mapped copy-on-write (opening reads it once
+to check its CRC, then pages stay shared with the page cache and are copied only if a
+write changes them). Later blocks are
 allocated as the space fills, each half the size so far, so no write ever copies the
 vectors already there. A slot belongs to one note row or is free (reused by the next
 insert); ``slot_row`` maps slots to note rows and ``row_slot`` note rows to slots, so a
