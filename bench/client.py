@@ -30,6 +30,20 @@ class RpcFailed(Exception):
         super().__init__(f"{method}: {error}")
 
 
+def server_env(home: Path, **settings: str) -> dict[str, str]:
+    """The environment of a benchmarked server: this one's, less any ``MCP_MEMORY_*`` of
+    the user's, with config, data and HOME in ``home`` and warnings only on stderr."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MCP_MEMORY_")}
+    env.update(
+        HOME=str(home),
+        MCP_MEMORY_CONFIG=str(home / "config.json"),
+        MCP_MEMORY_DATA_DIR=str(home / "data"),
+        MCP_MEMORY_LOG_LEVEL="WARNING",
+        **settings,
+    )
+    return env
+
+
 class StdioClient:
     def __init__(self, home: Path | None = None) -> None:
         self._tmp = None
@@ -37,13 +51,7 @@ class StdioClient:
             self._tmp = tempfile.TemporaryDirectory(prefix="mcp-memory-bench-")
             home = Path(self._tmp.name)
         self.home = home
-        env = {k: v for k, v in os.environ.items() if not k.startswith("MCP_MEMORY_")}
-        env.update(
-            HOME=str(home),
-            MCP_MEMORY_CONFIG=str(home / "config.json"),
-            MCP_MEMORY_DATA_DIR=str(home / "data"),
-            MCP_MEMORY_LOG_LEVEL="WARNING",
-        )
+        env = server_env(home)
         self._stderr = open(home / "server.log", "wb")
         self.started = time.perf_counter()
         self.process = subprocess.Popen(

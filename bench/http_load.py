@@ -29,7 +29,7 @@ from typing import Any
 
 import httpx
 
-from bench.client import MCP_MEMORY, percentile, table, write_result
+from bench.client import MCP_MEMORY, percentile, server_env, table, write_result
 
 PROJECTS = ("bench-alpha", "bench-beta", "bench-gamma", "bench-delta")
 TOPICS = (
@@ -44,14 +44,7 @@ class Server:
         with socket.socket() as sock:
             sock.bind(("127.0.0.1", 0))
             self.port = sock.getsockname()[1]
-        env = {k: v for k, v in os.environ.items() if not k.startswith("MCP_MEMORY_")}
-        env.update(
-            HOME=str(home),
-            MCP_MEMORY_CONFIG=str(home / "config.json"),
-            MCP_MEMORY_DATA_DIR=str(home / "data"),
-            MCP_MEMORY_LOG_LEVEL="WARNING",
-            MCP_MEMORY_HTTP_WORKERS=str(workers),
-        )
+        env = server_env(home, MCP_MEMORY_HTTP_WORKERS=str(workers))
         self.log = open(home / "server.log", "wb")
         self.started = time.perf_counter()
         self.process = subprocess.Popen(

@@ -13,7 +13,7 @@ import pytest
 
 from application.services import Services
 from entrypoints.mcp import TextBounds
-from tests.unit.test_mcp import Client, _ok
+from tests.unit.test_mcp import Client, _ok, client, project  # noqa: F401 (client, project: the same fixtures)
 
 BUDGET = TextBounds().result_bytes
 
@@ -34,18 +34,6 @@ def huge_note(i: int) -> dict[str, Any]:
         "source": "s" * 1000,
         "metadata": {"blob": "m" * 200_000, "n": i},
     }
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    path = tmp_path / "project"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
-def client(services: Services, project: Path) -> Client:
-    return Client(services, project)
 
 
 @pytest.fixture
