@@ -70,10 +70,17 @@ def search(command: SearchNotes, services: Services) -> SearchResults:
     namespace, (vector,) = services.embedding.embed([command.query], "query")
     if command.mode == "semantic":
         return SearchResults(namespace, similarity_scores(services.store.search(namespace, vector, where, k)))
+    return SearchResults(namespace, _hybrid(command.query, vector, namespace, where, k, services))
+
+
+def _hybrid(
+    query: str, vector: Sequence[float], namespace: Namespace, where: NoteFilter, k: int, services: Services
+) -> list[Hit]:
+    """Keyword and calibrated meaning blended, then the best hits' neighbours (``ranking``)."""
     depth = max(k, HYBRID_DEPTH)  # not more for a larger topK: its first results stay the same
     spread = services.store.similarity_spread(namespace, vector, where, SPREAD_SAMPLE)
     semantic = calibrated_scores(services.store.search(namespace, vector, where, depth), spread)
-    keyword = keyword_scores(services.store.keyword_search(command.query, where, depth))
+    keyword = keyword_scores(services.store.keyword_search(query, where, depth))
     fused = blend(semantic, keyword, HYBRID_KEYWORD_WEIGHT, depth)
     seeds = [h.stored.note.id for h in fused[:CONTEXT_SEEDS]]
     adjacent = services.store.adjacent(seeds, where)
@@ -83,7 +90,7 @@ def search(command: SearchNotes, services: Services) -> SearchResults:
         exact = calibrated_scores([Hit(s, _cosine(services, s, namespace, vector)) for s in fetched], spread)
         fused = blend(semantic, keyword, HYBRID_KEYWORD_WEIGHT, depth, exact)
     links = {seed.value: [s.note.id.value for s in near] for seed, near in adjacent.items()}
-    return SearchResults(namespace, with_context(fused, links)[:k])
+    return with_context(fused, links)[:k]
 
 
 def _cosine(services: Services, stored: StoredNote, namespace: Namespace, query: Sequence[float]) -> float:
