@@ -43,6 +43,7 @@ class StoreState:
         self.spaces: dict[str, VectorSpace] = {}
         self.globals: dict[tuple[str, str], PutGlobal] = {}
         self._namespaces: dict[str, Namespace] = {}
+        self._last_mask: tuple[NoteFilter, np.ndarray | None] | None = None  # until the next record
         documents = weakref.WeakMethod(self._documents)  # no cycle: a replaced state, and
         self.keywords = KeywordIndex(lambda project: documents()(project))  # its mapped files, go at once
 
@@ -55,6 +56,7 @@ class StoreState:
     # -- applying records -------------------------------------------------------------
 
     def apply(self, record: Record) -> None:
+        self._last_mask = None
         if isinstance(record, Put):
             self._put(record)
         elif isinstance(record, Rehome):
@@ -145,14 +147,20 @@ class StoreState:
         return None if row is None or space is None else space.vector(row)
 
     def _mask(self, where: NoteFilter) -> np.ndarray | None:
+        """The rows ``where`` selects; the last answer is kept until a record is applied, for
+        the several reads of one hybrid search. Callers must not change it."""
+        if self._last_mask is not None and self._last_mask[0] == where:
+            return self._last_mask[1]
         window = where.window
-        return self.notes.mask(
+        mask = self.notes.mask(
             where.project_id.value,
             None if where.group_id is None else where.group_id.value,
             None if window.since is None else instant_micros(window.since),
             None if window.until is None else instant_micros(window.until),
             where.tags.values,
         )
+        self._last_mask = (where, mask)
+        return mask
 
     def search(self, namespace: Namespace, query: Sequence[float], where: NoteFilter, top_k: int) -> list[Hit]:
         space = self.spaces.get(str(namespace))
