@@ -1,8 +1,11 @@
 """Ports: what the use cases need from the outside world.
 
 Every port is a small ``typing.Protocol``. Adapters implement them structurally (no base
-classes); each port has an in-memory fake in ``adapters/`` and one contract test suite in
-``tests/contracts/`` that the fake and every real adapter pass.
+classes). The ports with state or I/O — ``NoteStore``, ``Embedder``, ``ConfigRepository`` —
+each have an in-memory fake in ``adapters/`` and one contract test suite in
+``tests/contracts/`` that the fake and every real adapter pass. ``Clock`` has
+``ManualClock`` for tests; ``ProjectResolver`` has one adapter, checked by properties
+(``tests/unit/test_project_paths.py``); ``Progress`` is a plain callable.
 
 Units and conventions shared by all ports:
 
