@@ -31,6 +31,20 @@ KEYWORD_EVIDENCE = 0.2
 typically one common word of a paraphrased question) counts as no keyword match at all."""
 
 
+SPREAD_UNITS = 8.0
+"""A cosine this many standard deviations above the mean similarity in scope scores 1."""
+
+SPREAD_MIN_NOTES = 8
+SPREAD_SAMPLE = 1024
+"""The spread is measured on every note in scope up to this many, else on a sample."""
+
+CONTEXT_SEEDS = 5
+"""How many of the best hybrid hits lend their score to their neighbours (``with_context``)."""
+
+CONTEXT_WEIGHT = 0.3
+"""How much of a linked note's score a seed or neighbour gains: own + 0.3 * the other's."""
+
+
 def similarity_scores(hits: list[Hit]) -> list[Hit]:
     """Cosine similarity -> (1 + cos) / 2, clamped to 0..1."""
     return [Hit(h.stored, min(1.0, max(0.0, (1.0 + h.score) / 2.0))) for h in hits]
@@ -52,20 +66,6 @@ def calibrated_scores(hits: list[Hit], spread: Spread) -> list[Hit]:
 def keyword_scores(hits: list[Hit]) -> list[Hit]:
     """Keyword relevance is already a share of the query in 0..1; clamp it."""
     return [Hit(h.stored, min(1.0, max(0.0, h.score))) for h in hits]
-
-
-SPREAD_UNITS = 8.0
-"""A cosine this many standard deviations above the mean similarity in scope scores 1."""
-
-SPREAD_MIN_NOTES = 8
-SPREAD_SAMPLE = 1024
-"""The spread is measured on every note in scope up to this many, else on a sample."""
-
-CONTEXT_SEEDS = 5
-"""How many of the best hybrid hits lend their score to their neighbours (``with_context``)."""
-
-CONTEXT_WEIGHT = 0.3
-"""How much of a linked note's score a seed or neighbour gains: own + 0.3 * the other's."""
 
 
 def _ranked(hits: list[Hit]) -> list[Hit]:

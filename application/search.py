@@ -85,7 +85,8 @@ def _hybrid(
     seeds = [h.stored.note.id for h in fused[:CONTEXT_SEEDS]]
     adjacent = services.store.adjacent(seeds, where)
     known = {h.stored.note.id.value for h in fused}
-    fetched = [s for near in adjacent.values() for s in near if s.note.id.value not in known]
+    unscored = {s.note.id.value: s for near in adjacent.values() for s in near}  # one each, if two seeds share it
+    fetched = [s for key, s in unscored.items() if key not in known]
     if fetched:
         exact = calibrated_scores([Hit(s, _cosine(services, s, namespace, vector)) for s in fetched], spread)
         fused = blend(semantic, keyword, HYBRID_KEYWORD_WEIGHT, depth, exact)

@@ -16,7 +16,7 @@ block is faster. ``top_k`` are returned whenever that many match.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import faiss
 import numpy as np
@@ -154,12 +154,7 @@ class VectorSpace:
             slots = slots[np.linspace(0, slots.shape[0] - 1, sample).astype(np.int64)]
         if slots.shape[0] == 0:
             return 0, 0.0, 0.0
-        parts = []
-        for start, block in zip(self._starts, self._blocks):
-            inside = slots[(slots >= start) & (slots < start + block.shape[0])] - start
-            if inside.shape[0]:
-                parts.append(block[inside] @ q)
-        scores = np.concatenate(parts)
+        scores = np.concatenate([block[inside] @ q for _, block, inside in self._per_block(slots)])
         return int(scores.shape[0]), float(scores.mean()), float(scores.std())
 
     def _query(self, query: Sequence[float]) -> np.ndarray:
@@ -174,13 +169,17 @@ class VectorSpace:
         slots = self.row_slot.values[np.flatnonzero(mask[:limit])]
         return slots[slots != FREE].astype(np.int64)
 
+    def _per_block(self, slots: np.ndarray) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+        """(start, block, the block's own indexes of ``slots``) for each block holding any."""
+        for start, block in zip(self._starts, self._blocks):
+            inside = slots[(slots >= start) & (slots < start + block.shape[0])] - start
+            if inside.shape[0]:
+                yield start, block, inside
+
     def _best(self, q: np.ndarray, slots: np.ndarray, want: int) -> tuple[np.ndarray, np.ndarray]:
         """The ``want`` highest (scores, slots) among ``slots``, highest first."""
         all_scores, all_slots = [], []
-        for start, block in zip(self._starts, self._blocks):
-            inside = slots[(slots >= start) & (slots < start + block.shape[0])] - start
-            if inside.shape[0] == 0:
-                continue
+        for start, block, inside in self._per_block(slots):
             k = min(want, inside.shape[0])
             if inside.shape[0] * DENSE_SHARE >= block.shape[0]:
                 scores, local = _dense_best(q, block, inside, k)

@@ -205,11 +205,15 @@ class StoreState:
         notes = self.notes
         created, group = notes.created.values, notes.group.values
         found: dict[str, list[StoredNote]] = {}
+        in_group: dict[int, np.ndarray] = {}  # the matching rows of a group, in write order
         for note_id in note_ids:
             row = notes.row_of.get(note_id)
             if row is None or not mask[row]:
                 continue
-            rows = np.flatnonzero(mask & (group == group[row]))  # in write order
+            code = int(group[row])
+            rows = in_group.get(code)
+            if rows is None:
+                rows = in_group[code] = np.flatnonzero(mask & (group == code))
             at, when = created[rows], created[row]
             before = rows[(at < when) | ((at == when) & (rows < row))]
             after = rows[(at > when) | ((at == when) & (rows > row))]
