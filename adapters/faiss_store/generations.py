@@ -124,12 +124,13 @@ class Generations:
         )
 
     def compact(self) -> None:
-        """Write the state as the next generation's snapshot, start its journal, switch
-        the manifest (the commit point), then remove older generations. Call with the
-        lock held, caught up."""
+        """Write the state as the next generation's snapshot (large spaces partitioned
+        first, see ``partition``), start its journal, switch the manifest (the commit
+        point), then remove older generations. Call with the lock held, caught up."""
         assert self.journal is not None
         started = time.perf_counter()
         generation = self.generation + 1
+        self.state.repartition()
         snapshot = write_snapshot(self.root, generation, self.state)
         journal = Journal.create(self.root / journal_name(generation), generation)
         manifest = Manifest(format=FORMAT, generation=generation, snapshot=snapshot, journal=journal.path.name)

@@ -95,12 +95,19 @@ JournalEntry = Union[Header, Put, Rehome, Delete, Drop, PutGlobal]
 
 class SpaceFile(msgspec.Struct, **_STRUCT):
     """One namespace's vectors: ``vectors`` (float32, ``(count, dim)``) and ``owners``
-    (int32, ``(count,)``: the note row owning each vector row), both ``.npy`` files."""
+    (int32, ``(count,)``: the note row owning each vector row), both ``.npy`` files. With a
+    partition (``partition``): ``centroids`` (float32, ``(lists, dim)``), ``lists`` (int32,
+    ``(count,)``: each vector row's list; rows are grouped by list), its ``probes`` and the
+    vector count it was ``trained`` on."""
 
     namespace: str
     vectors: str
     owners: str
     count: int
+    centroids: str | None = None
+    lists: str | None = None
+    probes: int = 0
+    trained: int = 0
 
 
 class Sidecar(msgspec.Struct, **_STRUCT):

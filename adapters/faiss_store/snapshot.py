@@ -8,6 +8,8 @@ A snapshot is a directory ``snapshot-<generation>/`` (format 2, see ``records``)
     notes.bin             every note's NoteFields as msgspec JSON, back to back
     space-<n>.npy         float32 (count, dim): one namespace's vectors
     space-<n>.owners.npy  int32 (count,): the note row owning each vector row
+    space-<n>.centroids.npy, space-<n>.lists.npy
+                          with a partition: its centroids, and each vector row's list
 
 Only live notes are written, renumbered in write order, and only used vector rows.
 Opening reads ``sidecar.json`` and the small ``.npy`` files whole (their CRC-32 checked
@@ -27,11 +29,13 @@ import os
 import zlib
 from pathlib import Path
 
+import msgspec
 import numpy as np
 
 from adapters.faiss_store.columns import Names
 from adapters.faiss_store.disk import TMP_MARK, create_file, fsync_dir, remove_path, write_durably
 from adapters.faiss_store.notes import NoteBodies, NoteTable
+from adapters.faiss_store.partition import Partition
 from adapters.faiss_store.records import FORMAT, NOTE_ROW, Sidecar, SpaceFile, decode_sidecar, encode, namespace_dim
 from adapters.faiss_store.space import VectorSpace
 from adapters.faiss_store.state import StoreState
@@ -68,10 +72,19 @@ def write_snapshot(root: Path, generation: int, state: StoreState) -> str:
     for number, (namespace, space) in enumerate(state.spaces.items()):
         if not len(space):
             continue
-        item = SpaceFile(namespace=namespace, vectors=f"space-{number:04d}.npy", owners=f"space-{number:04d}.owners.npy", count=len(space))
-        owners, parts = space.used()
-        checksums[item.owners] = _write_npy(tmp / item.owners, renumber[owners])
-        checksums[item.vectors] = _write_vectors(tmp / item.vectors, parts, len(space), space.dim)
+        stem = f"space-{number:04d}"
+        item = SpaceFile(namespace=namespace, vectors=f"{stem}.npy", owners=f"{stem}.owners.npy", count=len(space))
+        slots = space.used()
+        checksums[item.owners] = _write_npy(tmp / item.owners, renumber[space.slot_row.values[slots]])
+        checksums[item.vectors] = _write_vectors(tmp / item.vectors, space, slots)
+        partition = space.partition
+        if partition is not None:
+            item = msgspec.structs.replace(
+                item, centroids=f"{stem}.centroids.npy", lists=f"{stem}.lists.npy",
+                probes=partition.probes, trained=partition.trained,
+            )  # fmt: skip
+            checksums[item.centroids] = _write_npy(tmp / item.centroids, partition.centroids.astype("<f4"))
+            checksums[item.lists] = _write_npy(tmp / item.lists, space.slot_list.values[slots].astype("<i4"))
         spaces.append(item)
     sidecar = Sidecar(
         format=FORMAT,
@@ -121,24 +134,23 @@ def _write_npy(path: Path, array: np.ndarray) -> int:
     return zlib.crc32(data)
 
 
-def _write_vectors(path: Path, parts: list[tuple[np.ndarray, np.ndarray]], count: int, dim: int) -> int:
+def _write_vectors(path: Path, space: VectorSpace, slots: np.ndarray) -> int:
     header = io.BytesIO()
-    np.lib.format.write_array_header_1_0(header, {"descr": "<f4", "fortran_order": False, "shape": (count, dim)})
+    np.lib.format.write_array_header_1_0(header, {"descr": "<f4", "fortran_order": False, "shape": (slots.shape[0], space.dim)})
     crc = 0
-    step = max(1, CHUNK // (4 * dim))
+    step = max(1, CHUNK // (4 * space.dim))
     with create_file(path) as f:
-        for data in _chunks(header.getvalue(), parts, step):
+        for data in _chunks(header.getvalue(), space, slots, step):
             f.write(data)
             crc = zlib.crc32(data, crc)
         os.fsync(f.fileno())
     return crc
 
 
-def _chunks(header: bytes, parts: list[tuple[np.ndarray, np.ndarray]], step: int):
+def _chunks(header: bytes, space: VectorSpace, slots: np.ndarray, step: int):
     yield header
-    for block, local in parts:
-        for start in range(0, local.shape[0], step):
-            yield block[local[start : start + step]].astype("<f4", copy=False).tobytes()
+    for start in range(0, slots.shape[0], step):
+        yield space.gather(slots[start : start + step]).astype("<f4", copy=False).tobytes()
 
 
 def load_snapshot(root: Path, name: str | None, generation: int) -> StoreState:
@@ -181,10 +193,23 @@ def _load(directory: Path, generation: int) -> StoreState:
         owners = _read_npy(directory, item.owners, sidecar.checksums, np.dtype("<i4"), (item.count,))
         _require(directory, _within(owners, n) and _distinct(owners, n), f"file {item.owners} names rows that are not notes")
         vectors = _map_vectors(directory / item.vectors, (item.count, dim), sidecar.checksums.get(item.vectors))
-        state.spaces[item.namespace] = VectorSpace(dim, vectors, owners)
+        state.spaces[item.namespace] = VectorSpace(dim, vectors, owners, _partition(directory, item, dim, sidecar.checksums))
     for record in sidecar.globals:
         state.globals[(record.project, record.key)] = record
     return state
+
+
+def _partition(directory: Path, item: SpaceFile, dim: int, checksums: dict[str, int]) -> tuple[Partition, np.ndarray] | None:
+    if item.centroids is None or item.lists is None:
+        return None
+    lists = _read_npy(directory, item.lists, checksums, np.dtype("<i4"), (item.count,))
+    centroids = _read_npy(directory, item.centroids, checksums, np.dtype("<f4"), (None, dim))
+    _require(
+        directory,
+        centroids.shape[0] > 0 and _within(lists, centroids.shape[0]) and 0 <= item.probes <= centroids.shape[0],
+        f"file {item.lists} names lists that its partition does not have",
+    )
+    return Partition(centroids, item.probes, item.trained), lists
 
 
 def _within(values: np.ndarray, bound: int) -> bool:
@@ -202,7 +227,10 @@ def _require(directory: Path, holds: bool, problem: str) -> None:
         raise StoreCorrupt(f"the snapshot {directory} {problem}; restore it from a backup", str(directory))
 
 
-def _read_npy(directory: Path, name: str, checksums: dict[str, int], dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
+def _read_npy(
+    directory: Path, name: str, checksums: dict[str, int], dtype: np.dtype, shape: tuple[int | None, ...]
+) -> np.ndarray:
+    """The array in file ``name``, of ``dtype`` and ``shape`` (None: any length there)."""
     path = directory / name
     data = path.read_bytes()
     _require(directory, zlib.crc32(data) == checksums.get(name), f"file {name} fails its checksum")
@@ -213,8 +241,18 @@ def _read_npy(directory: Path, name: str, checksums: dict[str, int], dtype: np.d
         found_shape, fortran, found_dtype = read_header(buffer)
     except ValueError as exc:
         raise StoreCorrupt(f"{path} is not a .npy file ({exc})", str(path)) from exc
-    _require(directory, found_shape == shape and found_dtype == dtype and not fortran, f"file {name} has the wrong shape")
-    return np.frombuffer(data, dtype=dtype, count=int(np.prod(shape)), offset=buffer.tell()).reshape(shape)
+    _require(
+        directory,
+        len(found_shape) == len(shape)
+        and all(want is None or want == found for want, found in zip(shape, found_shape))
+        and found_dtype == dtype
+        and not fortran,
+        f"file {name} has the wrong shape",
+    )
+    try:
+        return np.frombuffer(data, dtype=dtype, count=int(np.prod(found_shape)), offset=buffer.tell()).reshape(found_shape)
+    except ValueError as exc:
+        raise StoreCorrupt(f"{path} is shorter than its header says ({exc})", str(path)) from exc
 
 
 def _map_vectors(path: Path, shape: tuple[int, int], crc: int | None) -> np.ndarray:

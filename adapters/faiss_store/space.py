@@ -8,10 +8,17 @@ vectors already there. A slot belongs to one note row or is free (reused by the 
 insert); ``slot_row`` maps slots to note rows and ``row_slot`` note rows to slots, so a
 put, a delete or a note moving to a new row (``move``) costs the same at any size.
 
-Search is exact, per block: where the matching slots (the rows a ``NoteTable.mask``
-selects) are a minority, FAISS ``knn_inner_products_by_idx`` computes the inner product of
-the query with them only; where they are most of the block, one BLAS product of the whole
-block is faster. ``top_k`` are returned whenever that many match.
+Search scores, per block, the matching slots (the rows a ``NoteTable.mask`` selects):
+where they are a minority, FAISS ``knn_inner_products_by_idx`` computes the inner product
+of the query with them only; where they are most of the block, one BLAS product of the
+whole block is faster. ``top_k`` are returned whenever that many match.
+
+A space of ``partition.MIN_VECTORS`` or more gets a ``Partition`` when it is snapshotted
+(``repartition``): then a search whose filter keeps at least half the space scores only
+the matching slots in the lists nearest the query (exactly, and falls back to every
+matching slot if those hold fewer than ``top_k``). A snapshot writes the vectors grouped
+by list, so those slots lie in runs. Slots written since are given their list in one
+batch, by the next search that needs it.
 """
 
 from __future__ import annotations
@@ -22,14 +29,23 @@ import faiss
 import numpy as np
 
 from adapters.faiss_store.columns import Column
+from adapters.faiss_store import partition as partitioning
+from adapters.faiss_store.partition import Partition
 from application.errors import StoreError
 
 FREE = -1
 
 
 class VectorSpace:
-    def __init__(self, dim: int, base: np.ndarray | None = None, owners: np.ndarray | None = None) -> None:
-        """An empty space, or one whose slot ``i`` is ``base[i]``, owned by row ``owners[i]``."""
+    def __init__(
+        self,
+        dim: int,
+        base: np.ndarray | None = None,
+        owners: np.ndarray | None = None,
+        partition: tuple[Partition, np.ndarray] | None = None,
+    ) -> None:
+        """An empty space, or one whose slot ``i`` is ``base[i]``, owned by row ``owners[i]``
+        and, with a ``partition``, in its list ``lists[i]``."""
         self.dim = dim
         self._blocks: list[np.ndarray] = []
         self._starts: list[int] = []
@@ -37,6 +53,14 @@ class VectorSpace:
         self.row_slot = Column("<i4", fill=FREE)
         self.free: list[int] = []
         self.count = 0
+        self.partition: Partition | None = None
+        self.slot_list = Column("<i4", fill=FREE)  # with a partition: each used slot's list
+        self._unlisted: list[int] = []  # used slots not yet given their list
+        if partition is not None:
+            self.partition = partition[0]
+            self.slot_list.extend(partition[1])
+        elif base is not None:
+            self.slot_list.extend(np.full(base.shape[0], FREE, dtype=np.int32))
         if base is not None and base.shape[0]:
             assert owners is not None
             self._blocks.append(base)
@@ -75,6 +99,8 @@ class VectorSpace:
             self.count += 1
         block, at = self._where(slot)
         block[at] = vector
+        if self.partition is not None:
+            self._unlisted.append(slot)
 
     def _grow(self) -> None:
         start = self.capacity
@@ -82,6 +108,7 @@ class VectorSpace:
         self._blocks.append(np.zeros((size, self.dim), dtype=np.float32))
         self._starts.append(start)
         self.slot_row[start + size - 1] = FREE
+        self.slot_list[start + size - 1] = FREE
         self.free.extend(range(start + size - 1, start - 1, -1))
 
     def move(self, old: int, new: int) -> None:
@@ -114,15 +141,38 @@ class VectorSpace:
         rows = self.slot_row.values
         return rows[rows != FREE]
 
-    def used(self) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
-        """Owners of the used slots in slot order, and per block its used vectors'
-        (block, local indexes), in the same order: what a snapshot writes."""
-        owners = self.slot_row.values
-        parts = []
-        for start, block in zip(self._starts, self._blocks):
-            local = np.flatnonzero(owners[start : start + block.shape[0]] != FREE)
-            parts.append((block, local))
-        return owners[owners != FREE], parts
+    def used(self) -> np.ndarray:
+        """The used slots in the order a snapshot writes them: by list with a partition
+        (each list's slots in a run), else in slot order."""
+        slots = np.flatnonzero(self.slot_row.values != FREE)
+        if self.partition is not None:
+            self._list_unlisted()
+            slots = slots[np.argsort(self.slot_list.values[slots], kind="stable")]
+        return slots
+
+    def gather(self, slots: np.ndarray) -> np.ndarray:
+        """The vectors of ``slots`` (float32, ``(len(slots), dim)``), in that order."""
+        out = np.empty((slots.shape[0], self.dim), dtype=np.float32)
+        for start, block, at in self._per_block_positions(slots):
+            out[at] = block[slots[at] - start]
+        return out
+
+    def repartition(self) -> None:
+        """Train a partition when the space has ``MIN_VECTORS`` vectors and none, or twice
+        as many as its partition was trained on (``partition``); before a snapshot."""
+        if self.count < partitioning.MIN_VECTORS or (self.partition is not None and self.count < 2 * self.partition.trained):
+            return
+        slots = np.flatnonzero(self.slot_row.values != FREE)
+        self.partition, lists = partitioning.train(self.gather(slots))
+        self.slot_list.values[slots] = lists
+        self._unlisted = []
+
+    def _list_unlisted(self) -> None:
+        """Give the slots written since the last listing their list, in one product."""
+        if self._unlisted and self.partition is not None:
+            slots = np.asarray(self._unlisted, dtype=np.int64)
+            self._unlisted = []
+            self.slot_list.values[slots] = self.partition.assign(self.gather(slots))
 
     def search(
         self, query: Sequence[float], k: int, mask: np.ndarray, order: Callable[[int], tuple]
@@ -131,9 +181,10 @@ class VectorSpace:
         note row) is True; ties ordered by ``order(row)``. Exact: every matching row is scanned."""
         q = self._query(query)
         slots = self._slots(mask)
-        count = slots.shape[0]
-        if count == 0 or k <= 0:
+        if slots.shape[0] == 0 or k <= 0:
             return []
+        slots = self._nearest_lists(q, slots, k)
+        count = slots.shape[0]
         want = min(count, k + 8)
         while True:
             scores, best = self._best(q, slots, want)
@@ -157,6 +208,18 @@ class VectorSpace:
         scores = np.concatenate([block[inside] @ q for _, block, inside in self._per_block(slots)])
         return int(scores.shape[0]), float(scores.mean()), float(scores.std())
 
+    def _nearest_lists(self, q: np.ndarray, slots: np.ndarray, k: int) -> np.ndarray:
+        """``slots`` restricted to the partition's lists nearest ``q``, when the space has a
+        usable partition, ``slots`` are at least half of it and ``MIN_VECTORS``, and at
+        least ``k`` remain; else ``slots``."""
+        partition = self.partition
+        if partition is None or not partition.usable or slots.shape[0] < max(partitioning.MIN_VECTORS, self.count / 2):
+            return slots
+        self._list_unlisted()
+        chosen = partition.chosen(q, slots.shape[0] / self.count)
+        near = slots[chosen[self.slot_list.values[slots]]]
+        return near if near.shape[0] >= k else slots
+
     def _query(self, query: Sequence[float]) -> np.ndarray:
         q = np.ascontiguousarray(np.asarray(query, dtype=np.float32).reshape(-1))
         if q.shape[0] != self.dim:
@@ -171,10 +234,15 @@ class VectorSpace:
 
     def _per_block(self, slots: np.ndarray) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
         """(start, block, the block's own indexes of ``slots``) for each block holding any."""
+        for start, block, at in self._per_block_positions(slots):
+            yield start, block, slots[at] - start
+
+    def _per_block_positions(self, slots: np.ndarray) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+        """(start, block, the positions in ``slots`` of the slots in it) for each block holding any."""
         for start, block in zip(self._starts, self._blocks):
-            inside = slots[(slots >= start) & (slots < start + block.shape[0])] - start
-            if inside.shape[0]:
-                yield start, block, inside
+            at = np.flatnonzero((slots >= start) & (slots < start + block.shape[0]))
+            if at.shape[0]:
+                yield start, block, at
 
     def _best(self, q: np.ndarray, slots: np.ndarray, want: int) -> tuple[np.ndarray, np.ndarray]:
         """The ``want`` highest (scores, slots) among ``slots``, highest first."""

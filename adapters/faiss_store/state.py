@@ -120,6 +120,11 @@ class StoreState:
         """Ids of the notes holding a vector in ``namespace`` that is not their home."""
         return [self.notes.ids[row] for row in self._droppable_rows(namespace).tolist()]
 
+    def repartition(self) -> None:
+        """Partition the spaces grown large enough since (``VectorSpace.repartition``)."""
+        for space in self.spaces.values():
+            space.repartition()
+
     def space(self, namespace: str) -> VectorSpace:
         space = self.spaces.get(namespace)
         if space is None:

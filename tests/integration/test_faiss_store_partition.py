@@ -1,0 +1,142 @@
+"""A large space's partition through the real store on disk: built by compaction,
+persisted in the snapshot, loaded by other processes, kept right by later writes."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from adapters.faiss_store import FaissNoteStore
+from adapters.faiss_store import partition as partitioning
+from application.errors import StoreCorrupt
+from domain.identifiers import CanonicalProjectId, GroupId, Namespace, NoteId
+from domain.note import Note, NoteFilter
+from tests.integration.test_faiss_store_durability import flip_byte
+from tests.unit.test_partition import topics, unit
+
+NS = Namespace("local", "partition-model", 64)
+PROJECT = CanonicalProjectId("/tmp/partition-project")
+T0 = datetime(2024, 3, 1, tzinfo=timezone.utc)
+COUNT = 2400
+
+
+def note(index: int, group: str | None = None) -> Note:
+    return Note(
+        id=NoteId(str(uuid.uuid5(uuid.NAMESPACE_URL, f"partition/{index}"))),
+        project_id=PROJECT,
+        group_id=GroupId(group or f"g{index % 4}"),
+        text=f"note {index}",
+        created_at=T0 + timedelta(seconds=index),
+    )
+
+
+def index_of(hit) -> int:
+    return int(hit.stored.note.text.split()[1])
+
+
+@pytest.fixture
+def small_threshold(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(partitioning, "MIN_VECTORS", 1000)
+
+
+@pytest.fixture
+def partitioned(tmp_path: Path, small_threshold: None) -> tuple[Path, np.ndarray, np.ndarray]:
+    """A compacted store of COUNT notes around topics; its directory, vectors and queries."""
+    vectors, centres = topics(COUNT, dim=NS.dim, seed=11)
+    store = FaissNoteStore(tmp_path / "data", compact_after_records=10**9)
+    for i in range(COUNT):
+        store.put(note(i), NS, vectors[i])
+    store.compact()
+    store.close()
+    rng = np.random.default_rng(12)
+    queries = unit(centres[rng.integers(0, len(centres), 40)] + 0.15 * rng.standard_normal((40, NS.dim)))
+    return tmp_path / "data", vectors, queries
+
+
+def exact_top(vectors: np.ndarray, q: np.ndarray, rows: np.ndarray, k: int) -> list[int]:
+    return rows[np.argsort(-(vectors[rows] @ q), kind="stable")[:k]].tolist()
+
+
+def test_compaction_writes_a_partition_that_a_new_process_loads_and_searches_with(partitioned) -> None:
+    data, vectors, queries = partitioned
+    (snapshot,) = data.glob("snapshot-*")
+    assert (snapshot / "space-0000.centroids.npy").exists() and (snapshot / "space-0000.lists.npy").exists()
+    store = FaissNoteStore(data)
+    try:
+        space = store._live.state.spaces[str(NS)]
+        assert space.partition is not None and space.partition.usable
+        every = np.arange(COUNT)
+        found = [set(map(index_of, store.search(NS, q, NoteFilter(PROJECT), 10))) for q in queries]
+        recall = np.mean([len(f & set(exact_top(vectors, q, every, 10))) / 10 for f, q in zip(found, queries)])
+        assert recall >= 0.99
+        lists = space.slot_list.values[space.row_slot.values[:COUNT]]
+        assert np.all(np.diff(lists[np.argsort(space.row_slot.values[:COUNT])]) >= 0)  # written grouped by list
+    finally:
+        store.close()
+
+
+def test_writes_after_the_partition_are_found_and_deletes_are_gone(partitioned) -> None:
+    data, vectors, queries = partitioned
+    store = FaissNoteStore(data)
+    try:
+        for j, q in enumerate(queries[:10]):  # a new note at each query: it must come first
+            store.put(note(COUNT + j), NS, q)
+        gone = [index_of(store.search(NS, q, NoteFilter(PROJECT), 2)[1]) for q in queries[10:20]]
+        for i in gone:
+            assert store.delete(note(i).id)
+        for j, q in enumerate(queries[:10]):
+            assert index_of(store.search(NS, q, NoteFilter(PROJECT), 1)[0]) == COUNT + j
+        for q in queries[10:20]:
+            assert not set(gone) & set(map(index_of, store.search(NS, q, NoteFilter(PROJECT), 30)))
+        store.compact()  # the new vectors join their lists in the next snapshot too
+        for j, q in enumerate(queries[:10]):
+            assert index_of(store.search(NS, q, NoteFilter(PROJECT), 1)[0]) == COUNT + j
+    finally:
+        store.close()
+
+
+def test_a_narrow_filter_is_answered_exactly(partitioned) -> None:
+    data, vectors, queries = partitioned
+    store = FaissNoteStore(data)
+    try:
+        in_group = np.arange(1, COUNT, 4)  # group g1: a quarter of the space
+        where = NoteFilter(PROJECT, GroupId("g1"))
+        for q in queries:
+            assert [index_of(h) for h in store.search(NS, q, where, 10)] == exact_top(vectors, q, in_group, 10)
+    finally:
+        store.close()
+
+
+def test_top_k_beyond_the_probed_lists_still_returns_k(partitioned) -> None:
+    data, _vectors, queries = partitioned
+    store = FaissNoteStore(data)
+    try:
+        assert len(store.search(NS, queries[0], NoteFilter(PROJECT), COUNT - 5)) == COUNT - 5
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("name", ["space-0000.centroids.npy", "space-0000.lists.npy"])
+def test_a_damaged_partition_file_is_refused_on_open(partitioned, name: str) -> None:
+    data, _vectors, _queries = partitioned
+    (snapshot,) = data.glob("snapshot-*")
+    path = snapshot / name
+    flip_byte(path, path.stat().st_size - 3)
+    with pytest.raises(StoreCorrupt):
+        FaissNoteStore(data)
+
+
+def test_a_small_space_gets_no_partition(tmp_path: Path) -> None:
+    store = FaissNoteStore(tmp_path / "data")
+    vectors, _ = topics(50, dim=NS.dim)
+    for i in range(50):
+        store.put(note(i), NS, vectors[i])
+    store.compact()
+    (snapshot,) = (tmp_path / "data").glob("snapshot-*")
+    assert not (snapshot / "space-0000.centroids.npy").exists()
+    assert store._live.state.spaces[str(NS)].partition is None
+    store.close()
