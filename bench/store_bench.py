@@ -2,8 +2,19 @@
 
     python -m bench.store_bench --sizes 10000,100000
 
-Per size: N notes with random normalized 384-d vectors over 10 projects (``--projects``;
-``--projects 1`` puts all N in the one project searched), 10 groups each.
+Per size: N notes with 384-d vectors over 10 projects (``--projects``; ``--projects 1``
+puts all N in the one project searched), 10 groups each. The vectors (``--vectors``):
+
+* ``text`` (default): like text embeddings. The local model embeds the LoCoMo turns and
+  questions in ``../shared/data/locomo``; each note's vector is the normalized
+  ``t_a + u*t_b + 0.6*g/sqrt(384)`` of two random turns' vectors ``t_a``, ``t_b``,
+  ``u ~ U(0, 1)`` and Gaussian noise ``g``: notes between topics, none a copy of another.
+  The searches are the questions' own vectors.
+* ``random``: Gaussian, normalized, queries too: no structure at all, the worst case for
+  any index but an exact scan.
+
+Recall@10 is each system's share of the exact top 10 (numpy over the same vectors and
+filter).
 Every system is measured in fresh processes on identical vectors: open time (constructor
 plus the first search; the median of ``OPENS`` fresh processes, each run before any write),
 search latency (top 10 in one project; and with a group filter),
@@ -43,9 +54,35 @@ T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
 SYSTEMS = ("faiss", "numpy", "chromadb")
 
 
-def vectors(n: int, seed: int) -> np.ndarray:
-    x = np.random.default_rng(seed).standard_normal((n, DIM), dtype=np.float32)
-    return x / np.linalg.norm(x, axis=1, keepdims=True)
+def normalized(x: np.ndarray) -> np.ndarray:
+    return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
+
+
+def random_vectors(n: int, seed: int) -> np.ndarray:
+    return normalized(np.random.default_rng(seed).standard_normal((n, DIM), dtype=np.float32))
+
+
+def text_basis(cache: Path) -> tuple[np.ndarray, np.ndarray]:
+    """The local model's vectors of the LoCoMo turns and of its questions (cached in ``cache``)."""
+    if cache.exists():
+        with np.load(cache) as saved:
+            return saved["turns"], saved["questions"]
+    from adapters.embedders.local import LocalOnnxEmbedder
+    from bench.datasets import load_locomo
+
+    conversations = load_locomo()
+    embedder = LocalOnnxEmbedder()
+    turns = embedder.embed([n["text"] for c in conversations for n in c.notes])
+    questions = embedder.embed([q.text for c in conversations for q in c.questions], kind="query")
+    np.savez(cache, turns=turns, questions=questions)
+    return turns, questions
+
+
+def text_vectors(turns: np.ndarray, n: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    a, b = rng.integers(0, turns.shape[0], n), rng.integers(0, turns.shape[0], n)
+    noise = rng.standard_normal((n, DIM), dtype=np.float32) * (0.6 / np.sqrt(DIM))
+    return normalized(turns[a] + rng.uniform(0, 1, (n, 1)).astype(np.float32) * turns[b] + noise)
 
 
 def project_of(i: int) -> str:
@@ -63,9 +100,15 @@ def note_id(i: int) -> str:
 # -- preparing the data on disk --------------------------------------------------------
 
 
-def prepare(size: int, workdir: Path) -> None:
-    x = vectors(size, seed=7)
+def prepare(size: int, workdir: Path, kind: str) -> None:
+    if kind == "text":
+        turns, questions = text_basis(workdir.parent / "text-basis.npz")
+        x, queries, new = text_vectors(turns, size, 7), questions[:QUERIES], text_vectors(turns, ADDS, 13)
+    else:
+        x, queries, new = random_vectors(size, 7), random_vectors(QUERIES, 11), random_vectors(ADDS, 13)
     np.save(workdir / "vectors.npy", x)
+    np.save(workdir / "queries.npy", queries)
+    np.save(workdir / "adds.npy", new)
     _prepare_faiss(x, workdir / "faiss")
     try:
         _prepare_chroma(x, workdir / "chroma")
@@ -74,8 +117,8 @@ def prepare(size: int, workdir: Path) -> None:
 
 
 def _prepare_faiss(x: np.ndarray, directory: Path) -> None:
-    """Writes the store as a compaction would leave it (one put per note, fsync'd, would
-    only measure the disk N times)."""
+    """Writes the store as a compaction would leave it, partitioned if large enough (one
+    put per note, fsync'd, would only measure the disk N times)."""
     from adapters.faiss_store.disk import replace_atomically
     from adapters.faiss_store.journal import Journal
     from adapters.faiss_store.records import FORMAT, Manifest, NoteFields, Put, encode
@@ -95,6 +138,7 @@ def _prepare_faiss(x: np.ndarray, directory: Path) -> None:
             tags=("bench",),
         )
         state.apply(Put(note=fields, namespace=namespace, vector=x[i].astype("<f4").tobytes()))
+    state.repartition()
     snapshot = write_snapshot(directory, 1, state)
     Journal.create(directory / "journal-00000001.jsonl", 1).close()
     manifest = Manifest(format=FORMAT, generation=1, snapshot=snapshot, journal="journal-00000001.jsonl")
@@ -133,8 +177,7 @@ def percentiles(seconds: list[float]) -> dict[str, float]:
 
 
 def measure(system: str, size: int, workdir: Path, open_only: bool = False) -> dict:
-    queries = vectors(QUERIES, seed=11)
-    new = vectors(ADDS, seed=13)
+    queries, new = np.load(workdir / "queries.npy"), np.load(workdir / "adds.npy")
     project, group = project_of(0), group_of(0)
     if system == "faiss":
         search, search_group, add, opened = _faiss(workdir, project, group, queries[0])
@@ -147,6 +190,8 @@ def measure(system: str, size: int, workdir: Path, open_only: bool = False) -> d
         return result
     result["search"] = percentiles([_timed(search, q) for q in queries])
     result["search_group"] = percentiles([_timed(search_group, q) for q in queries])
+    result["recall10"] = recall(workdir, queries, search, project)
+    result["recall10_group"] = recall(workdir, queries, search_group, project, group)
     result["add"] = result["add_cpu"] = None
     if add is not None:
         times = [_timed_both(add, (size + i, new[i])) for i in range(ADDS)]
@@ -154,6 +199,24 @@ def measure(system: str, size: int, workdir: Path, open_only: bool = False) -> d
         result["add_cpu"] = percentiles([cpu for _wall, cpu in times])
     result["rss_mib"] = rss_mib()
     return result
+
+
+def recall(workdir: Path, queries: np.ndarray, search, project: str, group: str | None = None) -> float:
+    """The mean share of the exact top 10 (among the notes of ``project``, and ``group``)
+    that ``search`` returns; ``search`` answers note indexes."""
+    x = np.load(workdir / "vectors.npy", mmap_mode="r")
+    rows = np.flatnonzero([project_of(i) == project and (group is None or group_of(i) == group) for i in range(x.shape[0])])
+    inside = np.asarray(x[rows])
+    shares = []
+    for q in queries:
+        exact = set(rows[np.argsort(-(inside @ q), kind="stable")[:10]].tolist())
+        shares.append(len(exact & set(search(q))) / 10)
+    return float(np.mean(shares))
+
+
+def index_of(note: str) -> int:
+    """The inverse of ``note_id``."""
+    return (uuid.UUID(note).int & ~(0xF << 76) & ~(0x3 << 62)) - 1
 
 
 def _timed(call, arg) -> float:
@@ -191,8 +254,8 @@ def _faiss(workdir: Path, project: str, group: str, first: np.ndarray):
         store.put(note, namespace, vector)
 
     return (
-        lambda q: store.search(namespace, q, where, 10),
-        lambda q: store.search(namespace, q, where_group, 10),
+        lambda q: [index_of(hit.stored.note.id.value) for hit in store.search(namespace, q, where, 10)],
+        lambda q: [index_of(hit.stored.note.id.value) for hit in store.search(namespace, q, where_group, 10)],
         add,
         opened,
     )
@@ -205,10 +268,10 @@ def _numpy(workdir: Path, project: str, group: str, first: np.ndarray):
     in_project = np.flatnonzero(np.arange(n) % PROJECTS == int(project.rsplit("-", 1)[1]))
     in_group = in_project[(in_project // PROJECTS) % GROUPS == int(group[1:])]
 
-    def search(q: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    def search(q: np.ndarray, rows: np.ndarray) -> list[int]:
         scores = (x @ q)[rows]
         top = np.argpartition(scores, -10)[-10:]
-        return rows[top[np.argsort(-scores[top])]]
+        return rows[top[np.argsort(-scores[top])]].tolist()
 
     search(first, in_project)
     opened = time.perf_counter() - started
@@ -233,12 +296,11 @@ def _chroma(workdir: Path, project: str, group: str, first: np.ndarray):
             documents=[f"new note {i}"],
         )
 
-    return (
-        lambda q: collection.query(query_embeddings=[q.tolist()], n_results=10, where=where),
-        lambda q: collection.query(query_embeddings=[q.tolist()], n_results=10, where=where_group),
-        add,
-        opened,
-    )
+    def search(q: np.ndarray, where: dict) -> list[int]:
+        found = collection.query(query_embeddings=[q.tolist()], n_results=10, where=where)
+        return [index_of(i) for i in found["ids"][0]]
+
+    return (lambda q: search(q, where), lambda q: search(q, where_group), add, opened)
 
 
 # -- driving the runs and reporting ----------------------------------------------------
@@ -252,13 +314,13 @@ def chroma_available() -> bool:
     return True
 
 
-def run(sizes: list[int], workroot: Path) -> list[dict]:
+def run(sizes: list[int], workroot: Path, kind: str) -> list[dict]:
     results = []
     for size in sizes:
         workdir = workroot / f"n{size}"
         workdir.mkdir(parents=True, exist_ok=True)
         started = time.perf_counter()
-        subprocess.run([sys.executable, __file__, "--prepare", str(size), "--workdir", str(workdir)], check=True)
+        subprocess.run([sys.executable, __file__, "--prepare", str(size), "--vectors", kind, "--workdir", str(workdir)], check=True)
         print(f"prepared {size} notes in {time.perf_counter() - started:.1f} s", file=sys.stderr)
         for system in SYSTEMS:
             os.sync()  # flush the preparation's writes: fsync latency must not include them
@@ -284,21 +346,28 @@ def table(results: list[dict]) -> str:
         return "—" if value is None else f"{value[key]:.2f}"
 
     lines = [
-        "| notes | system | open s | search p50 ms | search p99 ms | +group p50 ms | +group p99 ms "
-        "| add p50 ms | add p99 ms | add CPU p50 ms | RSS MiB |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| notes | system | open s | search p50 ms | search p99 ms | recall@10 | +group p50 ms | +group p99 ms "
+        "| +group recall@10 | add p50 ms | add p99 ms | add CPU p50 ms | RSS MiB |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         if "missing" in r:
-            lines.append(f"| {r['size']} | {r['system']} | {r['missing']} ||||||||")
+            lines.append(f"| {r['size']} | {r['system']} | {r['missing']} ||||||||||")
             continue
         lines.append(
             f"| {r['size']} | {r['system']} | {r['open_s']:.3f} | {ms(r['search'], 'p50_ms')} "
-            f"| {ms(r['search'], 'p99_ms')} | {ms(r['search_group'], 'p50_ms')} "
-            f"| {ms(r['search_group'], 'p99_ms')} | {ms(r['add'], 'p50_ms')} | {ms(r['add'], 'p99_ms')} "
+            f"| {ms(r['search'], 'p99_ms')} | {r['recall10']:.3f} | {ms(r['search_group'], 'p50_ms')} "
+            f"| {ms(r['search_group'], 'p99_ms')} | {r['recall10_group']:.3f} | {ms(r['add'], 'p50_ms')} | {ms(r['add'], 'p99_ms')} "
             f"| {ms(r.get('add_cpu'), 'p50_ms')} | {r['rss_mib']:.0f} |"
         )
     return "\n".join(lines)
+
+
+def cpu_model() -> str:
+    for line in Path("/proc/cpuinfo").read_text().splitlines() if Path("/proc/cpuinfo").exists() else []:
+        if line.startswith("model name"):
+            return f"{line.split(':', 1)[1].strip()}, {os.cpu_count()} cores"
+    return platform.processor() or "unknown"
 
 
 def main() -> None:
@@ -311,12 +380,13 @@ def main() -> None:
     parser.add_argument("--measure", choices=SYSTEMS)
     parser.add_argument("--size", type=int)
     parser.add_argument("--open-only", action="store_true")
+    parser.add_argument("--vectors", choices=("text", "random"), default="text")
     args = parser.parse_args()
     if args.projects:
         PROJECTS = args.projects
         os.environ["STORE_BENCH_PROJECTS"] = str(args.projects)  # for the measuring processes
     if args.prepare:
-        prepare(args.prepare, args.workdir)
+        prepare(args.prepare, args.workdir, args.vectors)
         return
     if args.measure:
         import structlog
@@ -327,13 +397,20 @@ def main() -> None:
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="store-bench-") as tmp:
-        results = run([int(s) for s in args.sizes.split(",")], args.workdir or Path(tmp))
+        results = run([int(s) for s in args.sizes.split(",")], args.workdir or Path(tmp), args.vectors)
     report = table(results)
     print(report)
     out_dir = ROOT / "bench" / "results"
     out_dir.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    meta = {"machine": platform.machine(), "python": platform.python_version(), "dim": DIM, "projects": PROJECTS}
+    meta = {
+        "machine": platform.machine(),
+        "cpu": cpu_model(),
+        "python": platform.python_version(),
+        "dim": DIM,
+        "projects": PROJECTS,
+        "vectors": args.vectors,
+    }
     (out_dir / f"store_bench_{stamp}.json").write_text(json.dumps({"meta": meta, "results": results}, indent=2))
 
 

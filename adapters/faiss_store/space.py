@@ -56,6 +56,9 @@ class VectorSpace:
         self.partition: Partition | None = None
         self.slot_list = Column("<i4", fill=FREE)  # with a partition: each used slot's list
         self._unlisted: list[int] = []  # used slots not yet given their list
+        # the last mask searched, its slots and their lists: one filter searched again and
+        # again (a session in one project) pays for them once, until the next write
+        self._matching: tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray] | None] | None = None
         if partition is not None:
             self.partition = partition[0]
             self.slot_list.extend(partition[1])
@@ -89,6 +92,7 @@ class VectorSpace:
 
     def put(self, row: int, vector: np.ndarray) -> None:
         """Give note row ``row`` this vector (float32, shape ``(dim,)``), replacing its old one."""
+        self._matching = None
         slot = int(self.row_slot[row])
         if slot == FREE:
             if not self.free:
@@ -113,6 +117,7 @@ class VectorSpace:
 
     def move(self, old: int, new: int) -> None:
         """Note row ``old`` was superseded by row ``new``: its vector goes with it."""
+        self._matching = None
         slot = int(self.row_slot[old])
         if slot != FREE:
             self.row_slot[old] = FREE
@@ -120,6 +125,7 @@ class VectorSpace:
             self.slot_row[slot] = new
 
     def remove(self, row: int) -> bool:
+        self._matching = None
         slot = int(self.row_slot[row])
         if slot == FREE:
             return False
@@ -165,7 +171,7 @@ class VectorSpace:
         slots = np.flatnonzero(self.slot_row.values != FREE)
         self.partition, lists = partitioning.train(self.gather(slots))
         self.slot_list.values[slots] = lists
-        self._unlisted = []
+        self._unlisted, self._matching = [], None
 
     def _list_unlisted(self) -> None:
         """Give the slots written since the last listing their list, in one product."""
@@ -173,6 +179,8 @@ class VectorSpace:
             slots = np.asarray(self._unlisted, dtype=np.int64)
             self._unlisted = []
             self.slot_list.values[slots] = self.partition.assign(self.gather(slots))
+            if self._matching is not None:
+                self._matching = (*self._matching[:2], None)
 
     def search(
         self, query: Sequence[float], k: int, mask: np.ndarray, order: Callable[[int], tuple]
@@ -216,9 +224,29 @@ class VectorSpace:
         if partition is None or not partition.usable or slots.shape[0] < max(partitioning.MIN_VECTORS, self.count / 2):
             return slots
         self._list_unlisted()
-        chosen = partition.chosen(q, slots.shape[0] / self.count)
-        near = slots[chosen[self.slot_list.values[slots]]]
-        return near if near.shape[0] >= k else slots
+        chosen = np.flatnonzero(partition.chosen(q, slots.shape[0] / self.count))
+        by_list, ends = self._by_list(slots)
+        starts = np.concatenate(([0], ends[:-1]))[chosen]
+        lengths = ends[chosen] - starts
+        total = int(lengths.sum())
+        if total < k:
+            return slots
+        # the positions of every chosen list's run in ``by_list``, back to back
+        offsets = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
+        return by_list[offsets + np.arange(total)]
+
+    def _by_list(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``slots`` grouped by list (in slot order within one), and where each list's run
+        ends; kept with the cached ``slots`` of a mask."""
+        cached = self._matching
+        if cached is not None and cached[1] is slots and cached[2] is not None:
+            return cached[2]
+        lists = self.slot_list.values[slots]
+        order = np.argsort(lists, kind="stable")
+        grouped = (slots[order], np.cumsum(np.bincount(lists, minlength=self.partition.lists)))
+        if cached is not None and cached[1] is slots:
+            self._matching = (cached[0], slots, grouped)
+        return grouped
 
     def _query(self, query: Sequence[float]) -> np.ndarray:
         q = np.ascontiguousarray(np.asarray(query, dtype=np.float32).reshape(-1))
@@ -228,9 +256,14 @@ class VectorSpace:
 
     def _slots(self, mask: np.ndarray) -> np.ndarray:
         """The slots of the rows where ``mask`` is True, in row order."""
+        cached = self._matching
+        if cached is not None and cached[0] is mask:
+            return cached[1]
         limit = min(mask.shape[0], self.row_slot.size)
         slots = self.row_slot.values[np.flatnonzero(mask[:limit])]
-        return slots[slots != FREE].astype(np.int64)
+        slots = slots[slots != FREE].astype(np.int64)
+        self._matching = (mask, slots, None)
+        return slots
 
     def _per_block(self, slots: np.ndarray) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
         """(start, block, the block's own indexes of ``slots``) for each block holding any."""
