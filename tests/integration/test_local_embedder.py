@@ -64,6 +64,28 @@ def test_a_padded_batch_matches_the_pinned_int8_model_sentence_by_sentence(minil
         assert cosine >= 0.999, (entry["text"], cosine)
 
 
+@pytest.mark.parametrize(
+    ("lengths", "expected"),
+    [
+        ([5, 3, 9, 4], [[1, 3, 0, 2]]),  # few short texts: one batch, shortest first
+        ([40] * 5, [[0, 1, 2], [3, 4]]),  # 3 x 40 tokens fit 128, a fourth would not
+        ([200, 10], [[1], [0]]),  # a text longer than the budget goes alone
+        ([1] * 7, [[0, 1, 2, 3], [4, 5, 6]]),  # at most batch_size texts
+        ([], []),
+    ],
+)
+def test_batches_hold_texts_of_similar_length_within_the_token_budget(lengths, expected) -> None:
+    embedder = LocalOnnxEmbedder(batch_size=4, batch_tokens=128)
+    assert embedder._batches(lengths) == expected
+
+
+def test_texts_of_very_different_lengths_embed_as_they_do_alone(minilm: LocalOnnxEmbedder) -> None:
+    texts = ["ok", "a much longer note about the deployment pipeline and its retries " * 6, "short one", "mid-sized note here"]
+    together = minilm.embed(texts)
+    for text, vector in zip(texts, together):
+        assert float(minilm.embed([text])[0] @ vector) > 0.9999
+
+
 def test_tokenizer_gives_the_reference_token_ids() -> None:
     from tokenizers import Tokenizer
 
