@@ -30,6 +30,13 @@ class InMemoryNoteStore:
         self._keywords = KeywordIndex(self._documents)
         self._lock = threading.RLock()
 
+    def put_many(self, notes: Sequence[tuple[Note, Vector]], namespace: Namespace) -> None:
+        with self._lock:
+            for _note, vector in notes:
+                _row(vector, namespace.dim)  # every length checked before anything is stored
+            for note, vector in notes:
+                self.put(note, namespace, vector)
+
     def put(self, note: Note, namespace: Namespace, vector: Vector | None) -> None:
         key = note.id.value
         with self._lock:

@@ -1,12 +1,11 @@
 from __future__ import annotations
 
-from contextlib import suppress
 from typing import ClassVar
 
 import attrs
 
 from application.add_note import AddNote, new_note
-from application.errors import InvalidRequest, StoreError
+from application.errors import InvalidRequest
 from application.services import Services
 from domain.errors import InvalidValue
 from domain.identifiers import Namespace, NoteId
@@ -32,19 +31,10 @@ class NotesAdded:
 
 def add_notes(command: AddNotes, services: Services) -> NotesAdded:
     """All or nothing: every note is checked before any is embedded, all are embedded in one
-    call, and a failed write removes the notes of this batch already written."""
+    call and written in one durable store write."""
     notes = [_checked(i, c, services) for i, c in enumerate(command.notes)]
     namespace, vectors = services.embedding.embed([n.text for n in notes], "passage")
-    written: list[Note] = []
-    try:
-        for note, vector in zip(notes, vectors):
-            services.store.put(note, namespace, vector)
-            written.append(note)
-    except StoreError:
-        for note in written:
-            with suppress(StoreError):  # the first failure is the one to report
-                services.store.delete(note.id)
-        raise
+    services.store.put_many(list(zip(notes, vectors)), namespace)
     return NotesAdded([n.id for n in notes], namespace)
 
 

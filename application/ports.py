@@ -151,6 +151,10 @@ class NoteStore(Protocol):
         (a change of fields only); ``StoreError`` if it has none there.
         """
 
+    def put_many(self, notes: Sequence[tuple[Note, Vector]], namespace: Namespace) -> None:
+        """``put`` each (note, vector) into ``namespace``, all or none: one durable write.
+        ``StoreError`` (nothing written) if any vector has the wrong length."""
+
     def rehome(self, namespace: Namespace, vectors: Mapping[NoteId, Vector]) -> None:
         """Give existing notes a vector in ``namespace`` and make it their home, keeping
         their vectors elsewhere. Ids of notes that no longer exist are skipped."""

@@ -99,13 +99,14 @@ class FaissNoteStore:
             if journal.records >= self._compact_records or journal.offset >= self._compact_bytes:
                 self._live.compact()
 
-    def _commit(self, record: Record) -> None:
+    def _commit(self, *records: Record) -> None:
         assert self._live.journal is not None
         try:
-            self._live.journal.append(record)
+            self._live.journal.append_many(records)
         except (msgspec.EncodeError, TypeError, ValueError) as exc:
             raise StoreError(f"the note cannot be stored as JSON: {exc}") from exc
-        self._live.state.apply(record)
+        for record in records:
+            self._live.state.apply(record)
 
     def put(self, note: Note, namespace: Namespace, vector: Vector | None) -> None:
         """See ``NoteStore.put``. ``StoreError`` for a vector of the wrong length."""
@@ -115,6 +116,16 @@ class FaissNoteStore:
             if data is None:
                 self._live.state.require_vector(note.id.value, record.namespace)
             self._commit(record)
+
+    def put_many(self, notes: Sequence[tuple[Note, Vector]], namespace: Namespace) -> None:
+        """See ``NoteStore.put_many``: one journal write, one sync."""
+        records = [
+            Put(note=fields_of(note), namespace=str(namespace), vector=vector_bytes(vector, namespace.dim))
+            for note, vector in notes
+        ]
+        if records:
+            with self._writing():
+                self._commit(*records)
 
     def rehome(self, namespace: Namespace, vectors: Mapping[NoteId, Vector]) -> None:
         rows = {note_id.value: vector_bytes(v, namespace.dim) for note_id, v in vectors.items()}

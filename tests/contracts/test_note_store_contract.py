@@ -137,6 +137,28 @@ def test_put_with_a_new_vector_replaces_the_old_one(store: NoteStore) -> None:
     assert store.namespaces() == {NS: 1}
 
 
+def test_put_many_stores_every_note_durably_in_one_write(opened: tuple[NoteStore, Reopen]) -> None:
+    store, reopen = opened
+    notes = [make_note(f"note {i}", minutes=i) for i in range(5)]
+    store.put_many([(n, axis(i)) for i, n in enumerate(notes)], NS)
+    again = reopen()
+    for i, note in enumerate(notes):
+        stored = again.get(note.id)
+        assert stored is not None and stored.note == note and stored.namespace == NS
+        assert np.allclose(again.vector(note.id, NS), axis(i))
+    assert ids(again.search(NS, axis(3), NoteFilter(PROJECT), 1)) == [notes[3].id.value]
+
+
+def test_put_many_with_one_vector_of_the_wrong_length_writes_none(opened: tuple[NoteStore, Reopen]) -> None:
+    store, reopen = opened
+    notes = [make_note(f"note {i}") for i in range(3)]
+    vectors = [axis(0), np.ones(NS.dim + 1, dtype=np.float32), axis(2)]
+    with pytest.raises(StoreError):
+        store.put_many(list(zip(notes, vectors)), NS)
+    again = reopen()
+    assert all(again.get(n.id) is None for n in notes) and again.namespaces() == {}
+
+
 # -- search ---------------------------------------------------------------------------
 
 

@@ -84,26 +84,18 @@ def test_an_empty_or_oversized_batch_is_refused(services: Services, count: int) 
     assert error["data"]["field"] == "notes"
 
 
-class FailingAfter(InMemoryNoteStore):
-    """A store whose puts fail once ``allowed`` have succeeded."""
+class FailingStore(InMemoryNoteStore):
+    """A store whose writes fail (a full disk)."""
 
-    def __init__(self, allowed: int) -> None:
-        super().__init__()
-        self.allowed = allowed
-
-    def put(self, *args: Any, **kwargs: Any) -> None:
-        if self.allowed == 0:
-            raise StoreError("disk full", "/data")
-        self.allowed -= 1
-        super().put(*args, **kwargs)
+    def put_many(self, *args: Any, **kwargs: Any) -> None:
+        raise StoreError("disk full", "/data")
 
 
-def test_a_store_failure_midway_removes_the_notes_of_the_batch_already_written(services: Services) -> None:
-    failing = FailingAfter(2)
-    broken = attrs.evolve(services, store=failing)
+def test_a_store_failure_is_reported_and_stores_none_of_the_batch(services: Services) -> None:
+    broken = attrs.evolve(services, store=FailingStore())
     command = rpc_command([note("one"), note("two"), note("three")])
 
-    with pytest.raises(StoreError):
+    with pytest.raises(StoreError, match="disk full"):
         add_notes(command, broken)
 
     assert stored_count(broken) == 0
