@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--models", default="installed", help="comma-separated local models, or 'installed'")
     parser.add_argument("--modes", default="semantic,keyword,hybrid")
     parser.add_argument("--ingest", default="auto", choices=("auto", "add_notes", "rpc-batch", "single"))
-    parser.add_argument("--batch", type=int, default=64, help="notes per batch request")
+    parser.add_argument("--batch", type=int, default=500, help="notes per batch request (add_notes takes up to 1000)")
     parser.add_argument("--top-k", type=int, default=25)
     parser.add_argument("--conversations", default="", help="only these conversation names (comma-separated)")
     parser.add_argument("--out", default="locomo", help="result name under bench/results/")
