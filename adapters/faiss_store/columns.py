@@ -59,6 +59,12 @@ class Column:
             self._data = grown
 
 
+def runs(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The indexes ``starts[i], …, starts[i] + lengths[i] - 1`` of every run, back to back."""
+    total = int(lengths.sum())
+    return np.repeat(starts - (np.cumsum(lengths) - lengths), lengths) + np.arange(total)
+
+
 class Names:
     """Strings and their codes (0, 1, 2, … in order of first use)."""
 

@@ -32,7 +32,7 @@ from pathlib import Path
 import msgspec
 import numpy as np
 
-from adapters.faiss_store.columns import Names
+from adapters.faiss_store.columns import Names, runs
 from adapters.faiss_store.disk import TMP_MARK, create_file, fsync_dir, remove_path, write_durably
 from adapters.faiss_store.notes import NoteBodies, NoteTable
 from adapters.faiss_store.partition import Partition
@@ -121,9 +121,7 @@ def _live_tags(notes: NoteTable, live: np.ndarray) -> tuple[np.ndarray, np.ndarr
     ends = notes.tag_end.values
     starts = np.concatenate(([0], ends[:-1]))[live]
     lengths = ends[live] - starts
-    new_ends = np.cumsum(lengths)
-    index = np.repeat(starts - (new_ends - lengths), lengths) + np.arange(int(new_ends[-1]) if live.shape[0] else 0)
-    return notes.tag_code.values[index].astype("<i4"), new_ends
+    return notes.tag_code.values[runs(starts, lengths)].astype("<i4"), np.cumsum(lengths)
 
 
 def _write_npy(path: Path, array: np.ndarray) -> int:

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator, Sequence
 import faiss
 import numpy as np
 
-from adapters.faiss_store.columns import Column
+from adapters.faiss_store.columns import Column, runs
 from adapters.faiss_store import partition as partitioning
 from adapters.faiss_store.partition import Partition
 from application.errors import StoreError
@@ -186,7 +186,8 @@ class VectorSpace:
         self, query: Sequence[float], k: int, mask: np.ndarray, order: Callable[[int], tuple]
     ) -> list[tuple[int, float]]:
         """The ``k`` best (note row, inner product) among rows where ``mask`` (indexed by
-        note row) is True; ties ordered by ``order(row)``. Exact: every matching row is scanned."""
+        note row) is True; ties ordered by ``order(row)``. Every matching row is scanned, but
+        where the partition applies (``_nearest_lists``): then those in the nearest lists."""
         q = self._query(query)
         slots = self._slots(mask)
         if slots.shape[0] == 0 or k <= 0:
@@ -228,12 +229,9 @@ class VectorSpace:
         by_list, ends = self._by_list(slots)
         starts = np.concatenate(([0], ends[:-1]))[chosen]
         lengths = ends[chosen] - starts
-        total = int(lengths.sum())
-        if total < k:
+        if int(lengths.sum()) < k:
             return slots
-        # the positions of every chosen list's run in ``by_list``, back to back
-        offsets = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
-        return by_list[offsets + np.arange(total)]
+        return by_list[runs(starts, lengths)]
 
     def _by_list(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``slots`` grouped by list (in slot order within one), and where each list's run

@@ -4,6 +4,7 @@ persisted in the snapshot, loaded by other processes, kept right by later writes
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -57,67 +58,60 @@ def partitioned(tmp_path: Path, small_threshold: None) -> tuple[Path, np.ndarray
     return tmp_path / "data", vectors, queries
 
 
+@pytest.fixture
+def reopened(partitioned) -> Iterator[FaissNoteStore]:
+    """The partitioned store, opened afresh as another process would."""
+    store = FaissNoteStore(partitioned[0])
+    yield store
+    store.close()
+
+
 def exact_top(vectors: np.ndarray, q: np.ndarray, rows: np.ndarray, k: int) -> list[int]:
     return rows[np.argsort(-(vectors[rows] @ q), kind="stable")[:k]].tolist()
 
 
-def test_compaction_writes_a_partition_that_a_new_process_loads_and_searches_with(partitioned) -> None:
+def test_compaction_writes_a_partition_that_a_new_process_loads_and_searches_with(partitioned, reopened) -> None:
     data, vectors, queries = partitioned
     (snapshot,) = data.glob("snapshot-*")
     assert (snapshot / "space-0000.centroids.npy").exists() and (snapshot / "space-0000.lists.npy").exists()
-    store = FaissNoteStore(data)
-    try:
-        space = store._live.state.spaces[str(NS)]
-        assert space.partition is not None and space.partition.usable
-        every = np.arange(COUNT)
-        found = [set(map(index_of, store.search(NS, q, NoteFilter(PROJECT), 10))) for q in queries]
-        recall = np.mean([len(f & set(exact_top(vectors, q, every, 10))) / 10 for f, q in zip(found, queries)])
-        assert recall >= 0.99
-        lists = space.slot_list.values[space.row_slot.values[:COUNT]]
-        assert np.all(np.diff(lists[np.argsort(space.row_slot.values[:COUNT])]) >= 0)  # written grouped by list
-    finally:
-        store.close()
+    space = reopened._live.state.spaces[str(NS)]
+    assert space.partition is not None and space.partition.usable
+    every = np.arange(COUNT)
+    found = [set(map(index_of, reopened.search(NS, q, NoteFilter(PROJECT), 10))) for q in queries]
+    recall = np.mean([len(f & set(exact_top(vectors, q, every, 10))) / 10 for f, q in zip(found, queries)])
+    assert recall >= 0.99
+    lists = space.slot_list.values[space.row_slot.values[:COUNT]]
+    assert np.all(np.diff(lists[np.argsort(space.row_slot.values[:COUNT])]) >= 0)  # written grouped by list
 
 
-def test_writes_after_the_partition_are_found_and_deletes_are_gone(partitioned) -> None:
-    data, vectors, queries = partitioned
-    store = FaissNoteStore(data)
-    try:
-        for j, q in enumerate(queries[:10]):  # a new note at each query: it must come first
-            store.put(note(COUNT + j), NS, q)
-        gone = [index_of(store.search(NS, q, NoteFilter(PROJECT), 2)[1]) for q in queries[10:20]]
-        for i in gone:
-            assert store.delete(note(i).id)
-        for j, q in enumerate(queries[:10]):
-            assert index_of(store.search(NS, q, NoteFilter(PROJECT), 1)[0]) == COUNT + j
-        for q in queries[10:20]:
-            assert not set(gone) & set(map(index_of, store.search(NS, q, NoteFilter(PROJECT), 30)))
-        store.compact()  # the new vectors join their lists in the next snapshot too
-        for j, q in enumerate(queries[:10]):
-            assert index_of(store.search(NS, q, NoteFilter(PROJECT), 1)[0]) == COUNT + j
-    finally:
-        store.close()
+def test_writes_after_the_partition_are_found_and_deletes_are_gone(partitioned, reopened) -> None:
+    _data, _vectors, queries = partitioned
+    store = reopened
+    for j, q in enumerate(queries[:10]):  # a new note at each query: it must come first
+        store.put(note(COUNT + j), NS, q)
+    gone = [index_of(store.search(NS, q, NoteFilter(PROJECT), 2)[1]) for q in queries[10:20]]
+    for i in gone:
+        assert store.delete(note(i).id)
+    for j, q in enumerate(queries[:10]):
+        assert index_of(store.search(NS, q, NoteFilter(PROJECT), 1)[0]) == COUNT + j
+    for q in queries[10:20]:
+        assert not set(gone) & set(map(index_of, store.search(NS, q, NoteFilter(PROJECT), 30)))
+    store.compact()  # the new vectors join their lists in the next snapshot too
+    for j, q in enumerate(queries[:10]):
+        assert index_of(store.search(NS, q, NoteFilter(PROJECT), 1)[0]) == COUNT + j
 
 
-def test_a_narrow_filter_is_answered_exactly(partitioned) -> None:
-    data, vectors, queries = partitioned
-    store = FaissNoteStore(data)
-    try:
-        in_group = np.arange(1, COUNT, 4)  # group g1: a quarter of the space
-        where = NoteFilter(PROJECT, GroupId("g1"))
-        for q in queries:
-            assert [index_of(h) for h in store.search(NS, q, where, 10)] == exact_top(vectors, q, in_group, 10)
-    finally:
-        store.close()
+def test_a_narrow_filter_is_answered_exactly(partitioned, reopened) -> None:
+    _data, vectors, queries = partitioned
+    in_group = np.arange(1, COUNT, 4)  # group g1: a quarter of the space
+    where = NoteFilter(PROJECT, GroupId("g1"))
+    for q in queries:
+        assert [index_of(h) for h in reopened.search(NS, q, where, 10)] == exact_top(vectors, q, in_group, 10)
 
 
-def test_top_k_beyond_the_probed_lists_still_returns_k(partitioned) -> None:
-    data, _vectors, queries = partitioned
-    store = FaissNoteStore(data)
-    try:
-        assert len(store.search(NS, queries[0], NoteFilter(PROJECT), COUNT - 5)) == COUNT - 5
-    finally:
-        store.close()
+def test_top_k_beyond_the_probed_lists_still_returns_k(partitioned, reopened) -> None:
+    _data, _vectors, queries = partitioned
+    assert len(reopened.search(NS, queries[0], NoteFilter(PROJECT), COUNT - 5)) == COUNT - 5
 
 
 @pytest.mark.parametrize("name", ["space-0000.centroids.npy", "space-0000.lists.npy"])
