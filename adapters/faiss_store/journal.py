@@ -106,11 +106,7 @@ class Journal:
             os.ftruncate(self._fd, self.offset)
             os.fsync(self._fd)
 
-    def append(self, record: Record) -> None:
-        """Write one record and make it durable. Call with the lock held, caught up."""
-        self.append_many([record])
-
-    def append_many(self, records: Sequence[Record]) -> None:
+    def append(self, records: Sequence[Record]) -> None:
         """Write records in one write and make them durable with one sync. Call with the
         lock held, caught up. A crash before the sync may leave some of them, never a
         partial one (a torn line is not applied)."""

@@ -129,7 +129,9 @@ def _calibrate(vectors: np.ndarray, centroids: np.ndarray, labels: np.ndarray, r
     queries = np.asarray(vectors[picks.ravel()], dtype=np.float32).reshape(CALIBRATION_QUERIES, 3, -1).sum(axis=1)
     queries /= np.maximum(np.linalg.norm(queries, axis=1, keepdims=True), 1e-12)
     depth = min(DEPTH, n)
-    best = np.empty((CALIBRATION_QUERIES, depth), dtype=np.int64)
+    # the exact top ``depth`` of each query, merged chunk by chunk (BLAS on both cores; no
+    # n-wide score matrix per query). Placeholders score -inf and never survive a merge.
+    best = np.zeros((CALIBRATION_QUERIES, depth), dtype=np.int64)
     top_scores = np.full((CALIBRATION_QUERIES, depth), -np.inf, dtype=np.float32)
     for start in range(0, n, 8192):
         scores = queries @ np.asarray(vectors[start : start + 8192]).T

@@ -102,7 +102,7 @@ class FaissNoteStore:
     def _commit(self, *records: Record) -> None:
         assert self._live.journal is not None
         try:
-            self._live.journal.append_many(records)
+            self._live.journal.append(records)
         except (msgspec.EncodeError, TypeError, ValueError) as exc:
             raise StoreError(f"the note cannot be stored as JSON: {exc}") from exc
         for record in records:
