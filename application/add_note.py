@@ -35,11 +35,11 @@ def add_note(command: AddNote, services: Services) -> NoteAdded:
     return NoteAdded(note.id, namespace)
 
 
-def new_note(command: AddNote, services: Services, field: str = "projectId") -> Note:
-    """The note ``command`` describes, with a fresh id; ``field`` names where its projectId came from."""
+def new_note(command: AddNote, services: Services) -> Note:
+    """The note ``command`` describes, with a fresh id."""
     return Note(
         id=NoteId.new(),
-        project_id=services.project(command.project_id, field),
+        project_id=services.project(command.project_id),
         group_id=command.group_id,
         text=command.text,
         created_at=command.created_at or services.clock.now(),

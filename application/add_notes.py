@@ -40,6 +40,6 @@ def add_notes(command: AddNotes, services: Services) -> NotesAdded:
 
 def _checked(index: int, command: AddNote, services: Services) -> Note:
     try:
-        return new_note(command, services, f"notes.{index}.projectId")
+        return new_note(command, services)
     except InvalidValue as exc:
-        raise (exc if exc.field else exc.at(f"notes.{index}")) from None
+        raise exc.at(f"notes[{index}]") from None

@@ -16,8 +16,10 @@ class DomainError(Exception):
 class InvalidValue(DomainError):
     """A value object refused a value.
 
-    ``field`` is filled in by whoever knows where the value came from (the wire layer
-    names the request field); the domain knows only the type and the rule.
+    ``field`` is a path to where the value sits. A value object names its own attribute
+    when the rule is about one (``text``, ``metadata``); whoever knows where the value came
+    from places it inside the request with ``at`` (``patch.text``, ``notes[2].groupId``).
+    Paths use the domain's attribute names; the edge translates them to wire names.
     """
 
     def __init__(self, type_name: str, rule: str, value: Any, field: str | None = None) -> None:
@@ -28,8 +30,17 @@ class InvalidValue(DomainError):
         super().__init__(f"{type_name} {rule} (got {_preview(value)})")
 
     def at(self, field: str) -> InvalidValue:
-        """The same error, placed at a request field."""
-        return InvalidValue(self.type_name, self.rule, self.value, field)
+        """The same error, placed at ``field``; a field it already names becomes a path
+        inside it (``patch`` and ``text`` give ``patch.text``, ``notes[2]`` and ``groupId``
+        give ``notes[2].groupId``)."""
+        return InvalidValue(self.type_name, self.rule, self.value, join_path(field, self.field))
+
+
+def join_path(outer: str, inner: str | None) -> str:
+    """``inner`` placed inside ``outer``: ``a`` and ``b`` give ``a.b``, ``a`` and ``[2]`` give ``a[2]``."""
+    if not inner:
+        return outer
+    return f"{outer}{inner}" if inner.startswith("[") else f"{outer}.{inner}"
 
 
 def _preview(value: Any, limit: int = 80) -> str:

@@ -9,6 +9,7 @@ import attrs
 
 from domain.errors import InvalidValue
 from domain.identifiers import CanonicalProjectId, GlobalKey, GroupId, NoteId
+from domain.json_values import json_value_problem
 from domain.time import TimeWindow
 
 
@@ -16,9 +17,15 @@ def _check_optional_text(type_name: str, field: str, value: Any, limit: int) -> 
     if value is None:
         return
     if not isinstance(value, str):
-        raise InvalidValue(type_name, f"{field} must be a string or null", value)
+        raise InvalidValue(type_name, f"{field} must be a string or null", value, field)
     if len(value) > limit:
-        raise InvalidValue(type_name, f"{field} must be at most {limit} characters", value)
+        raise InvalidValue(type_name, f"{field} must be at most {limit} characters", value, field)
+
+
+def _check_json(type_name: str, field: str, value: Any) -> None:
+    problem = json_value_problem(value)
+    if problem:
+        raise InvalidValue(type_name, f"{field} {problem}", "a JSON value", field)
 
 
 @attrs.frozen
@@ -71,15 +78,16 @@ class Note:
 
     def __attrs_post_init__(self) -> None:
         if not isinstance(self.text, str) or not self.text.strip():
-            raise InvalidValue("Note", "text must be a non-blank string", self.text)
+            raise InvalidValue("Note", "text must be a non-blank string", self.text, "text")
         if len(self.text) > self.TEXT_MAX:
-            raise InvalidValue("Note", f"text must be at most {self.TEXT_MAX} characters", self.text)
+            raise InvalidValue("Note", f"text must be at most {self.TEXT_MAX} characters", self.text, "text")
         _check_optional_text("Note", "title", self.title, self.TITLE_MAX)
         _check_optional_text("Note", "source", self.source, self.SOURCE_MAX)
         if self.metadata is not None and not isinstance(self.metadata, dict):
-            raise InvalidValue("Note", "metadata must be a JSON object or null", self.metadata)
+            raise InvalidValue("Note", "metadata must be a JSON object or null", self.metadata, "metadata")
+        _check_json("Note", "metadata", self.metadata)
         if self.created_at.tzinfo is None:
-            raise InvalidValue("Note", "createdAt must be timezone-aware", self.created_at)
+            raise InvalidValue("Note", "created_at must be timezone-aware", self.created_at, "created_at")
 
 
 _UNSET: Any = attrs.make_class("_Unset", [], repr=False)()
@@ -138,6 +146,11 @@ class GlobalEntry:
     key: GlobalKey
     value: Any
     updated_at: datetime
+
+    def __attrs_post_init__(self) -> None:
+        _check_json("GlobalEntry", "value", self.value)
+        if self.updated_at.tzinfo is None:
+            raise InvalidValue("GlobalEntry", "updated_at must be timezone-aware", self.updated_at, "updated_at")
 
     @property
     def id(self) -> str:

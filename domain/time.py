@@ -17,8 +17,8 @@ def parse_instant(text: str) -> datetime:
     """Read an ISO 8601 instant into an aware UTC datetime.
 
     Accepted: a date and time with ``Z`` or an offset (converted to UTC), or a bare date
-    (midnight UTC). A date-time with no zone is refused: its meaning would depend on the
-    machine that wrote it.
+    (midnight UTC), in the years 1..9999 once converted to UTC. A date-time with no zone is
+    refused: its meaning would depend on the machine that wrote it.
     """
     if not isinstance(text, str):
         raise InvalidValue("Instant", "must be an ISO 8601 string", text)
@@ -33,15 +33,18 @@ def parse_instant(text: str) -> datetime:
         parsed = datetime.fromisoformat(text)
     except ValueError:
         raise InvalidValue("Instant", "must be ISO 8601 like 2024-01-15T10:30:00Z", text) from None
-    return parsed.astimezone(timezone.utc)
+    try:
+        return parsed.astimezone(timezone.utc)
+    except OverflowError:
+        raise InvalidValue("Instant", "must fall within the years 1..9999 once converted to UTC", text) from None
 
 
 def format_instant(moment: datetime) -> str:
-    """Write a UTC instant: whole seconds as ``...:00Z``, finer ones with microseconds."""
-    moment = moment.astimezone(timezone.utc)
-    if moment.microsecond:
-        return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    """Write a UTC instant: whole seconds as ``...:00Z``, finer ones with microseconds. The
+    year always has four digits (``0999-12-31T00:00:00Z``), so what is written reads back."""
+    m = moment.astimezone(timezone.utc)
+    text = f"{m.year:04d}-{m.month:02d}-{m.day:02d}T{m.hour:02d}:{m.minute:02d}:{m.second:02d}"
+    return f"{text}.{m.microsecond:06d}Z" if m.microsecond else f"{text}Z"
 
 
 @attrs.frozen

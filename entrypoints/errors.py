@@ -76,14 +76,22 @@ _NAMED = re.compile(r"(?:missing required|unknown) field `(?P<name>[^`]+)`")
 
 
 def field_and_rule(exc: msgspec.ValidationError) -> tuple[str | None, str]:
-    """Where a msgspec validation failed, as a dotted path (``patch.tags.0``), and why."""
+    """Where a msgspec validation failed, as a path (``patch.tags[0]``), and why."""
     match = _AT.match(str(exc))
     rule = match.group("rule") if match else str(exc)
     path = (match.group("path") or "") if match else ""
     named = _NAMED.search(rule)
     if named:
         path = f"{path}.{named.group('name')}"
-    return re.sub(r"\[(\d+)\]", r".\1", path).lstrip(".") or None, rule
+    return path.lstrip(".") or None, rule
+
+
+_SNAKE = re.compile(r"_([a-z0-9])")
+
+
+def wire_path(path: str | None) -> str | None:
+    """A field path in wire names: the domain's ``notes[2].created_at`` is ``notes[2].createdAt``."""
+    return None if path is None else _SNAKE.sub(lambda m: m.group(1).upper(), path)
 
 
 def _validation(exc: msgspec.ValidationError) -> RpcError:
@@ -100,10 +108,11 @@ def to_rpc_error(exc: BaseException, method: str | None = None) -> RpcError:
         case msgspec.ValidationError():
             return _validation(exc)
         case InvalidValue():
-            message = f"Invalid params: {exc}" + (f" at {exc.field}" if exc.field else "")
-            return RpcError(INVALID_PARAMS, message, {"field": exc.field, "rule": f"{exc.type_name} {exc.rule}"})
+            field = wire_path(exc.field)
+            message = f"Invalid params: {exc}" + (f" at {field}" if field else "")
+            return RpcError(INVALID_PARAMS, message, {"field": field, "rule": f"{exc.type_name} {exc.rule}"})
         case app.InvalidRequest():
-            return RpcError(INVALID_PARAMS, f"Invalid params: {exc}", {"field": exc.field, "rule": exc.rule})
+            return RpcError(INVALID_PARAMS, f"Invalid params: {exc}", {"field": wire_path(exc.field), "rule": exc.rule})
         case app.NoteNotFound():
             return RpcError(NOT_FOUND, str(exc), {"id": exc.id})
         case app.DimensionChanged():

@@ -40,7 +40,7 @@ from domain.errors import InvalidValue
 from domain.identifiers import CanonicalProjectId, GlobalKey, GroupId, Namespace, NoteId
 from domain.note import GlobalEntry, Note, Tags
 from domain.time import format_instant, parse_instant
-from entrypoints.errors import ImportFileInvalid, field_and_rule
+from entrypoints.errors import ImportFileInvalid, field_and_rule, wire_path
 
 FORMAT_NAME = "mcp-memory-export"
 VERSION = 1
@@ -157,8 +157,8 @@ def read_export(lines: Iterable[bytes]) -> ExportFile:
             continue
         try:
             obj = decode(raw)
-        except msgspec.DecodeError:
-            raise ImportFileInvalid(number, None, "not a complete JSON object (a truncated or damaged line?)") from None
+        except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+            raise ImportFileInvalid(number, None, "not a complete JSON object in UTF-8 (a truncated or damaged line?)") from None
         if header is None:
             header = _header(number, obj)
         elif _kind(number, obj) == "note":
@@ -208,7 +208,7 @@ def _checked(number: int, build: Any, line: Any) -> Any:
     try:
         return build(line)
     except InvalidValue as exc:
-        raise ImportFileInvalid(number, exc.field, str(exc)) from None
+        raise ImportFileInvalid(number, wire_path(exc.field), str(exc)) from None
 
 
 def _first(seen: dict[object, int], key: object, number: int, field: str, rule: str) -> None:
@@ -236,10 +236,7 @@ def _note(line: NoteLine) -> ExportedNote:
         source=line.source,
         metadata=line.metadata,
     )
-    try:
-        note = Note(**fields)
-    except InvalidValue as exc:  # Note's rules start with the field they are about
-        raise exc.at(exc.rule.split(" ", 1)[0]) from None
+    note = Note(**fields)
     namespace = None if line.namespace is None else at("namespace", Namespace.parse, line.namespace)
     vector = None if line.vector is None or line.vector is UNSET else _vector(line.vector, namespace)
     return ExportedNote(note, namespace, vector)

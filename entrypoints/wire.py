@@ -159,7 +159,7 @@ def _item(index: int, note: AddNoteParams) -> AddNote:
     try:
         return note.command()
     except InvalidValue as exc:
-        raise exc.at(f"notes.{index}.{exc.field}" if exc.field else f"notes.{index}") from None
+        raise exc.at(f"notes[{index}]") from None
 
 
 class AddNotesResult(View):

@@ -75,3 +75,15 @@ namespaces = st.builds(
     model=st.text(alphabet=st.characters(blacklist_categories=("Cc", "Cs")), min_size=1, max_size=20),
     dim=st.integers(min_value=1, max_value=16),
 )
+
+# Any JSON value a client can send: integers of any size, every finite float, any text
+# (JSON cannot carry a lone surrogate), nesting deep enough to meet the 64-level rule.
+any_json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=30),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=8), children, max_size=3),
+    max_leaves=80,
+)

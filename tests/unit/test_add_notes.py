@@ -57,7 +57,7 @@ def test_a_bad_item_is_reported_at_its_index_and_field_and_nothing_is_stored(ser
     error = rpc(services, "memory.add_notes", {"notes": notes})["error"]
 
     assert error["code"] == -32602
-    assert error["data"]["field"] == "notes.3.groupId"
+    assert error["data"]["field"] == "notes[3].groupId"
     assert stored_count(services) == 0
 
 
@@ -65,14 +65,14 @@ def test_an_unknown_field_in_an_item_is_reported_at_its_index(services: Services
     error = rpc(services, "memory.add_notes", {"notes": [note("ok"), note("x", colour="red")]})["error"]
 
     assert error["code"] == -32602
-    assert error["data"]["field"] == "notes.1.colour"
+    assert error["data"]["field"] == "notes[1].colour"
 
 
 def test_a_blank_text_is_reported_at_its_item_and_nothing_is_stored(services: Services) -> None:
     error = rpc(services, "memory.add_notes", {"notes": [note("ok"), note("   ")]})["error"]
 
     assert error["code"] == -32602
-    assert error["data"]["field"].startswith("notes.1")
+    assert error["data"]["field"].startswith("notes[1]")
     assert stored_count(services) == 0
 
 

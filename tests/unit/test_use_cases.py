@@ -118,7 +118,7 @@ def test_update_to_blank_text_is_refused_at_the_patch(services: Services) -> Non
     note_id = add(services, "keep me")
     with pytest.raises(InvalidValue) as caught:
         update_note(UpdateNote(note_id, NotePatch(text="   ")), services)
-    assert caught.value.field == "patch"
+    assert caught.value.field == "patch.text"
     assert get_note(GetNote(note_id), services).note.text == "keep me"
 
 
