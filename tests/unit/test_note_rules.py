@@ -7,8 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from domain.errors import InvalidValue
-from domain.identifiers import CanonicalProjectId, GroupId, NoteId
-from domain.note import Note, NoteFilter, NotePatch, Tags
+from domain.identifiers import CanonicalProjectId, GlobalKey, GroupId, NoteId
+from domain.note import GlobalEntry, Note, NoteFilter, NotePatch, Tags
 from domain.time import TimeWindow, format_instant, parse_instant
 
 T0 = datetime(2024, 1, 15, 10, 30, tzinfo=timezone.utc)
@@ -90,6 +90,57 @@ def test_instants_need_a_zone_and_a_real_date(text: str) -> None:
         parse_instant(text)
 
 
-@given(st.datetimes(min_value=datetime(1970, 1, 2), max_value=datetime(9999, 1, 1), timezones=st.just(timezone.utc)))
-def test_instant_text_round_trips(moment: datetime) -> None:
+@given(st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(9999, 12, 31, 23, 59, 59, 999999), timezones=st.just(timezone.utc)))
+def test_instant_text_round_trips_for_every_year_1_to_9999(moment: datetime) -> None:
     assert parse_instant(format_instant(moment)) == moment
+
+
+@pytest.mark.parametrize("text", ["0001-01-01T00:00:00+00:01", "9999-12-31T23:59:59-00:01", "0000-12-31T00:00:00Z"])
+def test_instants_outside_years_1_to_9999_in_utc_are_refused(text: str) -> None:
+    with pytest.raises(InvalidValue, match="Instant"):
+        parse_instant(text)
+
+
+def test_early_years_are_written_with_four_digits() -> None:
+    assert format_instant(datetime(999, 12, 31, tzinfo=timezone.utc)) == "0999-12-31T00:00:00Z"
+
+
+def nested(depth: int) -> list:
+    value: list = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+def test_metadata_may_nest_64_levels_but_not_65() -> None:
+    assert a_note(metadata={"a": nested(63)}).metadata == {"a": nested(63)}
+    with pytest.raises(InvalidValue, match="64 levels") as caught:
+        a_note(metadata={"a": nested(64)})
+    assert caught.value.field == "metadata"
+
+
+def test_a_value_nested_far_too_deep_is_judged_without_recursion() -> None:
+    with pytest.raises(InvalidValue, match="64 levels"):
+        a_note(metadata={"a": nested(100_000)})
+
+
+@pytest.mark.parametrize(
+    "value, rule",
+    [(float("nan"), "finite"), (float("inf"), "finite"), ({1: "a"}, "string keys"), ({"s": {1, 2}}, "JSON values"), (b"x", "JSON values")],
+)
+def test_metadata_holds_json_values_only(value: object, rule: str) -> None:
+    with pytest.raises(InvalidValue, match=rule) as caught:
+        a_note(metadata={"v": value})
+    assert caught.value.field == "metadata"
+
+
+def test_a_global_value_follows_the_same_rule() -> None:
+    with pytest.raises(InvalidValue) as caught:
+        GlobalEntry(CanonicalProjectId("p"), GlobalKey("global.k"), nested(65), T0)
+    assert caught.value.field == "value"
+
+
+def test_a_field_error_is_placed_inside_the_request_path() -> None:
+    error = InvalidValue("Note", "text must be a non-blank string", "", "text")
+    assert error.at("patch").field == "patch.text"
+    assert InvalidValue("GroupId", "rule", "a b").at("groupId").at("notes[0]").field == "notes[0].groupId"
