@@ -12,15 +12,21 @@ Format (version 1; unknown fields are refused so that a typo is reported, not ig
 The file may hold an API key or a token: it is written with mode 0600, in a directory of
 mode 0700, atomically (temporary file, fsync, rename, fsync of the directory), so a reader
 never sees half of it.
+
+Several servers may share the file. Every write is a read-modify-write under an exclusive
+``flock`` on ``.config.json.lock`` beside it: the file is read afresh inside the lock, only
+the caller's change is applied, and the result is written, so a dimension learned by one
+process and an embedder changed by another both survive. Reads take no lock.
 """
 
 from __future__ import annotations
 
-import os
+from collections.abc import Callable
 from pathlib import Path
 
 import msgspec
 
+from adapters.private_files import exclusive_lock, write_private_file
 from application.errors import StoreError
 from application.settings import EmbedderSettings, HttpSettings, Settings
 
@@ -79,7 +85,13 @@ class JsonFileConfigRepository:
             http=HttpSettings(tuple(h.allowed_origins), h.token),
         )
 
-    def save(self, settings: Settings) -> None:
+    def update(self, change: Callable[[Settings], Settings]) -> Settings:
+        with exclusive_lock(self._path.with_name(f".{self._path.name}.lock")):
+            settings = change(self.load())
+            self._write(settings)
+        return settings
+
+    def _write(self, settings: Settings) -> None:
         e, h = settings.embedder, settings.http
         data = _File(
             embedder=_Embedder(
@@ -88,21 +100,3 @@ class JsonFileConfigRepository:
             http=_Http(allowed_origins=list(h.allowed_origins), token=h.token),
         )
         write_private_file(self._path, msgspec.json.format(msgspec.json.encode(data)) + b"\n")
-
-
-def write_private_file(path: Path, content: bytes) -> None:
-    """Replace ``path`` atomically with ``content``, readable by its owner only."""
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    os.fchmod(fd, 0o600)
-    with os.fdopen(fd, "wb") as file:
-        file.write(content)
-        file.flush()
-        os.fsync(file.fileno())
-    os.replace(temp, path)
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
+
 from application.settings import Settings
 
 
 class InMemoryConfigRepository:
+    """``settings`` is what is stored; ``saves`` counts the updates written."""
+
     def __init__(self, settings: Settings | None = None) -> None:
         self.settings = settings or Settings()
         self.saves = 0
+        self._lock = threading.Lock()
 
     @property
     def location(self) -> str:
@@ -17,6 +23,8 @@ class InMemoryConfigRepository:
     def load(self) -> Settings:
         return self.settings
 
-    def save(self, settings: Settings) -> None:
-        self.settings = settings
-        self.saves += 1
+    def update(self, change: Callable[[Settings], Settings]) -> Settings:
+        with self._lock:
+            self.settings = change(self.settings)
+            self.saves += 1
+            return self.settings

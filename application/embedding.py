@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import attrs
 
 from application.errors import DimensionChanged, EmbedderRejected
 from application.ports import ConfigRepository, Embedder, EmbedderFactory, EmbedKind, Vector
-from application.settings import EmbedderSettings
+from application.settings import EmbedderSettings, Settings
 from domain.identifiers import Namespace
 
 
@@ -49,18 +49,25 @@ class Embedding:
         dim = dims.pop() if dims else (settings.dim or 0)
         return self._learn(settings, dim), vectors
 
-    def switch(self, settings: EmbedderSettings) -> Namespace:
-        """Make ``settings`` current after one successful probe; on failure nothing changes."""
-        embedder = self._factory.create(settings)
+    def switch(self, change: Callable[[EmbedderSettings], EmbedderSettings]) -> Namespace:
+        """Apply ``change`` to the stored embedder settings (read afresh: another process
+        may have written them) and make the result current after one successful probe;
+        on failure nothing changes. The dimensions other processes recorded meanwhile are
+        kept."""
+        wanted = change(self._config.load().embedder)
+        embedder = self._factory.create(wanted)
         vectors = embedder.embed(["dimension probe"], "passage")
         dim = len(vectors[0])
-        recorded = settings.dim
+        recorded = wanted.dim
         if recorded is not None and recorded != dim:
-            raise DimensionChanged(settings.provider, settings.model_key, recorded, dim)
-        learned = attrs.evolve(settings, dims={**settings.dims, settings.model_key: dim})
+            raise DimensionChanged(wanted.provider, wanted.model_key, recorded, dim)
+
+        def chosen(current: Settings) -> Settings:
+            dims = {**current.embedder.dims, wanted.model_key: dim}
+            return attrs.evolve(current, embedder=attrs.evolve(wanted, dims=dims))
+
         with self._lock:
-            current = self._config.load()
-            self._config.save(attrs.evolve(current, embedder=learned))
+            learned = self._config.update(chosen).embedder
             self._settings, self._embedder = learned, embedder
         return _namespace(learned, dim)
 
@@ -80,12 +87,15 @@ class Embedding:
                 if self._settings.dim is None and self._settings.model_key == settings.model_key:
                     dims = {**self._settings.dims, settings.model_key: dim}
                     self._settings = attrs.evolve(self._settings, dims=dims)
-                    current = self._config.load()
-                    stored = attrs.evolve(current.embedder, dims={**current.embedder.dims, settings.model_key: dim})
-                    self._config.save(attrs.evolve(current, embedder=stored))
+                    self._config.update(lambda current: _with_dim(current, settings.model_key, dim))
         elif recorded != dim:
             raise DimensionChanged(settings.provider, settings.model_key, recorded, dim)
         return _namespace(settings, dim)
+
+
+def _with_dim(settings: Settings, model_key: str, dim: int) -> Settings:
+    dims = {**settings.embedder.dims, model_key: dim}
+    return attrs.evolve(settings, embedder=attrs.evolve(settings.embedder, dims=dims))
 
 
 def _namespace(settings: EmbedderSettings, dim: int) -> Namespace:

@@ -19,7 +19,7 @@ Units and conventions shared by all ports:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Literal, Protocol
 
@@ -120,15 +120,20 @@ class EmbedderFactory(Protocol):
 
 
 class ConfigRepository(Protocol):
-    """The user's settings file. ``save`` is atomic (never a half-written file) and keeps
-    the file private to its owner (mode 0600: it may hold an API key)."""
+    """The user's settings file, which several processes may share. Writes are atomic
+    (never a half-written file) and keep the file private to its owner (mode 0600: it
+    may hold an API key)."""
 
     @property
     def location(self) -> str: ...
 
     def load(self) -> Settings: ...
 
-    def save(self, settings: Settings) -> None: ...
+    def update(self, change: Callable[[Settings], Settings]) -> Settings:
+        """Store ``change(current)``, ``current`` being the settings as stored at this
+        moment (read afresh, maybe written by another process), and return it. Updates are
+        serialized, so one never loses another's change. ``change`` must be pure: it
+        may see newer settings than the caller last loaded."""
 
 
 class NoteStore(Protocol):

@@ -6,7 +6,7 @@ import attrs
 
 from application.errors import InvalidRequest
 from application.services import Services
-from application.settings import PROVIDERS
+from application.settings import PROVIDERS, EmbedderSettings
 from domain.identifiers import Namespace
 
 UNCHANGED: Any = type("Unchanged", (), {"__repr__": lambda self: "UNCHANGED"})()
@@ -32,6 +32,12 @@ class SetEmbedder:
         if self.base_url not in (UNCHANGED, None) and not self.base_url.startswith(("http://", "https://")):
             raise InvalidRequest("embedder.baseUrl", "must start with http:// or https://", self.base_url)
 
+    def applied_to(self, settings: EmbedderSettings) -> EmbedderSettings:
+        if self.provider is not UNCHANGED and self.provider != settings.provider:
+            settings = attrs.evolve(settings, provider=self.provider, model=None, base_url=None)
+        given = {"model": self.model, "base_url": self.base_url, "api_key": self.api_key}
+        return attrs.evolve(settings, **{k: v for k, v in given.items() if v is not UNCHANGED})
+
 
 @attrs.frozen
 class SetConfig:
@@ -43,9 +49,4 @@ def set_config(command: SetConfig, services: Services) -> Namespace:
     change = command.embedder
     if change is None:
         return services.embedding.namespace()
-    wanted = services.embedding.settings
-    if change.provider is not UNCHANGED and change.provider != wanted.provider:
-        wanted = attrs.evolve(wanted, provider=change.provider, model=None, base_url=None)
-    given = {k: getattr(change, k) for k in ("model", "base_url", "api_key")}
-    wanted = attrs.evolve(wanted, **{k: v for k, v in given.items() if v is not UNCHANGED})
-    return services.embedding.switch(wanted)
+    return services.embedding.switch(change.applied_to)

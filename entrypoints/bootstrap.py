@@ -71,6 +71,10 @@ def build(
     from application.embedding import Embedding
     from application.services import RuntimeInfo, Services
 
+    if config is None:
+        _make_private(options.config_path.parent, options.config_path)
+    if store is None:
+        _make_private(options.data_dir)
     config = config or JsonFileConfigRepository(options.config_path)
     if embedders is None:
         from adapters.embedders.factory import DefaultEmbedderFactory
@@ -94,6 +98,21 @@ def build(
             store_type=store_type,
         ),
     )
+
+
+def _make_private(directory: Path, file: Path | None = None) -> None:
+    """Create ``directory`` (and the parents it lacks) with mode 0700, and make ``file``
+    0600 if it exists, from the first start: the config file may hold an API key, the data
+    directory holds the notes. A failure is logged only; the adapter that needs the path
+    reports it when it is used."""
+    from adapters.private_files import keep_private, make_private_dir
+
+    try:
+        make_private_dir(directory)
+        if file is not None:
+            keep_private(file)
+    except OSError as exc:
+        logs.get_logger().warning("private_path_failed", path=str(exc.filename or directory), error=exc.strerror)
 
 
 class LazyServices:

@@ -40,6 +40,7 @@ import msgspec
 from adapters.faiss_store.disk import FileLock, tree_bytes
 from adapters.faiss_store.generations import LOCK, Generations
 from adapters.faiss_store.records import Delete, Drop, Put, PutGlobal, Record, Rehome, fields_of, vector_bytes
+from adapters.private_files import make_private_dir
 from application.errors import StoreError
 from application.ports import Hit, Spread, StoredNote, Vector
 from domain.identifiers import CanonicalProjectId, GlobalKey, Namespace, NoteId
@@ -65,7 +66,7 @@ class FaissNoteStore:
         self._live = Generations(self._root)
         self._closed = False
         with self._io("open"):
-            self._root.mkdir(parents=True, exist_ok=True)
+            make_private_dir(self._root)
             self._lock = FileLock(self._root / LOCK)
             if not self._live.manifest_path.exists():
                 with self._lock:

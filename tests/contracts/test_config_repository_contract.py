@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 import os
 import stat
+import threading
 from pathlib import Path
+
+import attrs
 
 import pytest
 
@@ -31,25 +34,58 @@ def test_a_fresh_repository_gives_the_defaults(repository) -> None:
     assert repository.load().embedder.provider == "local"
 
 
-def test_what_is_saved_is_loaded(repository) -> None:
-    repository.save(CUSTOM)
+def test_what_an_update_stores_is_loaded_and_returned(repository) -> None:
+    assert repository.update(lambda _current: CUSTOM) == CUSTOM
     assert repository.load() == CUSTOM
+
+
+def test_an_update_is_applied_to_the_stored_settings(repository) -> None:
+    repository.update(lambda _current: CUSTOM)
+    repository.update(lambda current: attrs.evolve(current, http=HttpSettings()))
+    assert repository.load() == attrs.evolve(CUSTOM, http=HttpSettings())
+
+
+def test_updates_from_many_threads_all_survive(repository) -> None:
+    def learn(worker: int) -> None:
+        for step in range(20):
+            key = f"local:model-{worker}-{step}"
+            repository.update(lambda s: attrs.evolve(s, embedder=attrs.evolve(s.embedder, dims={**s.embedder.dims, key: step + 1})))
+
+    threads = [threading.Thread(target=learn, args=(worker,)) for worker in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(repository.load().embedder.dims) == 4 * 20
 
 
 def test_the_file_is_private_and_written_whole(tmp_path: Path) -> None:
     path = tmp_path / "dir" / "config.json"
-    JsonFileConfigRepository(path).save(CUSTOM)
+    JsonFileConfigRepository(path).update(lambda _current: CUSTOM)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
-    assert os.listdir(path.parent) == ["config.json"]
+    assert sorted(os.listdir(path.parent)) == [".config.json.lock", "config.json"]  # no temporary file left
+    assert stat.S_IMODE((path.parent / ".config.json.lock").stat().st_mode) == 0o600
     assert json.loads(path.read_text())["format"] == 1
+
+
+def test_every_directory_the_repository_creates_is_private_and_others_keep_their_mode(tmp_path: Path) -> None:
+    tmp_path.chmod(0o755)
+    previous = os.umask(0o022)
+    try:
+        JsonFileConfigRepository(tmp_path / "a" / "b" / "config.json").update(lambda _current: CUSTOM)
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE((tmp_path / "a").stat().st_mode) == 0o700
+    assert stat.S_IMODE((tmp_path / "a" / "b").stat().st_mode) == 0o700
+    assert stat.S_IMODE(tmp_path.stat().st_mode) == 0o755
 
 
 def test_saving_over_a_world_readable_file_makes_it_private(tmp_path: Path) -> None:
     path = tmp_path / "config.json"
     path.write_text("{}")
     path.chmod(0o644)
-    JsonFileConfigRepository(path).save(CUSTOM)
+    JsonFileConfigRepository(path).update(lambda _current: CUSTOM)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
 
 

@@ -1,0 +1,81 @@
+"""Files and directories only their owner may read, and an exclusive lock between processes.
+
+The config file may hold an API key and the data directory holds the user's notes, so
+both live in directories of mode 0700 and are written with mode 0600, whatever the umask.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+
+def make_private_dir(path: Path) -> None:
+    """Create ``path`` and each missing parent with mode 0700. Directories that exist
+    already keep their mode: the server never changes a directory it did not create."""
+    missing = []
+    for directory in (path, *path.parents):
+        if directory.is_dir():
+            break
+        missing.append(directory)
+    for directory in reversed(missing):
+        try:
+            directory.mkdir(mode=0o700)
+        except FileExistsError:
+            if not directory.is_dir():
+                raise
+            continue  # another process made it first
+        os.chmod(directory, 0o700)  # mkdir's mode is cut by the umask: set it exactly
+
+
+def keep_private(path: Path) -> None:
+    """Make an existing file readable by its owner only (mode 0600); a missing one is fine."""
+    try:
+        mode = path.stat().st_mode & 0o777
+    except FileNotFoundError:
+        return
+    if mode & 0o077:
+        os.chmod(path, 0o600)
+
+
+def write_private_file(path: Path, content: bytes) -> None:
+    """Replace ``path`` atomically with ``content``, mode 0600: a temporary file is written
+    and fsync'd, renamed over ``path``, and the directory fsync'd. Readers see the old or
+    the new content, never a mix."""
+    make_private_dir(path.parent)
+    temp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "wb") as file:
+            file.write(content)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temp, path)
+    finally:
+        temp.unlink(missing_ok=True)
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+@contextmanager
+def exclusive_lock(path: Path) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on ``path`` (created 0600 if missing) for the block.
+
+    Each call opens the file anew, so the lock also excludes other threads of this
+    process, not only other processes. A process that dies releases it.
+    """
+    make_private_dir(path.parent)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the last descriptor releases the lock
