@@ -4,9 +4,18 @@ Transports hand it the bytes of one message (a request, a notification or a batc
 write back what it returns: the bytes of one response or batch of responses, on one line,
 or None when nothing is to be answered (notifications, a batch of notifications).
 
+``handle`` never raises, whatever the bytes:
+
+    not UTF-8, not JSON, truncated, a number out of range     -32700, id null
+    nested deeper than MAX_DEPTH arrays and objects          -32600, id null (refused whole,
+                                                              before decoding)
+    valid JSON but not a request (or an empty batch)          -32600
+    a reply that cannot be encoded                            -32603 for that request
+    anything else unexpected                                  -32603, logged on stderr
+
 Routes take the request's ``params`` as decoded JSON (None when absent) and return any
 value msgspec can encode. Whatever they raise is answered through
-``entrypoints.errors.to_rpc_error``; the dispatcher itself never raises.
+``entrypoints.errors.to_rpc_error``.
 """
 
 from __future__ import annotations
@@ -17,6 +26,7 @@ from typing import Any
 import msgspec
 
 from entrypoints.errors import (
+    INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
@@ -24,31 +34,72 @@ from entrypoints.errors import (
     RpcError,
     to_rpc_error,
 )
+from entrypoints.logs import get_logger
+from entrypoints.nesting import nested_deeper_than
+
+MAX_DEPTH = 256
+"""The deepest nesting of arrays and objects a message may have (params are held to 64
+levels by the methods' own rules; this bound keeps every decoder and encoder far from
+the interpreter's recursion limit)."""
 
 Route = Callable[[Any], Any]
 
 _ENVELOPE = frozenset({"jsonrpc", "id", "method", "params"})
 _NO_ID = object()
+_DECODER = msgspec.json.Decoder()
+_ENCODER = msgspec.json.Encoder()
+_INTERNAL = b'{"jsonrpc":"2.0","id":null,"error":{"code":%d,"message":"Internal error"}}' % INTERNAL_ERROR
+
+log = get_logger()
+
+
+def decode_message(data: bytes) -> Any:
+    """The JSON value ``data`` holds. Raises RpcError: -32700 for bytes that are not a JSON
+    text in UTF-8 (or hold a number out of range), -32600 for one nested too deep."""
+    if nested_deeper_than(data, MAX_DEPTH):
+        raise RpcError(INVALID_REQUEST, f"Invalid request: the message is nested deeper than {MAX_DEPTH} levels")
+    try:
+        return _DECODER.decode(data)
+    except UnicodeDecodeError:
+        raise RpcError(PARSE_ERROR, "Parse error: the message is not valid UTF-8") from None
+    except msgspec.ValidationError:  # the only one an untyped decode raises: a number beyond float
+        raise RpcError(PARSE_ERROR, "Parse error: a number in the message is out of range") from None
+    except msgspec.DecodeError:
+        raise RpcError(PARSE_ERROR, "Parse error: the message is not valid JSON") from None
+    except RecursionError:  # the bound above keeps this away; kept as a second line
+        raise RpcError(INVALID_REQUEST, "Invalid request: the message is nested too deep") from None
+
+
+def error_reply(error: RpcError, request_id: Any = None) -> bytes:
+    """The encoded response carrying ``error``."""
+    return _ENCODER.encode(_error(request_id, error))
 
 
 class Dispatcher:
     def __init__(self, routes: Mapping[str, Route]) -> None:
         self._routes = routes  # looked up per request: a lazy Mapping may load routes on first use
-        self._decoder = msgspec.json.Decoder()
-        self._encoder = msgspec.json.Encoder()
 
     def handle(self, data: bytes) -> bytes | None:
+        """The reply to the message in ``data``; never raises (see the module docstring)."""
         try:
-            message = self._decoder.decode(data)
-        except msgspec.DecodeError:
-            return self._encode(_error(None, RpcError(PARSE_ERROR, "Parse error: the message is not valid JSON")))
-        if isinstance(message, list):
-            if not message:
-                return self._encode(_error(None, RpcError(INVALID_REQUEST, "Invalid request: empty batch")))
-            replies = [r for r in map(self.handle_object, message) if r is not None]
-            return self._encode(replies) if replies else None
-        reply = self.handle_object(message)
-        return None if reply is None else self._encode(reply)
+            message = decode_message(data)
+        except RpcError as exc:
+            return error_reply(exc)
+        return self.answer(message)
+
+    def answer(self, message: Any) -> bytes | None:
+        """The reply to an already decoded message (``decode_message``); never raises."""
+        try:
+            if isinstance(message, list):
+                if not message:
+                    return error_reply(RpcError(INVALID_REQUEST, "Invalid request: empty batch"))
+                replies = [_encode(r) for r in map(self.handle_object, message) if r is not None]
+                return b"[" + b",".join(replies) + b"]" if replies else None
+            reply = self.handle_object(message)
+            return None if reply is None else _encode(reply)
+        except Exception as exc:  # the last line: a transport must never die on a message
+            log.error("internal_error", exc_info=exc)
+            return _INTERNAL
 
     def handle_object(self, message: Any) -> dict[str, Any] | None:
         """Answer one decoded message; None for a notification."""
@@ -78,12 +129,13 @@ class Dispatcher:
             return None
         return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
-    def _encode(self, reply: Any) -> bytes:
-        try:
-            return self._encoder.encode(reply)
-        except (TypeError, ValueError, OverflowError) as exc:
-            request_id = reply.get("id") if isinstance(reply, dict) else None
-            return self._encoder.encode(_error(request_id, to_rpc_error(exc)))
+
+def _encode(reply: dict[str, Any]) -> bytes:
+    """One response; a result that cannot be encoded becomes an internal error for its id."""
+    try:
+        return _ENCODER.encode(reply)
+    except Exception as exc:  # TypeError, ValueError, OverflowError, RecursionError, ...
+        return error_reply(to_rpc_error(exc), reply.get("id"))
 
 
 def _envelope_problem(message: dict[str, Any], valid_id: bool) -> str | None:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import threading
 from typing import Any
 
 import pytest
 import structlog
 
 from application.errors import NoteNotFound
-from entrypoints.jsonrpc import Dispatcher
+from entrypoints.jsonrpc import MAX_DEPTH, Dispatcher
 
 
 def _boom(params: Any) -> Any:
@@ -18,6 +19,13 @@ def _boom(params: Any) -> Any:
 
 def _missing(params: Any) -> Any:
     raise NoteNotFound("0b7a4c1e-0000-4000-8000-000000000000")
+
+
+def _deeply_nested_list(depth: int) -> list[Any]:
+    value: list[Any] = []
+    for _ in range(depth):
+        value = [value]
+    return value
 
 
 dispatcher = Dispatcher({"echo": lambda params: params, "boom": _boom, "missing": _missing})
@@ -102,3 +110,74 @@ def test_a_batch_of_notifications_gets_no_reply() -> None:
 def test_replies_are_one_line_even_with_newlines_in_strings() -> None:
     reply = dispatcher.handle(b'{"jsonrpc": "2.0", "id": 1, "method": "echo", "params": {"t": "a\\nb"}}')
     assert reply is not None and b"\n" not in reply
+
+
+def _nested(depth: int) -> bytes:
+    return b'{"jsonrpc": "2.0", "id": 1, "method": "echo", "params": {"v": ' + b"[" * (depth - 2) + b"]" * (depth - 2) + b"}}"
+
+
+@pytest.mark.parametrize(
+    ("raw", "code"),
+    [
+        (b'{"jsonrpc": "2.0", "id": 1, "method": "echo", "params": {"a": "\xc3"}}', -32700),
+        (b'{"jsonrpc": "2.0", "id": 1, "method": "\xed\xa0\x80"}', -32700),
+        (b'{"jsonrpc": "2.0", "id": 1, "method": "echo", "params": {"a": 1e400}}', -32700),
+        (b'{"jsonrpc": "2.0", "id": 1, "method": "echo", "params": {"a": -1e999}}', -32700),
+        (b'{"jsonrpc": "2.0", "id": 1, "method": "echo", "params": {"a": "\\ud800"}}', -32700),
+        (b'\xef\xbb\xbf{"jsonrpc": "2.0", "id": 1, "method": "echo"}', -32700),
+        (b'{"jsonrpc": "2.0", "id": 1, "method": "echo\x00"}', -32700),
+        (b"\x00\x00\x00", -32700),
+        (b'{"jsonrpc": "2.0", "id": 1, "met', -32700),
+        (b"[" * 2000, -32600),
+        (b"{\"a\":" * 5000, -32600),
+        (_nested(257), -32600),
+    ],
+    ids=["invalid utf-8", "utf-8 surrogate", "huge number", "huge negative", "lone surrogate escape", "bom", "nul in string", "nul bytes", "truncated", "deep arrays", "deep objects", "one level too deep"],
+)
+def test_bytes_that_cannot_be_a_request_get_an_error_with_null_id(raw: bytes, code: int) -> None:
+    reply = call(raw)
+    assert reply["error"]["code"] == code and reply["id"] is None
+    assert call('{"jsonrpc": "2.0", "id": 2, "method": "echo", "params": [1]}')["result"] == [1]
+
+
+def test_a_message_nested_as_deep_as_allowed_is_served() -> None:
+    reply = call(_nested(MAX_DEPTH))
+    assert reply["id"] == 1 and "result" in reply
+
+
+def test_brackets_inside_strings_do_not_count_as_nesting() -> None:
+    text = "[{" * 5000 + '\\"[' * 300 + "\\\\"
+    reply = call(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "echo", "params": {"t": text}}))
+    assert reply["result"] == {"t": text}
+
+
+def test_deep_nesting_is_refused_in_a_thread_with_a_small_stack() -> None:
+    replies: list[Any] = []
+    threading.stack_size(256 * 1024)
+    try:
+        worker = threading.Thread(target=lambda: replies.append(call(b"[" * 100_000 + b"]" * 100_000)))
+        worker.start()
+        worker.join()
+    finally:
+        threading.stack_size(0)
+    assert replies[0]["error"]["code"] == -32600
+
+
+def test_a_batch_of_thousands_is_answered_member_by_member() -> None:
+    batch = [{"jsonrpc": "2.0", "id": i, "method": "echo", "params": [i]} for i in range(5000)]
+    replies = call(json.dumps(batch))
+    assert [r["result"] for r in replies] == [[i] for i in range(5000)]
+
+
+@pytest.mark.parametrize(
+    "result",
+    [object(), "\ud800", {"deep": _deeply_nested_list(5000)}, {(1, 2): "tuple key"}],
+    ids=["not json", "surrogate", "too deep to encode", "key not a string"],
+)
+def test_a_result_that_cannot_be_encoded_is_an_internal_error_and_the_next_request_is_served(result: Any) -> None:
+    bad = Dispatcher({"bad": lambda params: result, "echo": lambda params: params})
+    with structlog.testing.capture_logs() as logs:
+        reply = json.loads(bad.handle(b'[{"jsonrpc": "2.0", "id": 1, "method": "bad"}, {"jsonrpc": "2.0", "id": 2, "method": "echo", "params": [2]}]') or b"")
+    assert reply[0] == {"jsonrpc": "2.0", "id": 1, "error": {"code": -32603, "message": "Internal error"}}
+    assert reply[1]["result"] == [2]
+    assert any(entry["event"] == "internal_error" for entry in logs)
