@@ -2,12 +2,14 @@ from __future__ import annotations
 
 import attrs
 
+from application.redaction import mask_url
 from application.services import Services
 
 
 @attrs.frozen
 class ConfigView:
-    """The effective configuration, without any secret."""
+    """The effective configuration, without any secret: no API key or token, and the
+    baseUrl with its userinfo masked (``http://***@host/v1``)."""
 
     default_transport: str
     provider: str
@@ -28,9 +30,13 @@ def get_config(services: Services) -> ConfigView:
         provider=embedder.provider,
         model=embedder.effective_model,
         dim=embedder.dim,
-        base_url=embedder.effective_base_url,
+        base_url=_masked(embedder.effective_base_url),
         store_type=runtime.store_type,
         store_path=runtime.data_dir,
         config_path=runtime.config_path,
         data_dir=runtime.data_dir,
     )
+
+
+def _masked(url: str | None) -> str | None:
+    return None if url is None else mask_url(url)

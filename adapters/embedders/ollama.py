@@ -24,6 +24,7 @@ import structlog
 
 from application.errors import EmbedderRejected
 from application.ports import EmbedKind
+from application.redaction import mask_url
 from adapters.embedders.remote import Backoff, EmbeddingHttp, Hints, standins, unit_rows
 
 log = structlog.get_logger()
@@ -71,7 +72,7 @@ class OllamaEmbedder:
         self._http = EmbeddingHttp(client, PROVIDER, hints, timeout=timeout, backoff=backoff, sleep=sleep, rng=rng)
 
     def __repr__(self) -> str:
-        return f"OllamaEmbedder(model={self._model!r}, base_url={self._base!r})"
+        return f"OllamaEmbedder(model={self._model!r}, base_url={mask_url(self._base)!r})"
 
     @property
     def provider(self) -> str:
@@ -103,7 +104,7 @@ class OllamaEmbedder:
             return self._legacy_rows(batch)
         rows = self._http.decode(url, response, _EMBED).embeddings
         if len(rows) != len(batch):
-            raise EmbedderRejected(PROVIDER, response.status_code, f"{url} returned {len(rows)} vectors for {len(batch)} texts")
+            raise EmbedderRejected(PROVIDER, response.status_code, f"{mask_url(url)} returned {len(rows)} vectors for {len(batch)} texts")
         return rows
 
     def _legacy_rows(self, batch: list[str]) -> list[list[float]]:

@@ -6,7 +6,7 @@ OpenAI-compatible servers (vLLM, LM Studio, llama.cpp, LiteLLM, ...) through ``b
 those that need no key get none (``require_key=False``).
 
 The key is used for the ``Authorization`` header only: never logged, never in a message
-or in ``repr``. Retries and error mapping: ``adapters.embedders.remote``.
+or in ``repr``, and masked in the provider's error texts. Retries and error mapping: ``adapters.embedders.remote``.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import numpy as np
 
 from application.errors import EmbedderNotConfigured, EmbedderRejected
 from application.ports import EmbedKind
+from application.redaction import mask_url
 from adapters.embedders.remote import Backoff, EmbeddingHttp, Hints, standins, unit_rows
 
 PROVIDER = "openai"
@@ -67,10 +68,12 @@ class OpenAIEmbedder:
             auth=f"check the key: {KEY_HINT}",
             not_found=f"check embedder.model ({model!r}) and embedder.baseUrl",
         )
-        self._http = EmbeddingHttp(client, PROVIDER, hints, timeout=timeout, backoff=backoff, sleep=sleep, rng=rng)
+        self._http = EmbeddingHttp(
+            client, PROVIDER, hints, timeout=timeout, backoff=backoff, sleep=sleep, rng=rng, secrets=(api_key,)
+        )
 
     def __repr__(self) -> str:
-        return f"OpenAIEmbedder(model={self._model!r}, url={self._url!r}, key={'set' if self._api_key else 'unset'})"
+        return f"OpenAIEmbedder(model={self._model!r}, url={mask_url(self._url)!r}, key={'set' if self._api_key else 'unset'})"
 
     @property
     def provider(self) -> str:
@@ -94,7 +97,7 @@ class OpenAIEmbedder:
         response = self._http.post(self._url, {"model": self._model, "input": standins(batch)}, headers)
         items = self._http.decode(self._url, response, _DECODER).data
         if len(items) != len(batch):
-            raise EmbedderRejected(PROVIDER, response.status_code, f"{self._url} returned {len(items)} vectors for {len(batch)} texts")
+            raise EmbedderRejected(PROVIDER, response.status_code, f"{mask_url(self._url)} returned {len(items)} vectors for {len(batch)} texts")
         if all(item.index >= 0 for item in items):
             items = sorted(items, key=lambda item: item.index)
         vectors = unit_rows([item.embedding for item in items], PROVIDER, f"{PROVIDER}:{self._model}", self._dim)

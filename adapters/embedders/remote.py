@@ -7,7 +7,10 @@ Retries: on 429, on 5xx, on connection failures and connect timeouts, up to
 the server's ``Retry-After`` when it sends one. A read timeout is not retried: the server
 got the request and is slow, and asking again would only make it slower.
 
-Failures, after retries (``url`` never shows a password; nothing shows the API key):
+Failures, after retries. No message, error field or log line shows a secret: URLs have
+their userinfo masked (``http://***@host/...``) and the provider's own error text is
+passed through ``application.redaction.redact`` with the API key, so a key, a bearer
+value or a password the provider echoes back is shown as ``***``:
 
 * connection refused, DNS failure, timeout, 5xx, 429 -> ``EmbedderUnavailable(url)``
 * 401, 403 -> ``EmbedderRejected(status)``, the provider's hint about the key
@@ -31,11 +34,14 @@ import numpy as np
 import structlog
 
 from application.errors import DimensionChanged, EmbedderNotConfigured, EmbedderRejected, EmbedderUnavailable
+from application.redaction import mask_url, redact
 
 log = structlog.get_logger()
 
 T = TypeVar("T")
 RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504})
+SHOWN_CHARS = 300
+"""How much of a provider's error text a message shows."""
 EMPTY_TEXT_STANDIN = " "
 """Sent instead of an empty text: OpenAI refuses ``""`` and Ollama's older endpoint answers
 it with no vector at all."""
@@ -67,7 +73,8 @@ class Hints:
 
 
 class EmbeddingHttp:
-    """POSTs JSON to one provider's endpoints through an injected ``httpx.Client``."""
+    """POSTs JSON to one provider's endpoints through an injected ``httpx.Client``.
+    ``secrets`` (the API key) are masked in whatever the provider's answers say."""
 
     def __init__(
         self,
@@ -79,6 +86,7 @@ class EmbeddingHttp:
         backoff: Backoff = Backoff(),
         sleep: Callable[[float], None] = time.sleep,
         rng: random.Random | None = None,
+        secrets: Sequence[str | None] = (),
     ) -> None:
         self._client = client
         self._provider = provider
@@ -87,6 +95,7 @@ class EmbeddingHttp:
         self._backoff = backoff
         self._sleep = sleep
         self._rng = rng or random.Random()
+        self._secrets = tuple(secrets)
 
     def post(self, url: str, payload: Any, headers: Mapping[str, str] | None = None) -> httpx.Response:
         """The first answer that is neither retryable nor a server error: a 2xx, or a 4xx
@@ -118,8 +127,8 @@ class EmbeddingHttp:
 
     def fail(self, url: str, response: httpx.Response) -> NoReturn:
         """Raise the error a non-2xx ``response`` means."""
-        status, said = response.status_code, server_message(response)
-        where = display_url(url)
+        status, said = response.status_code, self._said(response)
+        where = mask_url(url)
         if status in (401, 403):
             raise EmbedderRejected(
                 self._provider, status, f"{self._provider} rejected the API key (HTTP {status}); {self._hints.auth}"
@@ -140,7 +149,7 @@ class EmbeddingHttp:
             raise EmbedderRejected(
                 self._provider,
                 response.status_code,
-                f"{display_url(url)} did not answer with an embeddings response ({exc}); "
+                f"{mask_url(url)} did not answer with an embeddings response ({exc}); "
                 "check embedder.baseUrl",
             ) from exc
 
@@ -152,21 +161,26 @@ class EmbeddingHttp:
                 assert response is not None
                 self._gave_up(url, response)
             delay = advised
-        log.warning("embedder_retry", provider=self._provider, url=display_url(url), reason=reason, retry=retry + 1, delay_s=round(delay, 3))
+        log.warning("embedder_retry", provider=self._provider, url=mask_url(url), reason=reason, retry=retry + 1, delay_s=round(delay, 3))
         self._sleep(delay)
 
     def _gave_up(self, url: str, response: httpx.Response) -> NoReturn:
-        status, where = response.status_code, display_url(url)
+        status, where, said = response.status_code, mask_url(url), self._said(response)
         if status == 429:
             wait = retry_after(response)
             later = f"try again in {wait:.0f} s" if wait is not None else "try again later"
-            message = f"{self._provider} is rate limiting requests to {where} ({server_message(response)}); {later}"
+            message = f"{self._provider} is rate limiting requests to {where} ({said}); {later}"
         else:
-            message = f"{self._provider} at {where} kept failing (HTTP {status}: {server_message(response)}); try again later"
+            message = f"{self._provider} at {where} kept failing (HTTP {status}: {said}); try again later"
         raise EmbedderUnavailable(self._provider, where, message)
 
+    def _said(self, response: httpx.Response) -> str:
+        """The provider's error text, masked before it is cut, so that no cut-off secret
+        is left showing."""
+        return redact(server_message(response, limit=4 * SHOWN_CHARS), self._secrets)[:SHOWN_CHARS]
+
     def _unreachable(self, url: str, what: str, exc: Exception) -> NoReturn:
-        where = display_url(url)
+        where = mask_url(url)
         raise EmbedderUnavailable(
             self._provider, where, f"cannot reach {self._provider} at {where} ({what}); {self._hints.unreachable}"
         ) from exc
@@ -187,12 +201,12 @@ def retry_after(response: httpx.Response) -> float | None:
         return None
 
 
-def server_message(response: httpx.Response, limit: int = 300) -> str:
+def server_message(response: httpx.Response, limit: int) -> str:
     """The error text a server sent: OpenAI's ``error.message``, Ollama's ``error``, or the
     start of the body."""
     try:
         body = response.json()
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested too deep to parse
         body = None
     if isinstance(body, dict):
         error = body.get("error")
@@ -201,12 +215,6 @@ def server_message(response: httpx.Response, limit: int = 300) -> str:
         if isinstance(error, str):
             return error[:limit]
     return response.text.strip()[:limit] or "empty body"
-
-
-def display_url(url: str) -> str:
-    """``url`` as it may appear in a message or log: without user name or password."""
-    parsed = httpx.URL(url)
-    return str(parsed.copy_with(username=None, password=None)) if parsed.userinfo else url
 
 
 def standins(texts: Sequence[str]) -> list[str]:

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import httpx
 import numpy as np
 import pytest
+import structlog
 
 from adapters.embedders.ollama import OllamaEmbedder
 from adapters.embedders.remote import Backoff
@@ -137,3 +138,28 @@ def test_a_changed_dimension_between_calls_is_an_error(client: httpx.Client) -> 
         server.dim = 8
         with pytest.raises(DimensionChanged):
             embedder.embed(["b"], "passage")
+
+
+LEAKY_TEXT = "proxy: Bearer tok-5566778899 refused for http://bob:hunter2@10.0.0.5:11434, api_key=k-12345678"
+LEAKED = ("tok-5566778899", "hunter2", "k-12345678")
+
+
+@pytest.mark.parametrize(
+    ("status", "error"),
+    [(400, EmbedderRejected), (403, EmbedderRejected), (404, EmbedderNotConfigured), (502, EmbedderUnavailable)],
+)
+def test_an_error_text_echoing_secrets_is_shown_masked(client: httpx.Client, status: int, error: type[Exception]) -> None:
+    with FakeOllamaServer() as server, structlog.testing.capture_logs() as logs:
+        server.fail_next(status, body={"error": LEAKY_TEXT}, headers={"Retry-After": "0"}, times=4)
+        with pytest.raises(error) as caught:
+            make(client, server.url.replace("http://", "http://bob:hunter2@"), []).embed(["a"], "passage")
+    shown = " ".join((str(caught.value), str(getattr(caught.value, "url", "")), repr(logs)))
+    assert [secret for secret in LEAKED if secret in shown] == []
+
+
+def test_an_unreachable_url_is_named_with_its_userinfo_masked(client: httpx.Client) -> None:
+    url = refused_url()
+    with pytest.raises(EmbedderUnavailable) as caught:
+        make(client, url.replace("http://", "http://bob:hunter2@"), backoff=Backoff(attempts=1)).embed(["a"], "passage")
+    assert caught.value.url == url.replace("http://", "http://***@") + "/api/embed"
+    assert f"cannot reach ollama at {caught.value.url} " in str(caught.value)

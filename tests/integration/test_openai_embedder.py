@@ -172,3 +172,24 @@ def test_a_server_that_is_not_openai_compatible_is_rejected(server: FakeOpenAISe
 
 def test_repr_hides_the_key(client: httpx.Client) -> None:
     assert KEY not in repr(OpenAIEmbedder(client, api_key=KEY))
+
+
+LEAKY_TEXT = f"Incorrect API key provided: {KEY}; sent Authorization: Bearer tok-5566778899 to http://bob:hunter2@10.0.0.5/v1"
+LEAKED = (KEY, KEY[-8:], "tok-5566778899", "hunter2")
+
+
+@pytest.mark.parametrize(
+    ("status", "error"),
+    [(400, EmbedderRejected), (401, EmbedderRejected), (404, EmbedderNotConfigured), (503, EmbedderUnavailable)],
+)
+def test_an_error_text_echoing_secrets_is_shown_masked(
+    server: FakeOpenAIServer, client: httpx.Client, sleeps: Sleeps, status: int, error: type[Exception]
+) -> None:
+    server.fail_next(status, body={"error": {"message": LEAKY_TEXT}}, headers={"Retry-After": "0"}, times=4)
+    base_url = server.base_url.replace("http://", "http://bob:hunter2@")
+    with structlog.testing.capture_logs() as logs, pytest.raises(error) as caught:
+        make(client, base_url, sleeps).embed(["a"], "passage")
+    shown = " ".join((str(caught.value), str(getattr(caught.value, "url", "")), repr(logs)))
+    assert [secret for secret in LEAKED if secret in shown] == []
+    if status != 401:  # a rejected key is answered with our own hint, not the provider's text
+        assert "Incorrect API key provided: ***" in str(caught.value)

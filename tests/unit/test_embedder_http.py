@@ -10,7 +10,7 @@ import httpx
 import numpy as np
 import pytest
 
-from adapters.embedders.remote import Backoff, display_url, retry_after, unit_rows
+from adapters.embedders.remote import SHOWN_CHARS, Backoff, EmbeddingHttp, Hints, retry_after, unit_rows
 from application.errors import DimensionChanged, EmbedderRejected
 
 
@@ -32,9 +32,30 @@ def test_retry_after_reads_seconds_and_http_dates() -> None:
     assert retry_after(httpx.Response(429)) is None
 
 
-def test_urls_in_messages_drop_credentials() -> None:
-    assert display_url("https://bob:secret@example.com/v1") == "https://example.com/v1"
-    assert display_url("http://localhost:11434/api/embed") == "http://localhost:11434/api/embed"
+def http(secrets: tuple[str, ...] = ()) -> EmbeddingHttp:
+    hints = Hints(unreachable="start it", auth="check the key", not_found="check the model")
+    return EmbeddingHttp(httpx.Client(), "openai", hints, timeout=httpx.Timeout(1.0), secrets=secrets)
+
+
+def test_a_provider_error_text_is_shown_with_the_key_bearer_and_password_masked() -> None:
+    said = {"error": {"message": "key k-secret-0123 sent as Bearer tok-9876 via http://bob:hunter2@proxy/v1"}}
+    with pytest.raises(EmbedderRejected) as caught:
+        http(("k-secret-0123",)).fail("http://bob:hunter2@proxy/v1/embeddings", httpx.Response(400, json=said))
+    message = str(caught.value)
+    assert "via http://***@proxy/v1" in message
+    assert all(secret not in message for secret in ("k-secret-0123", "tok-9876", "hunter2"))
+
+
+def test_a_key_at_the_cut_of_a_long_error_text_is_masked_before_the_cut() -> None:
+    said = {"error": {"message": "x" * (SHOWN_CHARS - 6) + " k-secret-0123456789"}}
+    with pytest.raises(EmbedderRejected) as caught:
+        http(("k-secret-0123456789",)).fail("http://proxy/v1/embeddings", httpx.Response(400, json=said))
+    assert "k-sec" not in str(caught.value)
+
+
+def test_an_error_body_nested_too_deep_to_parse_is_still_reported() -> None:
+    with pytest.raises(EmbedderRejected, match="refused the request"):
+        http().fail("http://proxy/v1/embeddings", httpx.Response(400, content=b"[" * 100_000))
 
 
 def test_unit_rows_normalizes_to_float32() -> None:
