@@ -7,7 +7,13 @@
 Every request first passes ``guard.check`` (Host, Origin, CORS preflight, token). Then:
 unknown path 404; other method 405 with ``Allow``; a POST body that is not
 ``application/json`` (a ``charset=utf-8`` parameter is fine) 415; a body over
-``max_body`` bytes 413 (the connection is closed rather than drained).
+``max_body`` bytes 413, a body not complete within ``body_timeout`` seconds 408 (for
+both the connection is closed rather than drained).
+
+On ``/rpc`` and ``/mcp`` every answer is ``application/json`` carrying JSON-RPC: bytes
+that are no JSON-RPC message get the dispatcher's error object (200 on ``/rpc``, 400 on
+``/mcp``), and a fault of the app itself, which should not happen, is logged and answered
+500 with a -32603 error rather than the server's plain-text page.
 
 The dispatcher is synchronous and may block (fsync, embedding): it runs in the bounded
 thread pool given, never on the event loop. A request whose client disconnects is still
@@ -28,10 +34,11 @@ from application.services import Services
 from entrypoints.http import responses, streamable
 from entrypoints.http.guard import Policy, RequestHeaders, check, cors_headers
 from entrypoints.http.responses import Response
-from entrypoints.jsonrpc import Dispatcher
+from entrypoints.jsonrpc import Dispatcher, decode_message
 from entrypoints.logs import get_logger
 
 DEFAULT_MAX_BODY = 8 * 1024 * 1024
+DEFAULT_BODY_TIMEOUT = 30.0
 
 ALLOWED_METHODS = {
     "/rpc": ("POST",),
@@ -54,6 +61,10 @@ class _Disconnected(Exception):
     """The client went away before sending the whole body."""
 
 
+class _TooSlow(Exception):
+    """The body was not complete in time."""
+
+
 class HttpApp:
     def __init__(
         self,
@@ -63,13 +74,16 @@ class HttpApp:
         pool: Executor,
         *,
         max_body: int = DEFAULT_MAX_BODY,
+        body_timeout: float = DEFAULT_BODY_TIMEOUT,
+        session_idle: float = streamable.DEFAULT_SESSION_IDLE,
     ) -> None:
         self._dispatcher = dispatcher
         self._services = services
         self._policy = policy
         self._pool = pool
         self._max_body = max_body
-        self._sessions = streamable.Sessions()
+        self._body_timeout = body_timeout
+        self._sessions = streamable.Sessions(idle=session_idle)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -77,7 +91,11 @@ class HttpApp:
         started = time.perf_counter()
         method, path = scope["method"], scope["path"]
         headers = RequestHeaders(scope["headers"])
-        response = await self._answer(method, path, headers, receive)
+        try:
+            response = await self._answer(method, path, headers, receive)
+        except Exception as exc:  # the boundary: a fault of ours is answered, never a plain 500 page
+            log.error("http_internal_error", method=method, path=path, exc_info=exc)
+            response = responses.internal_error(path)
         extra = [] if method == "OPTIONS" else cors_headers(self._policy, headers)
         await _send(send, response, extra)
         elapsed_ms = round((time.perf_counter() - started) * 1000, 2)
@@ -122,7 +140,7 @@ class HttpApp:
         body = await self._body("/mcp", headers, receive)
         if isinstance(body, Response):
             return body
-        return await streamable.post(body, headers, self._sessions, self._dispatch)
+        return await streamable.post(body, headers, self._sessions, self._parse, self._answer_message)
 
     async def _body(self, path: str, headers: RequestHeaders, receive: Receive) -> bytes | Response:
         content_type = headers.get("content-type")
@@ -141,14 +159,23 @@ class HttpApp:
         if length is not None and length.strip().isdigit() and int(length) > self._max_body:
             return too_large
         try:
-            return await _read_body(receive, self._max_body)
+            return await _read_body(receive, self._max_body, self._body_timeout)
         except _TooLarge:
             return too_large
+        except _TooSlow:
+            message = f"Request Timeout: the body was not complete within {self._body_timeout:g} s"
+            return responses.refusal(path, 408, "body_timeout", message, (b"connection", b"close"))
         except _Disconnected:  # nobody to answer; nothing half-received is carried out
             return responses.refusal(path, 400, "client_disconnected", "Bad Request: the body was cut short")
 
     async def _dispatch(self, body: bytes) -> bytes | None:
         return await asyncio.get_running_loop().run_in_executor(self._pool, self._dispatcher.handle, body)
+
+    async def _parse(self, body: bytes) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(self._pool, decode_message, body)
+
+    async def _answer_message(self, message: Any) -> bytes | None:
+        return await asyncio.get_running_loop().run_in_executor(self._pool, self._dispatcher.answer, message)
 
     async def _health(self) -> Response:
         try:
@@ -184,7 +211,15 @@ def _is_json(content_type: str | None) -> bool:
     return media_type == "application/json"
 
 
-async def _read_body(receive: Receive, limit: int) -> bytes:
+async def _read_body(receive: Receive, limit: int, timeout: float) -> bytes:
+    try:
+        async with asyncio.timeout(timeout):
+            return await _read_chunks(receive, limit)
+    except TimeoutError:
+        raise _TooSlow() from None
+
+
+async def _read_chunks(receive: Receive, limit: int) -> bytes:
     chunks: list[bytes] = []
     size = 0
     while True:

@@ -3,6 +3,8 @@
 On the JSON-RPC endpoints (``/rpc``, ``/mcp``) every refusal carries a JSON-RPC error
 response with ``id: null``, code -32600 and ``data: {status, reason}``; elsewhere a plain
 ``{"error": {status, reason, message}}``. ``reason`` is a stable code for programs.
+``internal_error`` is the 500 for a fault of the server itself, in the same shapes
+(code -32603 on the JSON-RPC endpoints), with a fixed message.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import attrs
 import msgspec
 
-from entrypoints.errors import INVALID_REQUEST
+from entrypoints.errors import INTERNAL_ERROR, INVALID_REQUEST
 
 JSON = b"application/json"
 JSONRPC_PATHS = frozenset({"/rpc", "/mcp"})
@@ -42,3 +44,10 @@ def refusal(path: str, status: int, reason: str, message: str, *headers: tuple[b
         error = {"code": INVALID_REQUEST, "message": message, "data": {"status": status, "reason": reason}}
         return json(status, {"jsonrpc": "2.0", "id": None, "error": error}, *headers)
     return json(status, {"error": {"status": status, "reason": reason, "message": message}}, *headers)
+
+
+def internal_error(path: str) -> Response:
+    if path in JSONRPC_PATHS:
+        error = {"code": INTERNAL_ERROR, "message": "Internal error", "data": {"status": 500, "reason": "internal_error"}}
+        return json(500, {"jsonrpc": "2.0", "id": None, "error": error})
+    return json(500, {"error": {"status": 500, "reason": "internal_error", "message": "Internal error"}})

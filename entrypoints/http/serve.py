@@ -8,19 +8,26 @@ framework: written directly, the app decides every response header itself, which
 
 Environment (``options.environ``):
 
-    MCP_MEMORY_HTTP_TOKEN      bearer token; wins over ``http.token`` in the config file
-    MCP_MEMORY_HTTP_MAX_BODY   largest request body in bytes (default 8 MiB)
-    MCP_MEMORY_HTTP_WORKERS    threads running the synchronous core (default 8)
+    MCP_MEMORY_HTTP_TOKEN         bearer token; wins over ``http.token`` in the config file
+    MCP_MEMORY_HTTP_MAX_BODY      largest request body in bytes (default 8 MiB)
+    MCP_MEMORY_HTTP_WORKERS       threads running the synchronous core (default 8)
+    MCP_MEMORY_HTTP_BODY_TIMEOUT  seconds a request body may take to arrive (default 30)
+    MCP_MEMORY_HTTP_SESSION_IDLE  seconds an MCP session may stay unused (default 3600)
+
+The token: surrounding whitespace is dropped, and a blank one counts as none (a blank
+``MCP_MEMORY_HTTP_TOKEN`` leaves ``http.token`` in force). On a non-loopback address the
+token must have at least ``MIN_PUBLIC_TOKEN_CHARS`` characters and no whitespace.
 
 Exit codes: 0 after a shutdown by SIGINT or SIGTERM (requests in flight are answered
 first), 1 when the config or the store cannot be opened or the port cannot be bound,
-2 for a refused setup (a non-loopback address without a token, a bad setting).
+2 for a refused setup (a non-loopback address without a strong token, a bad setting).
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import signal
 import sys
 from collections.abc import Iterator, Mapping
@@ -31,15 +38,19 @@ import uvicorn
 
 from application.errors import StoreError
 from entrypoints.bootstrap import LazyServices, ServerOptions
-from entrypoints.http.app import DEFAULT_MAX_BODY, HttpApp
+from entrypoints.http.app import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY, HttpApp
 from entrypoints.http.guard import Policy, is_loopback
+from entrypoints.http.streamable import DEFAULT_SESSION_IDLE
 from entrypoints.jsonrpc import Dispatcher
 from entrypoints.logs import get_logger
 
 TOKEN_ENV = "MCP_MEMORY_HTTP_TOKEN"
 MAX_BODY_ENV = "MCP_MEMORY_HTTP_MAX_BODY"
 WORKERS_ENV = "MCP_MEMORY_HTTP_WORKERS"
+BODY_TIMEOUT_ENV = "MCP_MEMORY_HTTP_BODY_TIMEOUT"
+SESSION_IDLE_ENV = "MCP_MEMORY_HTTP_SESSION_IDLE"
 DEFAULT_WORKERS = 8
+MIN_PUBLIC_TOKEN_CHARS = 16
 MAX_CONNECTIONS = 256
 KEEP_ALIVE_SECONDS = 5
 GRACEFUL_SHUTDOWN_SECONDS = 30
@@ -51,13 +62,18 @@ log = get_logger()
 class Tuning:
     max_body: int = DEFAULT_MAX_BODY
     workers: int = DEFAULT_WORKERS
+    body_timeout: float = DEFAULT_BODY_TIMEOUT
+    session_idle: float = DEFAULT_SESSION_IDLE
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> Tuning:
-        """Raises ValueError naming the variable when a value is not a positive integer."""
+        """Raises ValueError naming the variable when a value is not a positive integer
+        (or, for the durations, a positive number of seconds)."""
         return cls(
             max_body=_positive(environ, MAX_BODY_ENV, DEFAULT_MAX_BODY),
             workers=_positive(environ, WORKERS_ENV, DEFAULT_WORKERS),
+            body_timeout=_seconds(environ, BODY_TIMEOUT_ENV, DEFAULT_BODY_TIMEOUT),
+            session_idle=_seconds(environ, SESSION_IDLE_ENV, DEFAULT_SESSION_IDLE),
         )
 
 
@@ -70,17 +86,28 @@ def run_http(dispatcher: Dispatcher, services: LazyServices, options: ServerOpti
         settings = services().config.load().http
     except StoreError as exc:
         return _refuse(f"cannot open {exc.path or 'the store'}: {exc}", 1)
-    token = options.environ.get(TOKEN_ENV) or settings.token or None
-    if token is None and not is_loopback(host):
+    raw_token = token_in_force(options.environ.get(TOKEN_ENV), settings.token)
+    problem = None if is_loopback(host) else public_token_problem(raw_token)
+    if problem:
         return _refuse(
-            f"refusing to listen on {host} without a token: anyone who can reach that address could "
-            f"read and write your memory. Set {TOKEN_ENV} (or http.token in {options.config_path}), "
-            "or bind 127.0.0.1",
+            f"refusing to listen on {host} {problem}: anyone who can reach that address could "
+            f"read and write your memory. Set {TOKEN_ENV} (or http.token in {options.config_path}) "
+            f"to a random string of {MIN_PUBLIC_TOKEN_CHARS} characters or more, for example "
+            "$(openssl rand -hex 32), or bind 127.0.0.1",
             2,
         )
+    token = raw_token.strip() if raw_token else None
     policy = Policy.for_bind(host, port, settings.allowed_origins, token)
     pool = ThreadPoolExecutor(max_workers=tuning.workers, thread_name_prefix="mcp-memory-http")
-    app = HttpApp(dispatcher, services, policy, pool, max_body=tuning.max_body)
+    app = HttpApp(
+        dispatcher,
+        services,
+        policy,
+        pool,
+        max_body=tuning.max_body,
+        body_timeout=tuning.body_timeout,
+        session_idle=tuning.session_idle,
+    )
     server = uvicorn.Server(uvicorn_config(app, host, port))
     route_uvicorn_logs()
     log.info(
@@ -91,6 +118,8 @@ def run_http(dispatcher: Dispatcher, services: LazyServices, options: ServerOpti
         allowed_origins=sorted(policy.allowed_origins),
         workers=tuning.workers,
         max_body=tuning.max_body,
+        body_timeout=tuning.body_timeout,
+        session_idle=tuning.session_idle,
     )
     try:
         with _stop_on_signals(server):
@@ -155,6 +184,38 @@ def _stop_on_signals(server: uvicorn.Server) -> Iterator[None]:
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+
+
+def token_in_force(from_environ: str | None, from_config: str | None) -> str | None:
+    """The token as given (environment first); a blank value counts as none."""
+    for value in (from_environ, from_config):
+        if value and value.strip():
+            return value
+    return None
+
+
+def public_token_problem(token: str | None) -> str | None:
+    """Why ``token`` cannot guard a non-loopback address; None when it can."""
+    if token is None:
+        return "without a token"
+    if any(char.isspace() for char in token):
+        return "with a token that contains whitespace"
+    if len(token) < MIN_PUBLIC_TOKEN_CHARS:
+        return f"with a token of {len(token)} characters (at least {MIN_PUBLIC_TOKEN_CHARS} are needed)"
+    return None
+
+
+def _seconds(environ: Mapping[str, str], name: str, default: float) -> float:
+    raw = environ.get(name)
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a positive number of seconds (got {raw!r})")
+    return value
 
 
 def _positive(environ: Mapping[str, str], name: str, default: int) -> int:

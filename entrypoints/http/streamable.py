@@ -4,9 +4,12 @@
             Requests are answered 200 with ``application/json``; a message of only
             notifications and responses is answered 202 with no body.
             A successful ``initialize`` answer carries a new ``Mcp-Session-Id``; a later
-            message carrying an unknown or ended one gets 404. A message without the
+            message carrying an unknown, ended or expired one (idle longer than
+            ``MCP_MEMORY_HTTP_SESSION_IDLE`` seconds) gets 404. A message without the
             header is served: sessions are not required (session-less clients, such as
             those probing with ``server/discover``, and plain JSON-RPC callers work too).
+            Bytes that are not a JSON-RPC message (not UTF-8, not JSON, nested too deep)
+            get 400 with the JSON-RPC error (-32700 or -32600, ``id: null``).
     DELETE  with ``Mcp-Session-Id``: ends the session (204); without it 400.
     GET     405: this server offers no server-to-client stream.
 
@@ -20,53 +23,78 @@ newer clients' ``server/discover`` probe gets a JSON-RPC error to fall back on.
 from __future__ import annotations
 
 import secrets
+import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import msgspec
-
+from entrypoints.errors import RpcError
 from entrypoints.http import responses
 from entrypoints.http.guard import RequestHeaders
 from entrypoints.http.responses import Response
+from entrypoints.jsonrpc import decode_message, error_reply
+from entrypoints.logs import get_logger
 from entrypoints.mcp.protocol import PROTOCOL_VERSIONS
 
 SUPPORTED_PROTOCOL_VERSIONS = frozenset(PROTOCOL_VERSIONS)
 SESSION_HEADER = b"mcp-session-id"
-MAX_SESSIONS = 1024
+MAX_SESSIONS = 65_536
+"""Live sessions kept at most (about 200 bytes each)."""
+DEFAULT_SESSION_IDLE = 3600.0
+"""Seconds a session may stay unused before it expires."""
 
-Run = Callable[[bytes], Awaitable[bytes | None]]
+Clock = Callable[[], float]
 
-_decode = msgspec.json.Decoder().decode
-_encode = msgspec.json.Encoder().encode
+Parse = Callable[[bytes], Awaitable[Any]]
+"""``jsonrpc.decode_message``, run off the event loop."""
+Answer = Callable[[Any], Awaitable[bytes | None]]
+"""``Dispatcher.answer``, run off the event loop."""
+
+log = get_logger()
 
 
 class Sessions:
-    """Ids of live sessions: 256 random bits each, at most ``limit`` (the least recently
-    used is forgotten first). Used from the event loop thread only."""
+    """Ids of live sessions, 256 random bits each. A session unused for ``idle`` seconds has
+    expired: a message naming it gets 404, like one never opened. At most ``limit`` are kept,
+    and a live one is never dropped to make room: when ``limit`` sessions are live, ``open``
+    gives None and the initialize is answered without a session (sessions hold no state
+    here, so the client is served all the same). Used from the event loop thread only."""
 
-    def __init__(self, limit: int = MAX_SESSIONS) -> None:
+    def __init__(self, idle: float = DEFAULT_SESSION_IDLE, limit: int = MAX_SESSIONS, clock: Clock = time.monotonic) -> None:
+        self._idle = idle
         self._limit = limit
-        self._ids: OrderedDict[str, None] = OrderedDict()
+        self._clock = clock
+        self._last_used: OrderedDict[str, float] = OrderedDict()  # least recently used first
 
-    def open(self) -> str:
+    def open(self) -> str | None:
+        now = self._forget_expired()
+        if len(self._last_used) >= self._limit:
+            log.warning("mcp_sessions_full", limit=self._limit, idle_seconds=self._idle)
+            return None
         session_id = secrets.token_urlsafe(32)
-        self._ids[session_id] = None
-        while len(self._ids) > self._limit:
-            self._ids.popitem(last=False)
+        self._last_used[session_id] = now
         return session_id
 
     def touch(self, session_id: str) -> bool:
-        if session_id not in self._ids:
+        now = self._forget_expired()
+        if session_id not in self._last_used:
             return False
-        self._ids.move_to_end(session_id)
+        self._last_used[session_id] = now
+        self._last_used.move_to_end(session_id)
         return True
 
     def close(self, session_id: str) -> bool:
-        if session_id not in self._ids:
-            return False
-        del self._ids[session_id]
-        return True
+        self._forget_expired()
+        return self._last_used.pop(session_id, None) is not None
+
+    def _forget_expired(self) -> float:
+        now = self._clock()
+        while self._last_used:
+            oldest, last_used = next(iter(self._last_used.items()))
+            if now - last_used < self._idle:
+                break
+            del self._last_used[oldest]
+        return now
 
 
 def header_problem(headers: RequestHeaders) -> Response | None:
@@ -85,12 +113,11 @@ def header_problem(headers: RequestHeaders) -> Response | None:
     return None
 
 
-async def post(body: bytes, headers: RequestHeaders, sessions: Sessions, run: Run) -> Response:
+async def post(body: bytes, headers: RequestHeaders, sessions: Sessions, parse: Parse, answer: Answer) -> Response:
     try:
-        decoded = _decode(body)
-    except msgspec.DecodeError:
-        reply = await run(body)  # the dispatcher words the parse error
-        return Response(400, reply or b"")
+        decoded = await parse(body)
+    except RpcError as exc:  # bytes that are no JSON-RPC message at all: 400, with the error
+        return Response(400, error_reply(exc))
     messages = decoded if isinstance(decoded, list) else [decoded]
     initialize_ids = [m["id"] for m in messages if _is_request(m) and m["method"] == "initialize"]
     if not initialize_ids and headers.get("mcp-session-id") is not None:
@@ -100,13 +127,15 @@ async def post(body: bytes, headers: RequestHeaders, sessions: Sessions, run: Ru
     if messages and all(_is_notification(m) or _is_response(m) for m in messages):
         notifications = [m for m in messages if _is_notification(m)]
         if notifications:  # responses answer server requests; we send none, so they are dropped
-            await run(_encode(notifications if isinstance(decoded, list) else notifications[0]))
+            await answer(notifications if isinstance(decoded, list) else notifications[0])
         return responses.empty(202)
-    reply = await run(body)
+    reply = await answer(decoded)
     if reply is None:
         return responses.empty(202)
     if initialize_ids and _initialized(reply, initialize_ids):
-        return Response(200, reply, ((SESSION_HEADER, sessions.open().encode()),))
+        session_id = sessions.open()
+        if session_id is not None:
+            return Response(200, reply, ((SESSION_HEADER, session_id.encode()),))
     return Response(200, reply)
 
 
@@ -152,6 +181,9 @@ def _is_response(message: Any) -> bool:
 
 def _initialized(reply: bytes, initialize_ids: list[Any]) -> bool:
     """True when the reply answers one of the initialize requests with a result."""
-    decoded = _decode(reply)
+    try:
+        decoded = decode_message(reply)
+    except RpcError:  # a reply nested too deep to read back holds no initialize result
+        return False
     answers = decoded if isinstance(decoded, list) else [decoded]
     return any(isinstance(a, dict) and "result" in a and a.get("id") in initialize_ids for a in answers)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from entrypoints.http.guard import Policy, allowed_hosts, check, cors_headers, header_map, is_loopback
-from entrypoints.http.streamable import Sessions
 
 PORT = 8765
 HOST = {"host": f"127.0.0.1:{PORT}"}
@@ -84,12 +83,3 @@ def test_cors_headers_only_for_allowed_origins() -> None:
     assert cors_headers(policy(), header_map({})) == []
     assert (b"vary", b"Origin") in cors_headers(allowed, header_map({"origin": "http://localhost:5173"}))
 
-
-def test_sessions_forget_the_least_recently_used_past_the_limit() -> None:
-    sessions = Sessions(limit=2)
-    first, second = sessions.open(), sessions.open()
-    assert sessions.touch(first)
-    third = sessions.open()
-    assert sessions.touch(first) and sessions.touch(third)
-    assert not sessions.touch(second)
-    assert sessions.close(first) and not sessions.close(first)

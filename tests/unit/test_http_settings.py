@@ -1,0 +1,54 @@
+"""The HTTP server's settings from the environment, and the token rules for a public bind."""
+
+from __future__ import annotations
+
+import pytest
+
+from entrypoints.http.serve import Tuning, public_token_problem, token_in_force
+
+
+def test_durations_default_to_30_s_for_a_body_and_an_hour_for_a_session() -> None:
+    tuning = Tuning.from_environ({})
+    assert (tuning.body_timeout, tuning.session_idle) == (30.0, 3600.0)
+
+
+def test_durations_take_fractions_of_a_second() -> None:
+    tuning = Tuning.from_environ({"MCP_MEMORY_HTTP_BODY_TIMEOUT": "2.5", "MCP_MEMORY_HTTP_SESSION_IDLE": " 90 "})
+    assert (tuning.body_timeout, tuning.session_idle) == (2.5, 90.0)
+
+
+@pytest.mark.parametrize("raw", ["0", "-1", "soon", "nan", "inf", "1e999", "0x10"])
+@pytest.mark.parametrize("name", ["MCP_MEMORY_HTTP_BODY_TIMEOUT", "MCP_MEMORY_HTTP_SESSION_IDLE"])
+def test_a_duration_that_is_not_a_positive_number_is_refused_naming_the_variable(name: str, raw: str) -> None:
+    with pytest.raises(ValueError, match=name):
+        Tuning.from_environ({name: raw})
+
+
+@pytest.mark.parametrize(
+    ("token", "problem"),
+    [
+        (None, "without a token"),
+        ("fifteen-chars-x", "with a token of 15 characters (at least 16 are needed)"),
+        ("sixteen chars ok", "with a token that contains whitespace"),
+        ("sixteen-chars-ok\n", "with a token that contains whitespace"),
+        ("sixteen-chars-ok", None),
+        ("é" * 16, None),
+    ],
+)
+def test_a_public_bind_needs_a_token_of_16_characters_without_whitespace(token: str | None, problem: str | None) -> None:
+    assert public_token_problem(token) == problem
+
+
+@pytest.mark.parametrize(
+    ("environ", "config", "in_force"),
+    [
+        ("env-token", "config-token", "env-token"),
+        (None, "config-token", "config-token"),
+        ("", "config-token", "config-token"),
+        (" \t", "config-token", "config-token"),
+        (" \t", "  ", None),
+        (None, None, None),
+    ],
+)
+def test_a_blank_token_counts_as_none_and_the_environment_wins(environ: str | None, config: str | None, in_force: str | None) -> None:
+    assert token_in_force(environ, config) == in_force
