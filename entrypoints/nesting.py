@@ -3,9 +3,10 @@
 A decoder recurses once per level of ``[`` and ``{``; a message nested deeper than the
 interpreter's recursion limit makes it raise, and one nested deep enough could exhaust a
 thread's stack first. ``nested_deeper_than`` lets a transport refuse such a message whole,
-before decoding, at the cost of a few passes over the bytes at C speed (about 5 ms for a
-1 MiB ``memory.add_notes`` body, as long as msgspec takes to decode it; nothing for a
-message with fewer brackets than the limit).
+before decoding, at the cost of a few passes over the bytes at C speed. Measured on a
+0.5 MiB ``memory.add_notes`` body of 1,000 notes dense with escaped quotes: 6 ms, against
+1.2 ms to decode it and seconds to embed its notes; a message with no more brackets than
+the limit costs one count.
 
 Brackets inside strings do not count. Strings are found the way a JSON decoder finds them:
 escaped backslashes are dropped first, then escaped quotes, and every quote left opens or
