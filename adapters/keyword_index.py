@@ -235,10 +235,11 @@ class KeywordIndex:
         """The ``top_k`` best (note id, score in (0, 1]) among accepted notes sharing at
         least one term with ``query``; ties ordered by ``order(id)``."""
         index = self._projects.get(project)
-        if index is None:
-            index = self._projects[project] = _ProjectIndex()
+        if index is None:  # built whole before it is kept: a failing load leaves no half index
+            index = _ProjectIndex()
             for doc_id, terms in self._load(project):
                 index.add(doc_id, terms)
+            self._projects[project] = index
         if top_k <= 0:
             return []
         slots, raw, weight = index.scores(tokens(query))

@@ -119,9 +119,9 @@ def prepare(size: int, workdir: Path, kind: str) -> None:
 def _prepare_faiss(x: np.ndarray, directory: Path) -> None:
     """Writes the store as a compaction would leave it, partitioned if large enough (one
     put per note, fsync'd, would only measure the disk N times)."""
-    from adapters.faiss_store.disk import replace_atomically
+    from adapters.faiss_store.generations import write_manifest
     from adapters.faiss_store.journal import Journal
-    from adapters.faiss_store.records import FORMAT, Manifest, NoteFields, Put, encode
+    from adapters.faiss_store.records import FORMAT, Manifest, NoteFields, Put
     from adapters.faiss_store.snapshot import write_snapshot
     from adapters.faiss_store.state import StoreState
 
@@ -139,10 +139,10 @@ def _prepare_faiss(x: np.ndarray, directory: Path) -> None:
         )
         state.apply(Put(note=fields, namespace=namespace, vector=x[i].astype("<f4").tobytes()))
     state.repartition()
-    snapshot = write_snapshot(directory, 1, state)
+    snapshot, sidecar_crc = write_snapshot(directory, 1, state)
     Journal.create(directory / "journal-00000001.jsonl", 1).close()
-    manifest = Manifest(format=FORMAT, generation=1, snapshot=snapshot, journal="journal-00000001.jsonl")
-    replace_atomically(directory / "MANIFEST.json", encode(manifest))
+    manifest = Manifest(format=FORMAT, generation=1, snapshot=snapshot, journal="journal-00000001.jsonl", sidecar_crc=sidecar_crc)
+    write_manifest(directory, manifest)
 
 
 def _prepare_chroma(x: np.ndarray, directory: Path) -> None:

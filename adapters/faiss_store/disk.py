@@ -50,8 +50,12 @@ def replace_atomically(path: Path, data: bytes) -> None:
     """Replace ``path`` so that readers see the old or the new content, never a mix,
     and the new content survives a crash once this returns."""
     tmp = path.with_name(f"{path.name}{TMP_MARK}{os.getpid()}")
-    write_durably(tmp, data)
-    os.replace(tmp, path)
+    try:
+        write_durably(tmp, data)
+        os.replace(tmp, path)
+    except BaseException:
+        remove_path(tmp)
+        raise
     fsync_dir(path.parent)
 
 

@@ -7,31 +7,69 @@ end (it holds it open, so its removal does not matter) and follows on to the new
 swapping its state for the new snapshot (the same contents) so the older snapshot's
 memory-mapped files are released; further behind, it reloads. ``compact`` starts the
 next generation. Callers hold the store's mutex, and the file lock to write or compact.
+
+Nothing the store did not write in the generation it starts is overwritten: a compaction
+names its generation above every ``snapshot-<g>``/``journal-<g>`` present in the directory,
+and then removes only older generations and its own temporary files. A directory holding
+snapshots or journals but no ``MANIFEST.json`` is refused, never initialized over.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import time
 from pathlib import Path
 
 import structlog
 
+from adapters.faiss_store.damage import Damaged
 from adapters.faiss_store.disk import TMP_MARK, remove_path, replace_atomically
 from adapters.faiss_store.journal import Journal
-from adapters.faiss_store.records import FORMAT, Manifest, decode_manifest, encode
+from adapters.faiss_store.records import FORMAT, Manifest, Record, about, decode_manifest, encode_manifest
 from adapters.faiss_store.snapshot import load_snapshot, write_snapshot
 from adapters.faiss_store.state import StoreState
-from application.errors import StoreError
+from application.errors import StoreCorrupt, StoreError
+from domain.errors import DomainError
 
 log = structlog.get_logger()
 
 MANIFEST = "MANIFEST.json"
 LOCK = "LOCK"
+GENERATION_FILE = re.compile(r"(?:snapshot|journal)-(\d{8})(?:\.jsonl)?")
+OWN_TEMPORARY = re.compile(r"(?:snapshot-\d{8}|MANIFEST\.json)\.tmp-\d+")
 
 
 def journal_name(generation: int) -> str:
     return f"journal-{generation:08d}.jsonl"
+
+
+def generations_present(root: Path) -> list[int]:
+    """The generation numbers of every snapshot and journal in ``root``."""
+    found = (GENERATION_FILE.fullmatch(name) for name in os.listdir(root))
+    return sorted(int(match.group(1)) for match in found if match)
+
+
+def write_manifest(root: Path, manifest: Manifest) -> None:
+    replace_atomically(root / MANIFEST, encode_manifest(manifest))
+
+
+def read_manifest(root: Path) -> Manifest:
+    """The manifest; ``StoreCorrupt`` naming it if it is damaged, or missing from a
+    directory that holds generations (then nothing may be initialized over them)."""
+    path = root / MANIFEST
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        present = generations_present(root)
+        if not present:
+            raise
+        raise StoreCorrupt(
+            f"{path} is missing, but {root} holds generations {present[0]}..{present[-1]} "
+            "(snapshot-*, journal-*): restore MANIFEST.json or run `mcp-memory salvage`",
+            str(path),
+        ) from None
+    return decode_manifest(data, str(path))
 
 
 class Generations:
@@ -42,16 +80,23 @@ class Generations:
         self.journal: Journal | None = None
         self.generation = -1
         self._manifest_seen: tuple[int, int, int] | None = None
+        self.format = FORMAT
 
     def initialize(self) -> None:
-        """Make an empty store: generation 0, no snapshot. Call with the lock held."""
+        """Make an empty store, generation 0, no snapshot, in a directory without one; one
+        holding generations but no manifest is refused (``read_manifest``). Call with the
+        lock held."""
+        try:
+            read_manifest(self.root)
+            return
+        except FileNotFoundError:
+            pass
         Journal.create(self.root / journal_name(0), 0).close()
-        manifest = Manifest(format=FORMAT, generation=0, snapshot=None, journal=journal_name(0))
-        replace_atomically(self.manifest_path, encode(manifest))
+        write_manifest(self.root, Manifest(format=FORMAT, generation=0, snapshot=None, journal=journal_name(0)))
         log.info("store.created", path=str(self.root))
 
     def _read_manifest(self) -> Manifest:
-        return decode_manifest(self.manifest_path.read_bytes(), str(self.manifest_path))
+        return read_manifest(self.root)
 
     def sync(self) -> None:
         """Catch up with every write any process acknowledged so far."""
@@ -62,9 +107,28 @@ class Generations:
             if manifest.generation != self.generation:
                 self._switch(manifest)
             self._manifest_seen = seen
+        self._catch_up()
+
+    def _catch_up(self) -> None:
         assert self.journal is not None
         for record in self.journal.read_new():
+            self._apply(record)
+
+    def _apply(self, record: Record | Damaged) -> None:
+        """Apply a record; one that is well formed but cannot apply (a value its format
+        cannot hold) is damage like a line failing its checksum."""
+        try:
             self.state.apply(record)
+        except (ValueError, IndexError, DomainError) as exc:
+            assert self.journal is not None and not isinstance(record, Damaged)
+            log.warning("store.journal.unusable_record", path=str(self.journal.path), error=str(exc))
+            self.state.apply(Damaged(str(self.journal.path), self.journal.offset, about(record)))
+
+    def repair_tail(self) -> None:
+        """With the lock held and caught up: complete or cut what follows the last line."""
+        assert self.journal is not None
+        self.journal.repair_tail()
+        self._catch_up()
 
     def _switch(self, manifest: Manifest) -> None:
         if self.journal is not None and manifest.generation == self.generation + 1:
@@ -73,27 +137,32 @@ class Generations:
             except FileNotFoundError:
                 following = None
             if following is not None:
-                for record in self.journal.read_new():  # final: the manifest moved on
-                    self.state.apply(record)
+                self._catch_up()  # final: the manifest moved on
                 self.journal.close()
                 self.journal, self.generation = following, manifest.generation
-                self._rebase(manifest.snapshot)
+                self._rebase(manifest)
                 log.debug("store.generation_followed", generation=manifest.generation)
                 return
         self._reload(manifest)
 
-    def _rebase(self, snapshot: str | None) -> None:
+    def _rebase(self, manifest: Manifest) -> None:
         """Swap the state, caught up to the start of the current generation, for the
         snapshot of that generation, which holds the same contents: the memory-mapped files
         of the older snapshot are released (their disk space with them). Keyword indexes
         already built are kept. If a newer compaction removed the snapshot meanwhile, the
         state stays as it is (still right) and a later ``sync`` reloads."""
+        if self.state.damage:
+            return  # keep what this process knows to be damaged; a later reload finds the rest
         try:
-            state = load_snapshot(self.root, snapshot, self.generation)
+            state = load_snapshot(self.root, manifest.snapshot, self.generation, manifest.sidecar_crc)
         except FileNotFoundError:
+            return
+        if state.damage:
+            self._reload(manifest)
             return
         state.keywords.adopt(self.state.keywords)
         self.state = state
+        self.format = manifest.format
 
     def _reload(self, manifest: Manifest) -> None:
         started = time.perf_counter()
@@ -104,7 +173,7 @@ class Generations:
                 manifest = self._read_manifest()
                 continue
             try:
-                state = load_snapshot(self.root, manifest.snapshot, manifest.generation)
+                state = load_snapshot(self.root, manifest.snapshot, manifest.generation, manifest.sidecar_crc)
             except FileNotFoundError:
                 journal.close()
                 manifest = self._read_manifest()
@@ -114,7 +183,10 @@ class Generations:
             raise StoreError("the store kept compacting while it was being loaded; retry", str(self.root))
         if self.journal is not None:
             self.journal.close()
-        self.state, self.journal, self.generation = state, journal, manifest.generation
+        self.state, self.journal, self.generation, self.format = state, journal, manifest.generation, manifest.format
+        for report in state.damage.reports:
+            log.warning("store.damaged", report=report)
+        self._catch_up()
         log.info(
             "store.loaded",
             path=str(self.root),
@@ -126,20 +198,33 @@ class Generations:
     def compact(self) -> None:
         """Write the state as the next generation's snapshot (large spaces partitioned
         first, see ``partition``), start its journal, switch the manifest (the commit
-        point), then remove older generations. Call with the lock held, caught up."""
+        point), then remove older generations. Call with the lock held, caught up.
+        ``StoreCorrupt`` while damage is known (a new snapshot would hide it); on any
+        failure before the switch, nothing of the new generation is left behind."""
         assert self.journal is not None
+        if self.state.damage:
+            raise StoreCorrupt(f"not compacted: the store holds damage ({self.state.damage.summary()})", str(self.root))
         started = time.perf_counter()
-        generation = self.generation + 1
+        generation = max([self.generation, *generations_present(self.root)]) + 1
         self.state.repartition()
-        snapshot = write_snapshot(self.root, generation, self.state)
-        journal = Journal.create(self.root / journal_name(generation), generation)
-        manifest = Manifest(format=FORMAT, generation=generation, snapshot=snapshot, journal=journal.path.name)
-        replace_atomically(self.manifest_path, encode(manifest))
+        snapshot, sidecar_crc = write_snapshot(self.root, generation, self.state)
+        journal_path = self.root / journal_name(generation)
+        try:
+            journal = Journal.create(journal_path, generation)
+            manifest = Manifest(
+                format=FORMAT, generation=generation, snapshot=snapshot, journal=journal_path.name, sidecar_crc=sidecar_crc
+            )
+            write_manifest(self.root, manifest)
+        except BaseException:
+            if not self._names(generation):
+                remove_path(journal_path)
+                remove_path(self.root / snapshot)
+            raise
         self.journal.close()
-        self.journal, self.generation = journal, generation
+        self.journal, self.generation, self.format = journal, generation, FORMAT
         self._manifest_seen = None
-        self._rebase(snapshot)
-        self._remove_stale(keep={snapshot, journal.path.name, MANIFEST, LOCK})
+        self._rebase(manifest)
+        self._remove_stale(generation)
         log.info(
             "store.compacted",
             path=str(self.root),
@@ -148,12 +233,20 @@ class Generations:
             seconds=round(time.perf_counter() - started, 3),
         )
 
-    def _remove_stale(self, keep: set[str]) -> None:
-        """Older generations and leftovers of crashed writers. Called with the lock held:
-        a process still reading an older journal holds it open, unaffected by unlinking."""
+    def _names(self, generation: int) -> bool:
+        """Whether the manifest on disk names ``generation`` (then its files are live)."""
+        try:
+            return self._read_manifest().generation == generation
+        except (OSError, StoreError):
+            return False
+
+    def _remove_stale(self, generation: int) -> None:
+        """Older generations and the store's own leftovers of crashed compactions. Called
+        with the lock held: a process still reading an older journal holds it open,
+        unaffected by unlinking."""
         for path in self.root.iterdir():
-            name = path.name
-            if name not in keep and (name.startswith(("snapshot-", "journal-")) or TMP_MARK in name):
+            match = GENERATION_FILE.fullmatch(path.name)
+            if (match and int(match.group(1)) < generation) or OWN_TEMPORARY.fullmatch(path.name):
                 remove_path(path)
 
     def close(self) -> None:

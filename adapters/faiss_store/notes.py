@@ -23,7 +23,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from adapters.faiss_store.columns import Column, Names
-from adapters.faiss_store.records import NoteFields, decode_fields, encode, micros, note_of
+from adapters.faiss_store.records import NoteFields, decode_fields, encode, note_of
+from domain.errors import DomainError
 from application.errors import StoreCorrupt
 from domain.note import Note
 
@@ -36,7 +37,7 @@ class NoteBodies:
         self._data = memoryview(data)
         self._ends = ends
         self._crcs = crcs
-        self._path = path
+        self.path = path
 
     def raw(self, row: int) -> tuple[memoryview, int]:
         start = int(self._ends[row - 1]) if row else 0
@@ -45,8 +46,15 @@ class NoteBodies:
     def fields(self, row: int) -> NoteFields:
         raw, crc = self.raw(row)
         if zlib.crc32(raw) != crc:
-            raise StoreCorrupt(f"{self._path}: note {row} fails its checksum; restore it from a backup", self._path)
-        return decode_fields(raw, self._path)
+            raise StoreCorrupt(f"{self.path}: note {row} fails its checksum; run `mcp-memory verify`", self.path)
+        return decode_fields(raw, self.path)
+
+    def damaged_rows(self, crc: int | None) -> list[int]:
+        """The rows whose bytes fail their CRC-32. One pass over the whole file when its
+        CRC (``crc``) is known and holds; row by row only when it does not."""
+        if crc is not None and zlib.crc32(self._data) == crc:
+            return []
+        return [row for row in range(self._ends.shape[0]) if zlib.crc32(self.raw(row)[0]) != int(self._crcs[row])]
 
 
 class NoteTable:
@@ -86,8 +94,9 @@ class NoteTable:
 
     # -- writing ----------------------------------------------------------------------
 
-    def append(self, fields: NoteFields, home: str) -> int:
-        """A new live row for ``fields``; the caller has killed the note's previous row."""
+    def append(self, fields: NoteFields, home: str, created: int) -> int:
+        """A new live row for ``fields`` (createdAt ``created`` µs); the caller has killed
+        the note's previous row."""
         row = len(self.ids)
         code = self.names.code
         self.ids.append(fields.id)
@@ -95,7 +104,7 @@ class NoteTable:
         self.project.append(code(fields.project))
         self.group.append(code(fields.group))
         self.home.append(code(home))
-        self.created.append(micros(fields.created))
+        self.created.append(created)
         self.alive.append(True)
         for tag in fields.tags:
             self.tag_code.append(code(tag))
@@ -128,8 +137,16 @@ class NoteTable:
         if note is None:
             if len(self._notes) >= self.CACHE:
                 del self._notes[next(iter(self._notes))]
-            note = self._notes[row] = note_of(self.fields(row))
+            fields = self.fields(row)
+            try:
+                note = note_of(fields)
+            except (DomainError, ValueError) as exc:
+                raise StoreCorrupt(f"note {fields.id} as stored breaks a rule ({exc})", self._path()) from exc
+            self._notes[row] = note
         return note
+
+    def _path(self) -> str | None:
+        return None if self._bodies is None else self._bodies.path
 
     def body(self, row: int) -> tuple[bytes | memoryview, int]:
         """The encoded fields of a row and their CRC-32, as ``notes.bin`` stores them."""

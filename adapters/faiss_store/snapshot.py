@@ -1,23 +1,31 @@
 """Snapshots: the whole state of one generation, written once and never changed.
 
-A snapshot is a directory ``snapshot-<generation>/`` (format 2, see ``records``)::
+A snapshot is a directory ``snapshot-<generation>/`` (format 3, see ``records``)::
 
-    sidecar.json          Sidecar: note ids in row order, interned names, spaces, globals, CRCs
+    sidecar.json          Sidecar: note ids in row order, interned names, spaces, CRCs
     notes.npy             one records.NOTE_ROW per note: codes, createdAt µs, ends, note CRC
     tags.npy              int32 tag codes of every note, in row order
     notes.bin             every note's NoteFields as msgspec JSON, back to back
+    globals.jsonl         the global KV, one checksummed line per setting (as in a journal)
     space-<n>.npy         float32 (count, dim): one namespace's vectors
     space-<n>.owners.npy  int32 (count,): the note row owning each vector row
     space-<n>.centroids.npy, space-<n>.lists.npy
                           with a partition: its centroids, and each vector row's list
 
-Only live notes are written, renumbered in write order, and only used vector rows.
-Opening reads ``sidecar.json`` and the small ``.npy`` files whole (their CRC-32 checked
-against the sidecar), memory-maps ``notes.bin`` (each note's CRC is checked when it is
-decoded) and the vector files (copy-on-write; CRC-checked too), and builds no per-note
-object but the id strings. It is written under a temporary name
-(``snapshot-<g>.tmp-<pid>``), every file fsync'd, then renamed into place; only the
-manifest naming it makes it live.
+Only live notes are written, renumbered in write order, and only used vector rows; a
+note whose bytes fail their CRC is never written (``write_snapshot`` refuses). Opening
+checks the sidecar against the CRC the manifest holds, reads the small ``.npy`` files whole
+(CRC-checked against the sidecar), memory-maps ``notes.bin`` (one CRC pass over the whole
+file; each note's own CRC again when it is decoded) and the vector files (copy-on-write;
+CRC-checked too), and builds no per-note object but the id strings. What the format lets
+stand alone degrades instead of failing the open (``damage``): a damaged note is left
+out, a damaged vector file fails only its namespace's vector search, a damaged partition
+is dropped (exact search until the next compaction trains it again), a damaged global
+line fails only lookups it could answer. The sidecar, ``notes.npy`` and ``tags.npy`` hold
+every note's place: damage there refuses the snapshot. It is written under a temporary
+name (``snapshot-<g>.tmp-<pid>``), every file fsync'd, then renamed into place; only the
+manifest naming it makes it live. Format 2 snapshots (globals in the sidecar, no CRC of
+``notes.bin`` or of the sidecar) are still read.
 """
 
 from __future__ import annotations
@@ -32,16 +40,34 @@ from pathlib import Path
 import msgspec
 import numpy as np
 
+import structlog
+
 from adapters.faiss_store.columns import Names, runs
+from adapters.faiss_store.damage import Damaged
 from adapters.faiss_store.disk import TMP_MARK, create_file, fsync_dir, remove_path, write_durably
+from adapters.faiss_store.journal import lines_of
 from adapters.faiss_store.notes import NoteBodies, NoteTable
 from adapters.faiss_store.partition import Partition
-from adapters.faiss_store.records import FORMAT, NOTE_ROW, Sidecar, SpaceFile, decode_sidecar, encode, namespace_dim
+from adapters.faiss_store.records import (
+    FORMAT,
+    NOTE_ROW,
+    PutGlobal,
+    Sidecar,
+    SpaceFile,
+    decode_sidecar,
+    encode,
+    encode_line,
+    namespace_dim,
+)
 from adapters.faiss_store.space import VectorSpace
 from adapters.faiss_store.state import StoreState
 from application.errors import StoreCorrupt
+from domain.errors import DomainError
+
+log = structlog.get_logger()
 
 SIDECAR = "sidecar.json"
+GLOBALS = "globals.jsonl"
 CHUNK = 1 << 22  # bytes per write when streaming notes and vectors
 
 
@@ -49,20 +75,32 @@ def snapshot_name(generation: int) -> str:
     return f"snapshot-{generation:08d}"
 
 
-def write_snapshot(root: Path, generation: int, state: StoreState) -> str:
-    """Write ``state`` as the snapshot of ``generation``; its directory name. Durable on return."""
+def write_snapshot(root: Path, generation: int, state: StoreState) -> tuple[str, int]:
+    """Write ``state`` as the snapshot of ``generation``, a name no file has yet; its
+    directory name and the CRC-32 of its sidecar. Durable on return. On any failure its
+    temporary directory is removed and the error raised."""
     name = snapshot_name(generation)
-    remove_path(root / name)  # a stale one from a compaction that crashed before the manifest
     tmp = root / f"{name}{TMP_MARK}{os.getpid()}"
     remove_path(tmp)
-    tmp.mkdir()
+    try:
+        tmp.mkdir(mode=0o700)
+        crc = _write(tmp, generation, state)
+        os.rename(tmp, root / name)
+    except BaseException:
+        remove_path(tmp)
+        raise
+    fsync_dir(root)
+    return name, crc
+
+
+def _write(tmp: Path, generation: int, state: StoreState) -> int:
     notes = state.notes
     live = notes.live_rows()
     renumber = np.full(len(notes.ids), -1, dtype=np.int32)
     renumber[live] = np.arange(live.shape[0], dtype=np.int32)
     checksums: dict[str, int] = {}
     rows = np.zeros(live.shape[0], dtype=NOTE_ROW)
-    rows["body_end"], rows["crc"] = _write_bodies(tmp / "notes.bin", notes, live)
+    rows["body_end"], rows["crc"], checksums["notes.bin"] = _write_bodies(tmp / "notes.bin", notes, live)
     for field in ("project", "group", "home", "created"):
         rows[field] = getattr(notes, field).values[live]
     tags, rows["tags_end"] = _live_tags(notes, live)
@@ -86,34 +124,40 @@ def write_snapshot(root: Path, generation: int, state: StoreState) -> str:
             checksums[item.centroids] = _write_npy(tmp / item.centroids, partition.centroids.astype("<f4"))
             checksums[item.lists] = _write_npy(tmp / item.lists, space.slot_list.values[slots].astype("<i4"))
         spaces.append(item)
+    write_durably(tmp / GLOBALS, b"".join(encode_line(record) for record in state.globals.values()))
     sidecar = Sidecar(
         format=FORMAT,
         generation=generation,
         ids=[notes.ids[row] for row in live.tolist()],
         names=notes.names.names,
         spaces=spaces,
-        globals=list(state.globals.values()),
         checksums=checksums,
+        global_count=len(state.globals),
     )
-    write_durably(tmp / SIDECAR, encode(sidecar))
+    data = encode(sidecar)
+    write_durably(tmp / SIDECAR, data)
     fsync_dir(tmp)
-    os.rename(tmp, root / name)
-    fsync_dir(root)
-    return name
+    return zlib.crc32(data)
 
 
-def _write_bodies(path: Path, notes: NoteTable, live: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _write_bodies(path: Path, notes: NoteTable, live: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """Every live note's bytes, each checked against its CRC (a damaged note is never
+    given a new checksum that would hide it); the ends, the CRCs, the file's CRC."""
     ends = np.empty(live.shape[0], dtype=np.int64)
     crcs = np.empty(live.shape[0], dtype=np.uint32)
+    whole = 0
     with create_file(path, CHUNK) as f:
         at = 0
         for i, row in enumerate(live.tolist()):
             data, crc = notes.body(row)
+            if zlib.crc32(data) != crc:
+                raise StoreCorrupt(f"note {notes.ids[row]} fails its checksum; not compacted", str(path))
             at += f.write(data)
+            whole = zlib.crc32(data, whole)
             ends[i], crcs[i] = at, crc
         f.flush()
         os.fsync(f.fileno())
-    return ends, crcs
+    return ends, crcs, whole
 
 
 def _live_tags(notes: NoteTable, live: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -151,24 +195,31 @@ def _chunks(header: bytes, space: VectorSpace, slots: np.ndarray, step: int):
         yield space.gather(slots[start : start + step]).astype("<f4", copy=False).tobytes()
 
 
-def load_snapshot(root: Path, name: str | None, generation: int) -> StoreState:
-    """The state a snapshot holds (empty for None). ``FileNotFoundError`` when a newer
-    compaction removed it meanwhile (the caller re-reads the manifest); ``StoreCorrupt``
-    when a file is not what its format says."""
+def load_snapshot(root: Path, name: str | None, generation: int, sidecar_crc: int | None) -> StoreState:
+    """The state a snapshot holds (empty for None), its damage recorded in the state's
+    ``damage``; ``sidecar_crc`` is the manifest's (None: format 2, not known).
+    ``FileNotFoundError`` when a newer compaction removed it meanwhile (the caller re-reads
+    the manifest); ``StoreCorrupt`` naming the file when a part every note depends on is
+    not what its format says."""
     if name is None:
         return StoreState()
     paused = gc.isenabled()
     gc.disable()  # a hundred thousand id strings: no collection is worth running meanwhile
     try:
-        return _load(root / name, generation)
+        return _load(root / name, generation, sidecar_crc)
+    except (ValueError, IndexError, KeyError, TypeError, OverflowError, DomainError) as exc:
+        raise StoreCorrupt(f"the snapshot {root / name} cannot be read ({exc}); run `mcp-memory verify`", str(root / name)) from exc
     finally:
         if paused:
             gc.enable()
 
 
-def _load(directory: Path, generation: int) -> StoreState:
+def _load(directory: Path, generation: int, sidecar_crc: int | None) -> StoreState:
     path = directory / SIDECAR
-    sidecar = decode_sidecar(path.read_bytes(), str(path))
+    data = path.read_bytes()
+    if sidecar_crc is not None and zlib.crc32(data) != sidecar_crc:
+        raise StoreCorrupt(f"{path} fails its checksum; run `mcp-memory salvage` to get the notes out", str(path))
+    sidecar = decode_sidecar(data, str(path))
     if sidecar.generation != generation:
         raise StoreCorrupt(f"{path} is of generation {sidecar.generation}, not {generation}", str(path))
     n, names = len(sidecar.ids), len(sidecar.names)
@@ -180,6 +231,7 @@ def _load(directory: Path, generation: int) -> StoreState:
         and _within(tags, names)
         and bool(np.all(np.diff(rows["body_end"], prepend=0) >= 0) and np.all(np.diff(rows["tags_end"], prepend=0) >= 0)),
         "holds note rows that do not agree with its sidecar",
+        "notes.npy",
     )
     path = directory / "notes.bin"
     bodies = NoteBodies(_map_bytes(path, int(rows["body_end"][-1]) if n else 0), rows["body_end"], rows["crc"], str(path))
@@ -187,14 +239,56 @@ def _load(directory: Path, generation: int) -> StoreState:
     _require(directory, len(notes) == n, "lists a note id twice")
     state = StoreState(notes)
     for item in sidecar.spaces:
-        dim = namespace_dim(item.namespace)
-        owners = _read_npy(directory, item.owners, sidecar.checksums, np.dtype("<i4"), (item.count,))
-        _require(directory, _within(owners, n) and _distinct(owners, n), f"file {item.owners} names rows that are not notes")
-        vectors = _map_vectors(directory / item.vectors, (item.count, dim), sidecar.checksums.get(item.vectors))
-        state.spaces[item.namespace] = VectorSpace(dim, vectors, owners, _partition(directory, item, dim, sidecar.checksums))
+        state.spaces[item.namespace] = _space(directory, item, n, sidecar.checksums, state)
+    for row in bodies.damaged_rows(sidecar.checksums.get("notes.bin")):
+        state.lose_note(row, str(path))
+    _load_globals(directory, sidecar, state)
+    state.damage.reports.extend(f"{path}: note {i} fails its checksum" for i in state.damage.notes)
+    return state
+
+
+def _space(directory: Path, item: SpaceFile, n: int, checksums: dict[str, int], state: StoreState) -> VectorSpace:
+    """One namespace's vectors; if they or their owners are damaged, an empty space whose
+    vector search fails (``damage.spaces``): no score is computed from unverified vectors."""
+    dim = namespace_dim(item.namespace)
+    try:
+        owners = _read_npy(directory, item.owners, checksums, np.dtype("<i4"), (item.count,))
+        _require(directory, _within(owners, n) and _distinct(owners, n), f"file {item.owners} names rows that are not notes", item.owners)
+        vectors = _map_vectors(directory / item.vectors, (item.count, dim), checksums.get(item.vectors))
+    except StoreCorrupt as exc:
+        state.damage.spaces[item.namespace] = exc.path or str(directory)
+        state.damage.reports.append(f"{exc}")
+        return VectorSpace(dim)
+    try:
+        partition = _partition(directory, item, dim, checksums)
+    except StoreCorrupt as exc:
+        log.warning("store.partition.damaged", path=exc.path, error=str(exc))
+        state.damage.reports.append(f"{exc} (search is exact until the next compaction trains it again)")
+        partition = None
+    return VectorSpace(dim, vectors, owners, partition)
+
+
+def _load_globals(directory: Path, sidecar: Sidecar, state: StoreState) -> None:
+    """Format 2: from the sidecar. Format 3: one checksummed line each in ``globals.jsonl``;
+    a damaged line fails only the lookups it could answer (``damage``)."""
     for record in sidecar.globals:
         state.globals[(record.project, record.key)] = record
-    return state
+    if sidecar.format == 2:
+        return
+    path = directory / GLOBALS
+    found = 0
+    for item in lines_of(path.read_bytes(), str(path)):
+        if isinstance(item, PutGlobal):
+            state.globals[(item.project, item.key)] = item
+            found += 1
+        elif isinstance(item, Damaged) and item.about is not None and item.about.globals:
+            state.apply(item)
+        elif isinstance(item, Damaged):
+            state.damage.all_globals = item.path
+            state.damage.reports.append(f"{item.path} at byte {item.offset}: a damaged global setting of unknown key")
+    if found + len(state.damage.globals) < sidecar.global_count and state.damage.all_globals is None:
+        state.damage.all_globals = str(path)
+        state.damage.reports.append(f"{path}: holds fewer global settings than its sidecar lists")
 
 
 def _partition(directory: Path, item: SpaceFile, dim: int, checksums: dict[str, int]) -> tuple[Partition, np.ndarray] | None:
@@ -206,6 +300,7 @@ def _partition(directory: Path, item: SpaceFile, dim: int, checksums: dict[str, 
         directory,
         centroids.shape[0] > 0 and _within(lists, centroids.shape[0]) and 0 <= item.probes <= centroids.shape[0],
         f"file {item.lists} names lists that its partition does not have",
+        item.lists,
     )
     return Partition(centroids, item.probes, item.trained), lists
 
@@ -220,9 +315,11 @@ def _distinct(values: np.ndarray, bound: int) -> bool:
     return int(np.count_nonzero(seen)) == values.shape[0]
 
 
-def _require(directory: Path, holds: bool, problem: str) -> None:
+def _require(directory: Path, holds: bool, problem: str, name: str | None = None) -> None:
+    """``StoreCorrupt`` naming file ``name`` of the snapshot (None: the snapshot) unless ``holds``."""
     if not holds:
-        raise StoreCorrupt(f"the snapshot {directory} {problem}; restore it from a backup", str(directory))
+        path = directory if name is None else directory / name
+        raise StoreCorrupt(f"the snapshot {directory} {problem}; run `mcp-memory verify`", str(path))
 
 
 def _read_npy(
@@ -231,7 +328,7 @@ def _read_npy(
     """The array in file ``name``, of ``dtype`` and ``shape`` (None: any length there)."""
     path = directory / name
     data = path.read_bytes()
-    _require(directory, zlib.crc32(data) == checksums.get(name), f"file {name} fails its checksum")
+    _require(directory, zlib.crc32(data) == checksums.get(name), f"file {name} fails its checksum", name)
     try:
         buffer = io.BytesIO(data)
         version = np.lib.format.read_magic(buffer)
@@ -246,6 +343,7 @@ def _read_npy(
         and found_dtype == dtype
         and not fortran,
         f"file {name} has the wrong shape",
+        name,
     )
     try:
         return np.frombuffer(data, dtype=dtype, count=int(np.prod(found_shape)), offset=buffer.tell()).reshape(found_shape)

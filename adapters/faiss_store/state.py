@@ -6,6 +6,10 @@ process wrote, so every process holds the same state. Notes live in a ``NoteTabl
 append-only row per written version, numpy columns for the filters, fields decoded on
 demand) and vectors in one ``VectorSpace`` per namespace, keyed by note row; nothing is
 built per note when a snapshot is opened but the id strings.
+
+Damage found in the files (``damage``) is applied like a record: what it was about is
+taken out of the state (a note as if deleted, a global as if never set) and every answer
+that would depend on it raises ``StoreCorrupt``; a later record about the same thing heals it.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
+from adapters.faiss_store.damage import Damage, Damaged
 from adapters.faiss_store.notes import NoteTable
 from adapters.faiss_store.records import (
     Delete,
@@ -25,6 +30,7 @@ from adapters.faiss_store.records import (
     Record,
     Rehome,
     instant_micros,
+    micros,
     namespace_dim,
     note_of,
     vector_rows,
@@ -42,6 +48,7 @@ class StoreState:
         self.notes = notes if notes is not None else NoteTable()
         self.spaces: dict[str, VectorSpace] = {}
         self.globals: dict[tuple[str, str], PutGlobal] = {}
+        self.damage = Damage()
         self._namespaces: dict[str, Namespace] = {}
         self._last_mask: tuple[NoteFilter, np.ndarray | None] | None = None  # until the next record
         documents = weakref.WeakMethod(self._documents)  # no cycle: a replaced state, and
@@ -51,11 +58,14 @@ class StoreState:
         return len(self.notes)
 
     def __contains__(self, note_id: str) -> bool:
-        return note_id in self.notes.row_of
+        """Whether the note is here, or damaged (then deleting or replacing it heals it)."""
+        return note_id in self.notes.row_of or note_id in self.damage.notes
 
     # -- applying records -------------------------------------------------------------
 
-    def apply(self, record: Record) -> None:
+    def apply(self, record: Record | Damaged) -> None:
+        """Apply one record. ``ValueError``/``InvalidValue`` before any change when a
+        record cannot apply (the caller reports it as damage)."""
         self._last_mask = None
         if isinstance(record, Put):
             self._put(record)
@@ -63,29 +73,54 @@ class StoreState:
             self._rehome(record)
         elif isinstance(record, Delete):
             self._delete(record.id)
+            self.damage.notes.pop(record.id, None)
         elif isinstance(record, Drop):
             self._drop(record.namespace)
-        else:
+        elif isinstance(record, PutGlobal):
             self.globals.pop((record.project, record.key), None)
             self.globals[(record.project, record.key)] = record
+            self.damage.globals.pop((record.project, record.key), None)
+        else:
+            self._damaged(record)
+
+    def _damaged(self, found: Damaged) -> None:
+        self.damage.record(found)
+        if found.about is not None:
+            for note_id in found.about.notes:
+                self._delete(note_id)
+            for key in found.about.globals:
+                self.globals.pop(key, None)
+
+    def lose_note(self, row: int, path: str) -> None:
+        """A note whose stored fields fail their checksum: out of every answer."""
+        note_id = self.notes.ids[row]
+        self._delete(note_id)
+        self.damage.notes[note_id] = path
 
     def _put(self, record: Put) -> None:
         fields = record.note
+        created = micros(fields.created)  # what may fail, before anything changes
+        namespace_dim(record.namespace)
+        vector = None if record.vector is None else _one_vector(record.vector, record.namespace)
         old = self.notes.row_of.get(fields.id)
         if old is not None:
             self.keywords.remove(self.notes.names.names[self.notes.project[old]], fields.id)
             self.notes.kill(old)
-        row = self.notes.append(fields, record.namespace)
+        row = self.notes.append(fields, record.namespace, created)
         if old is not None:
             for space in self.spaces.values():
                 space.move(old, row)
         self.keywords.add(fields.project, fields.id, fields.title, fields.text, fields.tags)
-        if record.vector is not None:
-            vector = vector_rows(record.vector, namespace_dim(record.namespace))[0]
+        if vector is not None:
             self.space(record.namespace).put(row, vector)
+            self.damage.notes.pop(fields.id, None)
+        elif fields.id in self.damage.notes:  # its vector may be the damaged record's
+            self._delete(fields.id)
 
     def _rehome(self, record: Rehome) -> None:
         rows = vector_rows(record.vectors, namespace_dim(record.namespace))
+        if rows.shape[0] != len(record.ids):
+            raise ValueError(f"a rehome record holds {rows.shape[0]} vectors for {len(record.ids)} notes")
         space = self.space(record.namespace)
         home = self.notes.names.code(record.namespace)
         for note_id, vector in zip(record.ids, rows):
@@ -143,17 +178,31 @@ class StoreState:
         return StoredNote(self.notes.note(row), self.namespace(self.notes.home_name(row)))
 
     def get(self, note_id: str) -> StoredNote | None:
+        self.damage.check_note(note_id)
         row = self.notes.row_of.get(note_id)
         return None if row is None else self.stored(row)
 
+    def get_global(self, project: str, key: str) -> PutGlobal | None:
+        record = self.globals.get((project, key))
+        self.damage.check_global(project, key, record is not None)
+        return record
+
+    def all_globals(self) -> list[PutGlobal]:
+        self.damage.check_globals()
+        return list(self.globals.values())
+
     def vector(self, note_id: str, namespace: str) -> np.ndarray | None:
+        self.damage.check_note(note_id)
+        self.damage.check_space(namespace)
         row = self.notes.row_of.get(note_id)
         space = self.spaces.get(namespace)
         return None if row is None or space is None else space.vector(row)
 
     def _mask(self, where: NoteFilter) -> np.ndarray | None:
         """The rows ``where`` selects; the last answer is kept until a record is applied, for
-        the several reads of one hybrid search. Callers must not change it."""
+        the several reads of one hybrid search. Callers must not change it. Every query
+        starts here, so here too damage of unknown subject fails it."""
+        self.damage.check()
         if self._last_mask is not None and self._last_mask[0] == where:
             return self._last_mask[1]
         window = where.window
@@ -168,6 +217,7 @@ class StoreState:
         return mask
 
     def search(self, namespace: Namespace, query: Sequence[float], where: NoteFilter, top_k: int) -> list[Hit]:
+        self.damage.check_space(str(namespace))
         space = self.spaces.get(str(namespace))
         if space is None:
             return []
@@ -177,6 +227,7 @@ class StoreState:
         return [Hit(self.stored(row), score) for row, score in found]
 
     def similarity_spread(self, namespace: Namespace, query: Sequence[float], where: NoteFilter, sample: int) -> Spread:
+        self.damage.check_space(str(namespace))
         space = self.spaces.get(str(namespace))
         mask = self._mask(where)
         if space is None:
@@ -234,7 +285,9 @@ class StoreState:
 
     def iter_notes(self, project: str | None) -> Iterator[StoredNote]:
         """Live notes in write order, as of this call: what it yields, later and outside
-        the store's lock, reads only immutable data (snapshot bytes, captured fields)."""
+        the store's lock, reads only immutable data (snapshot bytes, captured fields).
+        ``StoreCorrupt`` if any note is damaged: an export must not quietly miss one."""
+        self.damage.check_notes()
         notes = self.notes
         rows = notes.live_rows(project).tolist()
         items = [(row, self.namespace(notes.home_name(row)), notes.captured(row)) for row in rows]
@@ -251,3 +304,10 @@ class StoreState:
         space = self.spaces.get(namespace)
         if row is None or space is None or not space.has(row):
             raise StoreError(f"note {note_id} has no vector in namespace {namespace}; pass one")
+
+
+def _one_vector(data: bytes, namespace: str) -> np.ndarray:
+    dim = namespace_dim(namespace)
+    if len(data) != 4 * dim:
+        raise ValueError(f"a put record holds {len(data)} vector bytes for namespace {namespace}")
+    return vector_rows(data, dim)[0]

@@ -1,9 +1,9 @@
 """``FaissNoteStore``: the ``NoteStore`` port on local disk, shared by several processes.
 
-Layout of ``data_dir`` (format 2, see ``records`` and ``snapshot``)::
+Layout of ``data_dir`` (format 3, see ``records`` and ``snapshot``)::
 
     LOCK                      flock'd by a writer for each write and each compaction
-    MANIFEST.json             {"format":2,"generation":g,"snapshot":…,"journal":…}
+    MANIFEST.json             one checksummed line: {"format":3,"generation":g,"snapshot":…,"journal":…,"sidecar_crc":…}
     snapshot-<g>/             sidecar.json, note columns and bodies, vectors (absent for generation 0)
     journal-<g>.jsonl         header, then every write since snapshot g
 
@@ -11,41 +11,50 @@ Guarantees:
 
 * A write returns only after its journal line is fsync'd: it survives ``kill -9`` and
   power loss. Its cost does not depend on the store's size (one appended line).
-* A line that is incomplete or fails its CRC at the end of the journal (a crashed
-  writer's) is never applied and is truncated by the next writer, under the lock.
+* An incomplete last journal line (a crashed writer's) is never applied and is cut by
+  the next writer, under the lock. A complete line failing its CRC is damage: skipped,
+  reported, never cut.
 * Every read first stats the manifest and the journal and replays what other processes
   appended, so it sees every write acknowledged before it began, in any process.
 * Compaction (automatic past ``compact_after_records``/``compact_after_bytes``, or
   ``compact()``) writes snapshot g+1 and an empty journal g+1, then switches the manifest
   atomically. A process at generation g finishes reading journal g (already open, so its
   removal does not matter) and follows on to journal g+1; one further behind reloads
-  (``generations``).
+  (``generations``). The automatic one runs after the write is durable and applied, and
+  never fails it: a failure (a full disk, damage found) is logged
+  (``store.compaction_failed``), its files removed, and it is tried again only after
+  another ``compact_retry_records`` records, so a full disk does not tax every write.
+* Damage (``damage``) fails only the answers that depend on it, with ``StoreCorrupt``;
+  the rest is served. A format 2 store is upgraded by compacting it when a writer opens it.
 
 Failure modes: ``StoreError`` for I/O errors and wrong vector lengths, ``StoreCorrupt``
-for a file that is not what its format says (a snapshot's note is checked when it is
-first decoded, so a damaged one may surface on a later read). Sets FAISS to one OpenMP
-thread (single queries are many times faster that way on small machines).
+for a file that is not what its format says, naming it. Sets FAISS to one OpenMP thread
+(single queries are many times faster that way on small machines).
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
 import faiss
 import msgspec
+import structlog
 
 from adapters.faiss_store.disk import FileLock, tree_bytes
 from adapters.faiss_store.generations import LOCK, Generations
-from adapters.faiss_store.records import Delete, Drop, Put, PutGlobal, Record, Rehome, fields_of, vector_bytes
+from adapters.faiss_store.records import FORMAT, Delete, Drop, Put, PutGlobal, Record, Rehome, fields_of, vector_bytes
 from adapters.private_files import make_private_dir
 from application.errors import StoreError
 from application.ports import Hit, Spread, StoredNote, Vector
 from domain.identifiers import CanonicalProjectId, GlobalKey, Namespace, NoteId
 from domain.note import GlobalEntry, Note, NoteFilter
 from domain.time import format_instant, parse_instant
+
+log = structlog.get_logger()
 
 
 class FaissNoteStore:
@@ -57,11 +66,16 @@ class FaissNoteStore:
         *,
         compact_after_records: int = 20_000,
         compact_after_bytes: int = 256 * 1024 * 1024,
+        compact_retry_records: int | None = None,
     ) -> None:
+        """``compact_retry_records``: after a failed automatic compaction, how many more
+        records to wait before the next try (default a quarter of ``compact_after_records``)."""
         faiss.omp_set_num_threads(1)
         self._root = Path(data_dir)
         self._compact_records = compact_after_records
         self._compact_bytes = compact_after_bytes
+        self._retry_records = compact_retry_records or max(1, compact_after_records // 4)
+        self._compact_due_at = 0  # journal records before which no compaction is tried again
         self._mutex = threading.RLock()
         self._live = Generations(self._root)
         self._closed = False
@@ -70,9 +84,12 @@ class FaissNoteStore:
             self._lock = FileLock(self._root / LOCK)
             if not self._live.manifest_path.exists():
                 with self._lock:
-                    if not self._live.manifest_path.exists():
-                        self._live.initialize()
+                    self._live.initialize()
             self._live.sync()
+            if self._live.format != FORMAT:
+                with self._lock:
+                    self._live.sync()
+                    self._compact_quietly()
 
     @contextmanager
     def _io(self, action: str) -> Iterator[None]:
@@ -93,12 +110,24 @@ class FaissNoteStore:
     def _writing(self) -> Iterator[None]:
         with self._io("write"), self._lock:
             self._live.sync()
+            self._live.repair_tail()
+            yield
             journal = self._live.journal
             assert journal is not None
-            journal.cut_torn_tail()
-            yield
-            if journal.records >= self._compact_records or journal.offset >= self._compact_bytes:
-                self._live.compact()
+            due = journal.records >= self._compact_records or journal.offset >= self._compact_bytes
+            if due and journal.records >= self._compact_due_at:
+                self._compact_quietly()
+
+    def _compact_quietly(self) -> None:
+        """Compact after a durable write: a failure is logged and retried later, never
+        raised (the write it follows is done)."""
+        try:
+            self._live.compact()
+            self._compact_due_at = 0
+        except Exception as exc:  # any failure: the write it follows stands
+            journal = self._live.journal
+            self._compact_due_at = (journal.records if journal is not None else 0) + self._retry_records
+            log.warning("store.compaction_failed", path=str(self._root), reason=str(exc), retry_after_records=self._retry_records)
 
     def _commit(self, *records: Record) -> None:
         assert self._live.journal is not None
@@ -221,13 +250,13 @@ class FaissNoteStore:
     def get_global(self, project_id: CanonicalProjectId, key: GlobalKey) -> GlobalEntry | None:
         with self._reading():
             self._live.sync()
-            record = self._live.state.globals.get((project_id.value, key.value))
+            record = self._live.state.get_global(project_id.value, key.value)
             return None if record is None else _entry_of(record)
 
     def iter_globals(self, project_id: CanonicalProjectId | None = None) -> Iterable[GlobalEntry]:
         with self._reading():
             self._live.sync()
-            records = list(self._live.state.globals.values())
+            records = self._live.state.all_globals()
         return [_entry_of(r) for r in records if project_id is None or r.project == project_id.value]
 
     def close(self) -> None:

@@ -88,19 +88,24 @@ def test_a_journal_cut_mid_line_is_read_up_to_the_cut_and_then_repaired(tmp_path
     assert lines[-1] == b"" and all(decode_line(line) is not None for line in lines[:-1])
 
 
-def test_a_damaged_last_line_is_ignored_and_replaced_by_the_next_write(tmp_path: Path) -> None:
+def test_a_complete_last_line_failing_its_checksum_is_damage_kept_and_never_truncated(tmp_path: Path) -> None:
     data = tmp_path / "data"
     store = FaissNoteStore(data)
     store.put(expected_note("bad", 0), NS, expected_vector("bad", 0))
-    store.close()
-    journal = journal_of(data)
-    with journal.open("ab") as f:
-        f.write(b'{"crc":"00000000","rec":{"op":"delete","id":"x"}}\n')
-    store = FaissNoteStore(data)
     store.put(expected_note("bad", 1), NS, expected_vector("bad", 1))
     store.close()
-    assert_holds(data, "bad", [0, 1])
-    assert b'"00000000"' not in journal.read_bytes()
+    journal = journal_of(data)
+    damaged = journal.read_bytes()
+    flip_byte(journal, len(damaged) - 10)  # inside the last record, its newline kept
+    store = FaissNoteStore(data)
+    try:
+        store.put(expected_note("bad", 2), NS, expected_vector("bad", 2))
+        with pytest.raises(StoreCorrupt):
+            store.get(expected_note("bad", 1).id)
+    finally:
+        store.close()
+    assert journal.read_bytes().startswith(damaged[: len(damaged) - 10])
+    assert_holds(data, "bad", [0, 2])
 
 
 def test_leftovers_of_a_crashed_compaction_are_ignored_then_removed(tmp_path: Path) -> None:
@@ -118,11 +123,11 @@ def test_leftovers_of_a_crashed_compaction_are_ignored_then_removed(tmp_path: Pa
     store.put(expected_note("left", 1), NS, expected_vector("left", 1))
     store.compact()
     store.close()
-    assert sorted(p.name for p in data.iterdir()) == [
+    assert sorted(p.name for p in data.iterdir()) == [  # above every generation present
         "LOCK",
         "MANIFEST.json",
-        "journal-00000001.jsonl",
-        "snapshot-00000001",
+        "journal-00000002.jsonl",
+        "snapshot-00000002",
     ]
     assert_holds(data, "left", [0, 1])
 
@@ -173,13 +178,31 @@ def flip_byte(path: Path, at: int) -> None:
     path.write_bytes(bytes(data))
 
 
-@pytest.mark.parametrize("name", ["notes.npy", "tags.npy", "space-0000.npy", "space-0000.owners.npy"])
-def test_a_damaged_snapshot_file_is_refused_on_open(tmp_path: Path, name: str) -> None:
+@pytest.mark.parametrize("name", ["notes.npy", "tags.npy", "sidecar.json"])
+def test_a_damaged_file_that_places_every_note_is_refused_on_open(tmp_path: Path, name: str) -> None:
     snapshot = compacted_store(tmp_path / "data", "flip", 5)
     path = snapshot / name
     flip_byte(path, path.stat().st_size - 3)
-    with pytest.raises(StoreCorrupt):
+    with pytest.raises(StoreCorrupt) as raised:
         FaissNoteStore(tmp_path / "data")
+    assert raised.value.path.startswith(str(snapshot))
+
+
+@pytest.mark.parametrize("name", ["space-0000.npy", "space-0000.owners.npy"])
+def test_damaged_vectors_fail_their_namespace_search_and_nothing_else(tmp_path: Path, name: str) -> None:
+    snapshot = compacted_store(tmp_path / "data", "flip", 5)
+    path = snapshot / name
+    flip_byte(path, path.stat().st_size - 3)
+    store = FaissNoteStore(tmp_path / "data")
+    try:
+        with pytest.raises(StoreCorrupt) as raised:
+            store.search(NS, expected_vector("flip", 0), NoteFilter(PROJECT), 3)
+        assert raised.value.path == str(path)
+        assert store.get(expected_note("flip", 3).id).note == expected_note("flip", 3)
+        assert len(store.list_recent(NoteFilter(PROJECT), 10)) == 5
+        assert len(store.keyword_search("durability", NoteFilter(PROJECT), 10)) == 5
+    finally:
+        store.close()
 
 
 def test_a_damaged_note_in_a_snapshot_is_refused_when_read(tmp_path: Path) -> None:

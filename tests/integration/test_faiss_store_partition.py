@@ -13,7 +13,6 @@ import pytest
 
 from adapters.faiss_store import FaissNoteStore
 from adapters.faiss_store import partition as partitioning
-from application.errors import StoreCorrupt
 from domain.identifiers import CanonicalProjectId, GroupId, Namespace, NoteId
 from domain.note import Note, NoteFilter
 from tests.integration.test_faiss_store_durability import flip_byte
@@ -115,13 +114,20 @@ def test_top_k_beyond_the_probed_lists_still_returns_k(partitioned, reopened) ->
 
 
 @pytest.mark.parametrize("name", ["space-0000.centroids.npy", "space-0000.lists.npy"])
-def test_a_damaged_partition_file_is_refused_on_open(partitioned, name: str) -> None:
-    data, _vectors, _queries = partitioned
+def test_a_damaged_partition_file_falls_back_to_exact_search_and_is_trained_again(partitioned, name: str) -> None:
+    data, vectors, queries = partitioned
     (snapshot,) = data.glob("snapshot-*")
     path = snapshot / name
     flip_byte(path, path.stat().st_size - 3)
-    with pytest.raises(StoreCorrupt):
-        FaissNoteStore(data)
+    store = FaissNoteStore(data)
+    try:
+        exact = np.argsort(-(vectors @ queries[0]), kind="stable")[:10]
+        assert [index_of(h) for h in store.search(NS, queries[0], NoteFilter(PROJECT), 10)] == exact.tolist()
+        store.compact()
+        (snapshot,) = data.glob("snapshot-*")
+        assert (snapshot / name).exists()
+    finally:
+        store.close()
 
 
 def test_a_small_space_gets_no_partition(tmp_path: Path) -> None:
