@@ -1,7 +1,10 @@
 """The stdio transport: NDJSON, one JSON-RPC message per line in, one reply per line out.
 
-stdout carries protocol lines only (logs go to stderr). Blank lines are skipped. A line
-longer than ``MAX_LINE`` bytes is answered with an invalid-request error and skipped.
+stdout carries protocol lines only (logs go to stderr). Blank lines are skipped. Any other
+line, whatever its bytes (not UTF-8, not JSON, truncated, nested too deep), gets one reply
+line, an error object when it is no request (``entrypoints.jsonrpc``), and the next line
+is served. A line longer than ``MAX_LINE`` bytes is answered with an invalid-request error
+and skipped.
 EOF on stdin, SIGINT and SIGTERM end the loop cleanly: a request being handled is
 finished and answered first.
 """
@@ -12,9 +15,8 @@ import signal
 from collections.abc import Callable
 from typing import BinaryIO
 
-
-from entrypoints.errors import INVALID_REQUEST
-from entrypoints.jsonrpc import Dispatcher
+from entrypoints.errors import INVALID_REQUEST, RpcError
+from entrypoints.jsonrpc import Dispatcher, error_reply
 from entrypoints.logs import get_logger
 
 MAX_LINE = 16 * 1024 * 1024
@@ -59,9 +61,7 @@ class StdioServer:
                 rest = self._stdin.readline(MAX_LINE)
                 if not rest or rest.endswith(b"\n"):
                     break
-            message = f"Invalid request: a line may hold at most {MAX_LINE} bytes"
-            error = b'{"jsonrpc":"2.0","id":null,"error":{"code":%d,"message":"%s"}}' % (INVALID_REQUEST, message.encode())
-            self._write(error)
+            self._write(error_reply(RpcError(INVALID_REQUEST, f"Invalid request: a line may hold at most {MAX_LINE} bytes")))
             return
         if not line.strip():
             return
