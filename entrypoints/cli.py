@@ -143,6 +143,32 @@ def _add_data_commands(commands: argparse._SubParsersAction) -> None:
     stats.add_argument("--project", metavar="P", help="count only this project's notes")
     _add_path_flags(stats)
 
+    verify = command(
+        "verify",
+        "check every checksum of the data directory, writing nothing",
+        "Read every file of the live generation and check every checksum, shape and cross-reference,\n"
+        "without writing anything (not even LOCK); servers may keep running. Prints \"ok\" and a summary,\n"
+        "or, with exit code 1, what is damaged in each file and how many records it affects. Files of\n"
+        "older generations and of crashed compactions are listed, not counted as damage.",
+        "  mcp-memory verify\n  mcp-memory verify --data-dir /mnt/backup/data",
+    )
+    verify.add_argument("--data-dir", metavar="PATH", help="data directory (env MCP_MEMORY_DATA_DIR; default ~/.local-mcp-memory/data)")
+
+    salvage = command(
+        "salvage",
+        "write every note and global setting that verifies as an export file",
+        "Get what can be verified out of a damaged data directory, as an export file that\n"
+        "`mcp-memory import OUT --data-dir NEW` restores. Works without a manifest, with a damaged\n"
+        "sidecar or journal: every record whose checksum holds is kept, every other is skipped (never\n"
+        "guessed). Vectors are kept where their files verify; import embeds the other notes again.\n"
+        "Reads only: nothing in the data directory is written, locked or truncated.",
+        "  mcp-memory salvage rescued.jsonl\n"
+        "  mcp-memory salvage rescued.jsonl --data-dir ~/.local-mcp-memory/data && \\\n"
+        "    mcp-memory import rescued.jsonl --data-dir ~/.local-mcp-memory/data-new",
+    )
+    salvage.add_argument("out", metavar="OUT", help="the export file to write (written whole or not at all)")
+    salvage.add_argument("--data-dir", metavar="PATH", help="data directory (env MCP_MEMORY_DATA_DIR; default ~/.local-mcp-memory/data)")
+
 
 def _max_text_chars(text: str) -> int:
     if not text.strip().isdigit() or int(text) < 1:

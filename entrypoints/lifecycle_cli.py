@@ -1,4 +1,5 @@
-"""The data commands of ``mcp-memory``: export, import, reembed (and --drop), stats.
+"""The data commands of ``mcp-memory``: export, import, reembed (and --drop), stats,
+verify, salvage.
 
 Each command function takes built services and the streams it writes to, and returns the
 exit code: ``EXIT_OK``; ``EXIT_FAILED`` with the reason on stderr (a bad input file, an
@@ -12,6 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from datetime import datetime, timezone
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -46,6 +48,11 @@ def run(args: argparse.Namespace, default_transport: str) -> int:
 
     configure_logging({LOG_LEVEL_ENV: "WARNING", **os.environ})
     name, err = args.command, sys.stderr
+    if name in ("verify", "salvage"):  # the data directory only, read-only: no services built
+        data_dir = ServerOptions.resolve(os.environ, default_transport, None, args.data_dir).data_dir
+        if name == "verify":
+            return _guarded(name, err, lambda: verify_command(data_dir, sys.stdout))
+        return _guarded(name, err, lambda: salvage_command(data_dir, args.out, err=err))
     try:
         export_file = _read(args.file) if name == "import" else None
     except (ImportFileInvalid, OSError) as exc:
@@ -124,6 +131,46 @@ def drop_command(services: Services, namespace: Namespace, *, err: TextIO) -> in
 def stats_command(services: Services, out: TextIO, *, project: str | None) -> int:
     view = wire.stats_view(get_stats(GetStats(project), services))
     out.write(msgspec.json.format(msgspec.json.encode(view), indent=2).decode() + "\n")
+    return EXIT_OK
+
+
+def verify_command(data_dir: Path, out: TextIO) -> int:
+    from adapters.faiss_store.checkup import verify
+
+    if not data_dir.is_dir():
+        out.write(f"{data_dir}: no such directory\n")
+        return EXIT_FAILED
+    checkup = verify(data_dir)
+    for path, problems in checkup.problems.items():
+        out.write(f"{path}: damaged ({len(problems)} found)\n")
+        out.writelines(f"  {problem}\n" for problem in problems)
+    out.writelines(f"note: {note}\n" for note in checkup.notes)
+    if not checkup.ok:
+        out.write("damaged: serve what is intact as usual; `mcp-memory salvage OUT.jsonl` gets every record that verifies\n")
+        return EXIT_FAILED
+    out.write(f"ok: {checkup.summary}\n")
+    return EXIT_OK
+
+
+def salvage_command(data_dir: Path, out: str, *, err: TextIO) -> int:
+    from adapters.faiss_store.salvage import as_export, salvage
+
+    target = Path(out).absolute()
+    if not data_dir.is_dir():
+        err.write(f"mcp-memory salvage: {data_dir}: no such directory\n")
+        return EXIT_FAILED
+    if target.resolve().is_relative_to(data_dir.resolve()):
+        err.write(f"mcp-memory salvage: {out} is inside the data directory; write it elsewhere\n")
+        return EXIT_FAILED
+    found = salvage(data_dir)
+    export, unusable = as_export(found)
+    with _output(str(target)) as stream:
+        write_export(export, stream, datetime.now(timezone.utc), vectors=any(v is not None for _f, _h, v in found.notes.values()))
+    err.writelines(f"  {problem}\n" for problem in found.problems)
+    err.write(
+        f"salvaged {export.note_count} notes and {len(export.globals)} global settings into {out}; "
+        f"skipped {found.skipped + unusable} records that do not verify\n"
+    )
     return EXIT_OK
 
 

@@ -38,15 +38,15 @@ class Damage:
         self.spaces: dict[str, str] = {}  # namespace -> the damaged file
         self.all_globals: str | None = None  # a global of unknown key is damaged there
         self.everything: str | None = None  # a record of unknown subject is damaged there
-        self.reports: list[str] = []  # every damage found, one line each, for logs and verify
+        self.reports: list[tuple[str, str]] = []  # (file, what is damaged there), for logs and verify
 
     def record(self, found: Damaged) -> None:
         """Note a damaged record; the caller takes what it was about out of the state."""
-        where = f"{found.path} at byte {found.offset}"
+        where = f"byte {found.offset}"
         about = found.about
         if about is None:
             self.everything = self.everything or found.path
-            self.reports.append(f"{where}: a damaged record of unknown subject")
+            self.reports.append((found.path, f"{where}: a damaged record of unknown subject"))
             return
         for note_id in about.notes:
             self.notes[note_id] = found.path
@@ -55,7 +55,7 @@ class Damage:
         if about.namespace is not None:
             self.spaces[about.namespace] = found.path
         subject = _subject(about)
-        self.reports.append(f"{where}: a damaged record about {subject}" if subject else f"{where}: a damaged header")
+        self.reports.append((found.path, f"{where}: a damaged record about {subject}" if subject else f"{where}: a damaged header"))
 
     def __bool__(self) -> bool:
         return bool(self.notes or self.globals or self.spaces or self.all_globals or self.everything)

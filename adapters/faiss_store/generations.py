@@ -184,8 +184,8 @@ class Generations:
         if self.journal is not None:
             self.journal.close()
         self.state, self.journal, self.generation, self.format = state, journal, manifest.generation, manifest.format
-        for report in state.damage.reports:
-            log.warning("store.damaged", report=report)
+        for path, what in state.damage.reports:
+            log.warning("store.damaged", path=path, damage=what)
         self._catch_up()
         log.info(
             "store.loaded",

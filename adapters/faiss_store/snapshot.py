@@ -243,7 +243,7 @@ def _load(directory: Path, generation: int, sidecar_crc: int | None) -> StoreSta
     for row in bodies.damaged_rows(sidecar.checksums.get("notes.bin")):
         state.lose_note(row, str(path))
     _load_globals(directory, sidecar, state)
-    state.damage.reports.extend(f"{path}: note {i} fails its checksum" for i in state.damage.notes)
+    state.damage.reports.extend((str(path), f"note {i} fails its checksum") for i in state.damage.notes)
     return state
 
 
@@ -257,13 +257,13 @@ def _space(directory: Path, item: SpaceFile, n: int, checksums: dict[str, int], 
         vectors = _map_vectors(directory / item.vectors, (item.count, dim), checksums.get(item.vectors))
     except StoreCorrupt as exc:
         state.damage.spaces[item.namespace] = exc.path or str(directory)
-        state.damage.reports.append(f"{exc}")
+        state.damage.reports.append((state.damage.spaces[item.namespace], f"{exc}"))
         return VectorSpace(dim)
     try:
         partition = _partition(directory, item, dim, checksums)
     except StoreCorrupt as exc:
         log.warning("store.partition.damaged", path=exc.path, error=str(exc))
-        state.damage.reports.append(f"{exc} (search is exact until the next compaction trains it again)")
+        state.damage.reports.append((exc.path or str(directory), f"{exc} (search is exact until the next compaction trains it again)"))
         partition = None
     return VectorSpace(dim, vectors, owners, partition)
 
@@ -285,10 +285,10 @@ def _load_globals(directory: Path, sidecar: Sidecar, state: StoreState) -> None:
             state.apply(item)
         elif isinstance(item, Damaged):
             state.damage.all_globals = item.path
-            state.damage.reports.append(f"{item.path} at byte {item.offset}: a damaged global setting of unknown key")
+            state.damage.reports.append((item.path, f"byte {item.offset}: a damaged global setting of unknown key"))
     if found + len(state.damage.globals) < sidecar.global_count and state.damage.all_globals is None:
         state.damage.all_globals = str(path)
-        state.damage.reports.append(f"{path}: holds fewer global settings than its sidecar lists")
+        state.damage.reports.append((str(path), "holds fewer global settings than its sidecar lists"))
 
 
 def _partition(directory: Path, item: SpaceFile, dim: int, checksums: dict[str, int]) -> tuple[Partition, np.ndarray] | None:

@@ -1,0 +1,235 @@
+"""Getting every verifiable note and global out of a data directory, however damaged.
+
+Read-only: nothing in the directory is written, locked or truncated. The newest snapshot
+that can be found (the manifest's, else the highest ``snapshot-<g>/``) gives the base;
+then every journal of its generation or later is replayed on top, oldest first (replaying
+records a snapshot already holds changes nothing: each one sets or removes a whole note,
+vector or setting). Whatever cannot be verified by a checksum is skipped, never guessed:
+
+* a snapshot that loads (``snapshot.load_snapshot``) gives its notes with their home
+  namespace, and their vectors where that namespace's files verify;
+* one whose sidecar or note columns are damaged gives the notes found in ``notes.bin``
+  whose bytes match a CRC listed in ``notes.npy``, without namespace or vector (an
+  import embeds them again), and the lines of ``globals.jsonl`` that verify;
+* a damaged journal line is skipped, and so is whatever it was about until a later
+  record sets it again (an older version is not what was last written).
+"""
+
+from __future__ import annotations
+
+import os
+import zlib
+from pathlib import Path
+
+import attrs
+import numpy as np
+
+from adapters.faiss_store.damage import Damaged
+from adapters.faiss_store.generations import GENERATION_FILE, read_manifest
+from adapters.faiss_store.journal import lines_of
+from adapters.faiss_store.records import (
+    NOTE_ROW,
+    Delete,
+    NoteFields,
+    Put,
+    PutGlobal,
+    Record,
+    Rehome,
+    decode_fields,
+    namespace_dim,
+    note_of,
+    vector_rows,
+)
+from adapters.faiss_store.snapshot import GLOBALS, load_snapshot
+from application.errors import StoreCorrupt, StoreError
+from application.export_notes import Export, ExportedNote
+from domain.errors import DomainError
+from domain.identifiers import CanonicalProjectId, GlobalKey, Namespace
+from domain.note import GlobalEntry
+from domain.time import parse_instant
+
+NOTE_START = b'{"id":"'
+LONGEST_SPLIT = 8  # parts of a note's bytes split by ``{"id":"`` inside its metadata
+
+
+@attrs.define
+class Salvaged:
+    """Notes by id (fields, home namespace or None, vector there or None), globals by
+    (project, key), how many records were skipped, and what was found damaged."""
+
+    notes: dict[str, tuple[NoteFields, str | None, np.ndarray | None]] = attrs.Factory(dict)
+    globals: dict[tuple[str, str], PutGlobal] = attrs.Factory(dict)
+    skipped: int = 0
+    problems: list[str] = attrs.Factory(list)
+
+
+def salvage(root: Path) -> Salvaged:
+    found = Salvaged()
+    base = _base_generation(root, found)
+    if base is not None:
+        _from_snapshot(root, base, found)
+    journals = sorted(
+        (int(m.group(1)), m.group(0)) for m in map(GENERATION_FILE.fullmatch, os.listdir(root)) if m and m.group(0).startswith("journal-")
+    )
+    for generation, name in journals:
+        if base is None or generation >= base[3]:
+            _from_journal(root / name, found)
+    return found
+
+
+def _base_generation(root: Path, found: Salvaged) -> tuple[int, str, int | None, int] | None:
+    """(generation, snapshot name, sidecar CRC or None, first journal to replay) of the
+    snapshot to start from. Without a manifest the newest snapshot may be a compaction's
+    that never became live, so the journal before it is replayed too."""
+    try:
+        manifest = read_manifest(root)
+        if manifest.snapshot is None:
+            return None
+        return manifest.generation, manifest.snapshot, manifest.sidecar_crc, manifest.generation
+    except (StoreError, OSError) as exc:
+        found.problems.append(f"{root / 'MANIFEST.json'}: {exc}; looking for the newest snapshot instead")
+    snapshots = sorted(
+        int(m.group(1)) for m in map(GENERATION_FILE.fullmatch, os.listdir(root)) if m and m.group(0).startswith("snapshot-")
+    )
+    return (snapshots[-1], f"snapshot-{snapshots[-1]:08d}", None, snapshots[-1] - 1) if snapshots else None
+
+
+def _from_snapshot(root: Path, base: tuple[int, str, int | None, int], found: Salvaged) -> None:
+    generation, name, sidecar_crc, _first_journal = base
+    try:
+        state = load_snapshot(root, name, generation, sidecar_crc)
+    except (StoreError, OSError) as exc:
+        found.problems.append(f"{exc}; taking each note that verifies from notes.bin")
+        _scan_snapshot(root / name, found)
+        return
+    notes, damage = state.notes, state.damage
+    found.problems.extend(f"{path}: {what}" for path, what in damage.reports)
+    found.skipped += len(damage.notes) + len(damage.globals)
+    for row in notes.live_rows().tolist():
+        home = notes.home_name(row)
+        space = None if home in damage.spaces else state.spaces.get(home)
+        found.notes[notes.ids[row]] = (notes.fields(row), home, None if space is None else space.vector(row))
+    found.globals.update(state.globals)
+
+
+def _scan_snapshot(directory: Path, found: Salvaged) -> None:
+    """Notes whose bytes in ``notes.bin`` match a CRC of ``notes.npy``; verified globals."""
+    try:
+        rows = np.load(directory / "notes.npy", allow_pickle=False)
+        crcs = set(rows["crc"].tolist()) if rows.dtype == NOTE_ROW else set()
+    except (OSError, ValueError):
+        crcs = set()
+    try:
+        data = (directory / "notes.bin").read_bytes()
+    except OSError:
+        data = b""
+    starts = [*_occurrences(data, NOTE_START), len(data)]
+    number, kept = 0, 0
+    while number < len(starts) - 1:
+        step = 1
+        for end in range(number + 1, min(len(starts), number + 1 + LONGEST_SPLIT)):
+            part = data[starts[number] : starts[end]]
+            fields = _fields(part, directory) if zlib.crc32(part) in crcs else None
+            if fields is not None:
+                found.notes[fields.id] = (fields, None, None)
+                step, kept = end - number, kept + 1
+                break
+        number += step
+    found.skipped += max(0, len(crcs) - kept)
+    path = directory / GLOBALS
+    if path.exists():
+        _replay(lines_of(path.read_bytes(), str(path)), found)
+
+
+def _fields(part: bytes, directory: Path) -> NoteFields | None:
+    try:
+        return decode_fields(part, str(directory))
+    except StoreCorrupt:
+        return None
+
+
+def _from_journal(path: Path, found: Salvaged) -> None:
+    """Every line that verifies, header or not (a bad header costs no record)."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        found.problems.append(f"{path}: {exc.strerror}")
+        return
+    _replay(lines_of(data, str(path)), found)
+
+
+def _replay(items, found: Salvaged) -> None:
+    for item in items:
+        if isinstance(item, Damaged):
+            _lose(item, found)
+            continue
+        try:
+            _apply(item, found)
+        except (ValueError, IndexError) as exc:
+            found.problems.append(f"{item.__class__.__name__} record skipped: {exc}")
+            found.skipped += 1
+
+
+def _lose(damaged: Damaged, found: Salvaged) -> None:
+    about = damaged.about
+    if about is not None and not (about.notes or about.globals or about.namespace):
+        return  # a damaged header: no record lost
+    found.skipped += 1
+    if about is None:
+        found.problems.append(f"{damaged.path} at byte {damaged.offset}: a damaged record of unknown subject (skipped)")
+        return
+    found.problems.append(f"{damaged.path} at byte {damaged.offset}: a damaged record (skipped, with what it was about)")
+    for note_id in about.notes:
+        found.notes.pop(note_id, None)
+    for key in about.globals:
+        found.globals.pop(key, None)
+
+
+def _apply(record: Record, found: Salvaged) -> None:
+    if isinstance(record, Put):
+        vector = None
+        if record.vector is not None:
+            vector = vector_rows(record.vector, namespace_dim(record.namespace))[0]
+        elif record.note.id in found.notes:
+            _fields_, home, old = found.notes[record.note.id]
+            vector = old if home == record.namespace else None
+        found.notes[record.note.id] = (record.note, record.namespace, vector)
+    elif isinstance(record, Delete):
+        found.notes.pop(record.id, None)
+    elif isinstance(record, Rehome):
+        rows = vector_rows(record.vectors, namespace_dim(record.namespace))
+        for note_id, vector in zip(record.ids, rows):
+            if note_id in found.notes:
+                found.notes[note_id] = (found.notes[note_id][0], record.namespace, vector)
+    elif isinstance(record, PutGlobal):
+        found.globals[(record.project, record.key)] = record
+
+
+def _occurrences(data: bytes, marker: bytes):
+    at = data.find(marker)
+    while at >= 0:
+        yield at
+        at = data.find(marker, at + 1)
+
+
+def as_export(found: Salvaged) -> tuple[Export, int]:
+    """The salvaged notes and globals as an export (write order kept as found), and how
+    many more were skipped because their stored values break a rule of today's domain."""
+    notes: list[ExportedNote] = []
+    entries: list[GlobalEntry] = []
+    skipped = 0
+    for fields, home, vector in found.notes.values():
+        try:
+            namespace = None if home is None else Namespace.parse(home)
+            notes.append(ExportedNote(note_of(fields), namespace, None if namespace is None else vector))
+        except (DomainError, ValueError):
+            skipped += 1
+    for record in found.globals.values():
+        try:
+            entries.append(
+                GlobalEntry(CanonicalProjectId(record.project), GlobalKey(record.key), record.value, parse_instant(record.updated))
+            )
+        except (DomainError, ValueError):
+            skipped += 1
+    export = Export(project_id=None, namespace=None, note_count=len(notes), notes=iter(notes), globals=entries)
+    return export, skipped
