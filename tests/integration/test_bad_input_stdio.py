@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.integration.serve import StdioServer
+from tests.integration.serve import MCP_MEMORY, StdioServer, server_env
 
 UNKNOWN_ID = "0b7a4c1e-1111-4222-8333-444455556666"
 
@@ -20,6 +21,9 @@ def req(method: str, params: object = None, request_id: object = 1) -> bytes:
 
 
 ADD = {"projectId": "proj", "groupId": "g", "text": "t"}
+NESTED_65: dict = {}
+for _ in range(64):
+    NESTED_65 = {"a": NESTED_65}
 
 # (line, expected code, expected data.field or None)
 MATRIX: list[tuple[str, bytes, int, str | None]] = [
@@ -53,6 +57,14 @@ MATRIX: list[tuple[str, bytes, int, str | None]] = [
     ("empty patch", req("memory.update", {"id": UNKNOWN_ID, "patch": {}}), -32602, "patch"),
     ("bad provider", req("memory.set_config", {"embedder": {"provider": "cohere"}}), -32602, "embedder.provider"),
     ("project with control chars", req("memory.search", {"projectId": "a\u0001b", "query": "q"}), -32602, "projectId"),
+    ("createdAt before year 1 in UTC", req("memory.add_note", {**ADD, "createdAt": "0001-01-01T00:00:00+01:00"}), -32602, "createdAt"),
+    ("createdAt after year 9999 in UTC", req("memory.add_note", {**ADD, "createdAt": "9999-12-31T23:30:00-01:00"}), -32602, "createdAt"),
+    ("metadata nested 65 levels", req("memory.add_note", {**ADD, "metadata": NESTED_65}), -32602, "metadata"),
+    ("global value nested 65 levels", req("memory.upsert_global", {"projectId": "p", "key": "global.k", "value": [NESTED_65]}), -32602, "value"),
+    ("title too long", req("memory.add_note", {**ADD, "title": "t" * 1001}), -32602, "title"),
+    ("source too long", req("memory.add_note", {**ADD, "source": "s" * 1001}), -32602, "source"),
+    ("batch entry date", req("memory.add_notes", {"notes": [ADD, {**ADD, "createdAt": "0000-01-01"}]}), -32602, "notes[1].createdAt"),
+    ("batch entry blank text", req("memory.add_notes", {"notes": [ADD, ADD, {**ADD, "text": " "}]}), -32602, "notes[2].text"),
 ]
 
 
@@ -97,3 +109,15 @@ def test_a_notification_gets_no_line_and_a_batch_gets_one(server: StdioServer) -
     assert isinstance(replies, list)
     assert [r["id"] for r in replies] == ["a", None]
     assert replies[1]["error"]["code"] == -32601
+
+
+def test_a_note_dated_year_999_reads_back_after_a_restart_and_exports(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    with StdioServer(home) as first:
+        added = first.result("memory.add_note", {**ADD, "createdAt": "0999-12-31T00:00:00Z"})
+    with StdioServer(home) as second:
+        assert second.result("memory.get", {"id": added["id"]})["createdAt"] == "0999-12-31T00:00:00Z"
+        assert second.result("memory.list_recent", {"projectId": "proj"})["items"][0]["id"] == added["id"]
+    exported = subprocess.run([MCP_MEMORY, "export"], env=server_env(home), capture_output=True, timeout=60)
+    assert exported.returncode == 0, exported.stderr
+    assert b'"createdAt":"0999-12-31T00:00:00Z"' in exported.stdout
