@@ -17,6 +17,7 @@ vector or setting). Whatever cannot be verified by a checksum is skipped, never 
 
 from __future__ import annotations
 
+import io
 import os
 import zlib
 from pathlib import Path
@@ -114,11 +115,7 @@ def _from_snapshot(root: Path, base: tuple[int, str, int | None, int], found: Sa
 
 def _scan_snapshot(directory: Path, found: Salvaged) -> None:
     """Notes whose bytes in ``notes.bin`` match a CRC of ``notes.npy``; verified globals."""
-    try:
-        rows = np.load(directory / "notes.npy", allow_pickle=False)
-        crcs = set(rows["crc"].tolist()) if rows.dtype == NOTE_ROW else set()
-    except (OSError, ValueError):
-        crcs = set()
+    crcs = _row_crcs(directory / "notes.npy")
     try:
         data = (directory / "notes.bin").read_bytes()
     except OSError:
@@ -139,6 +136,24 @@ def _scan_snapshot(directory: Path, found: Salvaged) -> None:
     path = directory / GLOBALS
     if path.exists():
         _replay(lines_of(path.read_bytes(), str(path)), found)
+
+
+def _row_crcs(path: Path) -> set[int]:
+    """The note CRCs listed in ``notes.npy``. If its header is damaged, the rows are read
+    at every place they can start (numpy pads headers to 64 bytes): a CRC too many only
+    costs a lookup, each note's bytes must still match one."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return set()
+    try:
+        rows = np.load(io.BytesIO(data), allow_pickle=False)
+        if rows.dtype == NOTE_ROW:
+            return set(rows["crc"].tolist())
+    except Exception:  # a damaged header makes numpy raise ValueError, SyntaxError, TokenError...
+        pass
+    starts = (at for at in range(64, len(data), 64) if (len(data) - at) % NOTE_ROW.itemsize == 0)
+    return {crc for at in starts for crc in np.frombuffer(data, NOTE_ROW, offset=at)["crc"].tolist()}
 
 
 def _fields(part: bytes, directory: Path) -> NoteFields | None:

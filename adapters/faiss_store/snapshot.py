@@ -36,6 +36,7 @@ import mmap
 import os
 import zlib
 from pathlib import Path
+from tokenize import TokenError
 
 import msgspec
 import numpy as np
@@ -68,6 +69,8 @@ log = structlog.get_logger()
 
 SIDECAR = "sidecar.json"
 GLOBALS = "globals.jsonl"
+NPY_ERRORS = (ValueError, SyntaxError, TokenError, TypeError, OverflowError)
+"""What numpy raises on a damaged ``.npy`` header (it parses it as a Python literal)."""
 CHUNK = 1 << 22  # bytes per write when streaming notes and vectors
 
 
@@ -334,7 +337,7 @@ def _read_npy(
         version = np.lib.format.read_magic(buffer)
         read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
         found_shape, fortran, found_dtype = read_header(buffer)
-    except ValueError as exc:
+    except NPY_ERRORS as exc:
         raise StoreCorrupt(f"{path} is not a .npy file ({exc})", str(path)) from exc
     _require(
         directory,
@@ -354,7 +357,7 @@ def _read_npy(
 def _map_vectors(path: Path, shape: tuple[int, int], crc: int | None) -> np.ndarray:
     try:
         vectors = np.load(path, mmap_mode="c", allow_pickle=False)
-    except ValueError as exc:
+    except NPY_ERRORS as exc:
         raise StoreCorrupt(f"{path} is not a readable vector file ({exc})", str(path)) from exc
     if vectors.shape != shape or vectors.dtype != np.dtype("<f4") or not vectors.flags.c_contiguous:
         raise StoreCorrupt(f"{path} does not hold the {shape[0]} {shape[1]}-d float32 rows its sidecar lists", str(path))
