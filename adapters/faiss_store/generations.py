@@ -24,7 +24,7 @@ from pathlib import Path
 import structlog
 
 from adapters.faiss_store.damage import Damaged
-from adapters.faiss_store.disk import TMP_MARK, remove_path, replace_atomically
+from adapters.faiss_store.disk import remove_path, replace_atomically
 from adapters.faiss_store.journal import Journal
 from adapters.faiss_store.records import FORMAT, Manifest, Record, about, decode_manifest, encode_manifest
 from adapters.faiss_store.snapshot import load_snapshot, write_snapshot

@@ -3,7 +3,6 @@ several processes writing and compacting at once."""
 
 from __future__ import annotations
 
-import os
 import random
 import signal
 import subprocess
