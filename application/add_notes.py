@@ -6,7 +6,7 @@ import attrs
 
 from application.add_note import AddNote, new_note
 from application.errors import InvalidRequest
-from application.services import Services
+from application.services import Services, at
 from domain.errors import InvalidValue
 from domain.identifiers import Namespace, NoteId
 from domain.note import Note
@@ -34,7 +34,7 @@ def add_notes(command: AddNotes, services: Services) -> NotesAdded:
     call and written in one durable store write."""
     notes = [_checked(i, c, services) for i, c in enumerate(command.notes)]
     namespace, vectors = services.embedding.embed([n.text for n in notes], "passage")
-    services.store.put_many(list(zip(notes, vectors)), namespace)
+    at("notes", services.store.put_many, list(zip(notes, vectors)), namespace)
     return NotesAdded([n.id for n in notes], namespace)
 
 

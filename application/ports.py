@@ -144,7 +144,10 @@ class NoteStore(Protocol):
     dropped). Vectors of different namespaces are never compared.
 
     Every write is durable when the method returns. Several processes may share one store;
-    each read sees every write acknowledged before it began, in any process.
+    each read sees every write acknowledged before it began, in any process. A store that
+    writes through a codec reads each record back before writing it: a value that would
+    not read back as written is refused with ``InvalidValue`` at its field (``metadata``;
+    ``[i].metadata`` for entry ``i`` of ``put_many``), and nothing is written.
     Filters are exact: ``search`` and ``list_recent`` return ``top_k``/``limit`` matching
     notes whenever that many exist.
     """

@@ -23,6 +23,6 @@ def update_note(command: UpdateNote, services: Services) -> None:
     note = at("patch", command.patch.apply, stored.note)
     if command.patch.changes_text:
         namespace, (vector,) = services.embedding.embed([note.text], "passage")
-        services.store.put(note, namespace, vector)
+        at("patch", services.store.put, note, namespace, vector)
     else:
-        services.store.put(note, stored.namespace, None)
+        at("patch", services.store.put, note, stored.namespace, None)

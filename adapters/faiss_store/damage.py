@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import attrs
 
-from adapters.faiss_store.records import About
+from adapters.faiss_store.lines import About
 from application.errors import StoreCorrupt
 
 

@@ -26,7 +26,8 @@ import structlog
 from adapters.faiss_store.damage import Damaged
 from adapters.faiss_store.disk import remove_path, replace_atomically
 from adapters.faiss_store.journal import Journal
-from adapters.faiss_store.records import FORMAT, Manifest, Record, about, decode_manifest, encode_manifest
+from adapters.faiss_store.lines import about, decode_manifest, encode_manifest
+from adapters.faiss_store.records import FORMAT, Manifest, Record
 from adapters.faiss_store.snapshot import load_snapshot, write_snapshot
 from adapters.faiss_store.state import StoreState
 from application.errors import StoreCorrupt, StoreError

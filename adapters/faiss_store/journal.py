@@ -26,17 +26,8 @@ import structlog
 
 from adapters.faiss_store.damage import Damaged
 from adapters.faiss_store.disk import fsync_dir
-from adapters.faiss_store.records import (
-    FORMAT,
-    PREFIX,
-    READS,
-    About,
-    Header,
-    Record,
-    decode_line,
-    encode_line,
-    read_line,
-)
+from adapters.faiss_store.lines import PREFIX, About, decode_line, encode_line, read_line
+from adapters.faiss_store.records import FORMAT, READS, Header, Record
 from application.errors import StoreCorrupt
 
 log = structlog.get_logger()
@@ -135,11 +126,11 @@ class Journal:
             os.ftruncate(self._fd, self.offset)
         os.fsync(self._fd)
 
-    def append(self, records: Sequence[Record]) -> None:
-        """Write records in one write and make them durable with one sync. Call with the
-        lock held, caught up. A crash before the sync may leave some of them, never a
-        partial one (a torn line is not applied)."""
-        line = b"".join(encode_line(record) for record in records)
+    def append(self, lines: Sequence[bytes]) -> None:
+        """Write records' lines (``lines.checked_line``) in one write and make them durable
+        with one sync. Call with the lock held, caught up. A crash before the sync may leave
+        some of them, never a partial one (a torn line is not applied)."""
+        line = b"".join(lines)
         view = memoryview(line)
         try:
             while view:
@@ -149,7 +140,7 @@ class Journal:
             _truncate_quietly(self._fd, self.offset)
             raise
         self.offset += len(line)
-        self.records += len(records)
+        self.records += len(lines)
 
     def close(self) -> None:
         os.close(self._fd)

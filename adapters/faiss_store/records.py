@@ -7,20 +7,12 @@ rather than guess. Vectors travel as little-endian float32 bytes, which msgspec 
 base64 in the journal. Anything a damaged file can make a decoder raise surfaces as
 ``StoreCorrupt`` naming the file.
 
-Journal line, format 3 (one record per line, UTF-8, ``\\n``-terminated)::
-
-    {"crc":"1a2b3c4d","acrc":"5e6f7a8b","about":{"notes":["<id>"]},"rec":{"type":"put",...}}
-
-``crc`` is the CRC-32 (8 lower-case hex digits) of the exact bytes of ``rec``, ``acrc``
-that of ``about``: the notes, global keys or namespace the record changes, so a line whose
-record is damaged still says what it was about. A line whose ``crc`` does not hold is never
-applied. Format 2 lines are ``{"crc":"…","rec":…}``. The manifest and the lines of a
-snapshot's ``globals.jsonl`` are framed the same way.
+Journal lines, the manifest and the lines of a snapshot's ``globals.jsonl`` are framed
+with checksums by ``lines``.
 """
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Union
@@ -99,29 +91,6 @@ Record = Union[Put, Rehome, Delete, Drop, PutGlobal]
 JournalEntry = Union[Header, Put, Rehome, Delete, Drop, PutGlobal]
 
 
-class About(msgspec.Struct, omit_defaults=True, **_STRUCT):
-    """What a record changes, framed beside it with a checksum of its own: the notes, the
-    global keys (project, key), or the namespace of a drop. Empty for a header."""
-
-    notes: tuple[str, ...] = ()
-    globals: tuple[tuple[str, str], ...] = ()
-    namespace: str | None = None
-
-
-def about(entry: msgspec.Struct) -> About:
-    if isinstance(entry, Put):
-        return About(notes=(entry.note.id,))
-    if isinstance(entry, Delete):
-        return About(notes=(entry.id,))
-    if isinstance(entry, Rehome):
-        return About(notes=entry.ids)
-    if isinstance(entry, PutGlobal):
-        return About(globals=((entry.project, entry.key),))
-    if isinstance(entry, Drop):
-        return About(namespace=entry.namespace)
-    return About()
-
-
 class SpaceFile(msgspec.Struct, **_STRUCT):
     """One namespace's vectors: ``vectors`` (float32, ``(count, dim)``) and ``owners``
     (int32, ``(count,)``: the note row owning each vector row), both ``.npy`` files. With a
@@ -182,128 +151,31 @@ class Manifest(msgspec.Struct, **_STRUCT):
 
 
 _encoder = msgspec.json.Encoder()
-_entry_decoder = msgspec.json.Decoder(JournalEntry)
-_about_decoder = msgspec.json.Decoder(About)
 _sidecar_decoder = msgspec.json.Decoder(Sidecar)
 _fields_decoder = msgspec.json.Decoder(NoteFields)
-_manifest_decoder = msgspec.json.Decoder(Manifest)
-PREFIX = b'{"crc":"'
-_ABOUT = b'","acrc":"'
-_ABOUT_BODY = b'","about":'
-_REC = b',"rec":'
-_V2_REC = b'","rec":'
-_HEAD_V2 = len(PREFIX) + 8 + len(_V2_REC)
-_ABOUT_CRC = len(PREFIX) + 8 + len(_ABOUT)
-_HEAD_V3 = _ABOUT_CRC + 8 + len(_ABOUT_BODY)
-
-
-def encode_line(entry: msgspec.Struct) -> bytes:
-    """One checksummed line (format 3), ending in ``\\n``."""
-    body = _encoder.encode(entry)
-    subject = _encoder.encode(about(entry))
-    return b"".join(
-        (PREFIX, b"%08x" % zlib.crc32(body), _ABOUT, b"%08x" % zlib.crc32(subject), _ABOUT_BODY, subject, _REC, body, b"}\n")
-    )
-
-
-def read_line(line: bytes | memoryview) -> tuple[bytes | None, About | None]:
-    """The record bytes of one line (without its ``\\n``) if its checksum holds, else None;
-    and what the line says it is about if that part's own checksum holds, whatever happened
-    to the rest of the line (None for format 2 lines)."""
-    line = bytes(line)
-    crc = line[len(PREFIX) : len(PREFIX) + 8]
-    well_framed = line.startswith(PREFIX) and line[-1:] == b"}"
-    if line[len(PREFIX) + 8 : _HEAD_V2] == _V2_REC:
-        body = line[_HEAD_V2:-1]
-        return (body if well_framed and crc == b"%08x" % zlib.crc32(body) else None), None
-    subject, end = _about_part(line)
-    if end < 0:
-        return None, subject
-    body = line[end + len(_REC) : -1]
-    framed = well_framed and line[len(PREFIX) + 8 : _ABOUT_CRC] == _ABOUT and line[_ABOUT_CRC + 8 : _HEAD_V3] == _ABOUT_BODY
-    return (body if framed and crc == b"%08x" % zlib.crc32(body) else None), subject
-
-
-def _about_part(line: bytes) -> tuple[About | None, int]:
-    """The line's verified ``about`` (or None) and where its record starts (-1: unknown).
-    Found by position and checksum alone, so damage elsewhere in the line spares it."""
-    crc = line[_ABOUT_CRC : _ABOUT_CRC + 8]
-    end = line.find(_REC, _HEAD_V3)
-    if end >= 0:
-        return _about_of(line[_HEAD_V3:end], crc), end
-    close = line.find(b"}", _HEAD_V3)
-    while close >= 0:  # the marker after it is damaged: try each end the object may have
-        found = _about_of(line[_HEAD_V3 : close + 1], crc)
-        if found is not None:
-            return found, -1
-        close = line.find(b"}", close + 1)
-    return None, -1
-
-
-def _about_of(subject: bytes, crc: bytes) -> About | None:
-    if crc != b"%08x" % zlib.crc32(subject):
-        return None
-    try:
-        return _about_decoder.decode(subject)
-    except msgspec.DecodeError:
-        return None
-
-
-def decode_line(line: bytes | memoryview) -> JournalEntry | None:
-    """The entry of one line (without its ``\\n``), or None if the line is damaged."""
-    body, _about = read_line(line)
-    if body is None:
-        return None
-    try:
-        return _entry_decoder.decode(body)
-    except msgspec.DecodeError:
-        return None
-
-
 def encode(value: msgspec.Struct) -> bytes:
     return _encoder.encode(value)
 
 
 def decode_sidecar(data: bytes, path: str) -> Sidecar:
-    sidecar = _decode(_sidecar_decoder, data, path)
-    _check_format(sidecar.format, path)
+    sidecar = decode_checked(_sidecar_decoder, data, path)
+    check_format(sidecar.format, path)
     return sidecar
 
 
 def decode_fields(data: bytes | memoryview, path: str) -> NoteFields:
     """One note's fields from its bytes in ``notes.bin``; ``StoreCorrupt`` if malformed."""
-    return _decode(_fields_decoder, data, path)
+    return decode_checked(_fields_decoder, data, path)
 
 
-def encode_manifest(manifest: Manifest) -> bytes:
-    return encode_line(manifest)
-
-
-def decode_manifest(data: bytes, path: str) -> Manifest:
-    """A format 3 manifest (one checksummed line) or a format 2 one (plain JSON)."""
-    if data.startswith(PREFIX):
-        body, _about = read_line(data[:-1] if data.endswith(b"\n") else data)
-        if body is None or not data.endswith(b"\n"):
-            raise StoreCorrupt(f"{path} fails its checksum; restore MANIFEST.json or run `mcp-memory salvage`", path)
-        manifest = _decode(_manifest_decoder, body, path)
-        expected = FORMAT
-    else:
-        manifest = _decode(_manifest_decoder, data, path)
-        expected = 2
-    if manifest.format != expected:
-        raise StoreCorrupt(f"{path} has format {manifest.format} in a format-{expected} frame", path)
-    _check_format(manifest.format, path)
-    return manifest
-
-
-def _decode(decoder: msgspec.json.Decoder, data: bytes, path: str) -> Any:
+def decode_checked(decoder: msgspec.json.Decoder, data: bytes, path: str) -> Any:
     try:
         return decoder.decode(data)
     except (msgspec.DecodeError, UnicodeDecodeError, ValueError) as exc:
         raise StoreCorrupt(f"{path} is not a valid store file ({exc}); restore it from a backup", path) from exc
 
 
-def _check_format(version: int, path: str) -> None:
+def check_format(version: int, path: str) -> None:
     if version not in READS:
         raise StoreCorrupt(
             f"{path} has format {version}; this version of mcp-memory reads formats {READS[0]} to {READS[-1]}", path

@@ -47,6 +47,7 @@ from adapters.faiss_store.columns import Names, runs
 from adapters.faiss_store.damage import Damaged
 from adapters.faiss_store.disk import TMP_MARK, create_file, fsync_dir, remove_path, write_durably
 from adapters.faiss_store.journal import lines_of
+from adapters.faiss_store.lines import encode_line
 from adapters.faiss_store.notes import NoteBodies, NoteTable
 from adapters.faiss_store.partition import Partition
 from adapters.faiss_store.records import (
@@ -57,7 +58,6 @@ from adapters.faiss_store.records import (
     SpaceFile,
     decode_sidecar,
     encode,
-    encode_line,
     namespace_dim,
 )
 from adapters.faiss_store.space import VectorSpace

@@ -36,20 +36,21 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
 import faiss
-import msgspec
 import structlog
 
 from adapters.faiss_store.disk import FileLock, tree_bytes
 from adapters.faiss_store.generations import LOCK, Generations
+from adapters.faiss_store.lines import checked_line
 from adapters.faiss_store.records import FORMAT, Delete, Drop, Put, PutGlobal, Record, Rehome, fields_of, vector_bytes
 from adapters.private_files import make_private_dir
 from application.errors import StoreError
 from application.ports import Hit, Spread, StoredNote, Vector
+from domain.errors import InvalidValue
 from domain.identifiers import CanonicalProjectId, GlobalKey, Namespace, NoteId
 from domain.note import GlobalEntry, Note, NoteFilter
 from domain.time import format_instant, parse_instant
@@ -129,12 +130,10 @@ class FaissNoteStore:
             self._compact_due_at = (journal.records if journal is not None else 0) + self._retry_records
             log.warning("store.compaction_failed", path=str(self._root), reason=str(exc), retry_after_records=self._retry_records)
 
-    def _commit(self, *records: Record) -> None:
+    def _commit(self, *records: Record, lines: Sequence[bytes] | None = None) -> None:
+        """Append ``records`` (their ``lines``, if already checked) and apply them."""
         assert self._live.journal is not None
-        try:
-            self._live.journal.append(records)
-        except (msgspec.EncodeError, TypeError, ValueError) as exc:
-            raise StoreError(f"the note cannot be stored as JSON: {exc}") from exc
+        self._live.journal.append(lines if lines is not None else [checked_line(r) for r in records])
         for record in records:
             self._live.state.apply(record)
 
@@ -142,10 +141,11 @@ class FaissNoteStore:
         """See ``NoteStore.put``. ``StoreError`` for a vector of the wrong length."""
         data = None if vector is None else vector_bytes(vector, namespace.dim)
         record = Put(note=fields_of(note), namespace=str(namespace), vector=data)
+        line = checked_line(record)
         with self._writing():
             if data is None:
                 self._live.state.require_vector(note.id.value, record.namespace)
-            self._commit(record)
+            self._commit(record, lines=[line])
 
     def put_many(self, notes: Sequence[tuple[Note, Vector]], namespace: Namespace) -> None:
         """See ``NoteStore.put_many``: one journal write, one sync."""
@@ -153,9 +153,10 @@ class FaissNoteStore:
             Put(note=fields_of(note), namespace=str(namespace), vector=vector_bytes(vector, namespace.dim))
             for note, vector in notes
         ]
+        lines = [_at_index(i, checked_line, record) for i, record in enumerate(records)]
         if records:
             with self._writing():
-                self._commit(*records)
+                self._commit(*records, lines=lines)
 
     def rehome(self, namespace: Namespace, vectors: Mapping[NoteId, Vector]) -> None:
         rows = {note_id.value: vector_bytes(v, namespace.dim) for note_id, v in vectors.items()}
@@ -272,3 +273,10 @@ def _entry_of(record: PutGlobal) -> GlobalEntry:
     return GlobalEntry(
         CanonicalProjectId(record.project), GlobalKey(record.key), record.value, parse_instant(record.updated)
     )
+
+
+def _at_index(index: int, check: Callable[[Record], bytes], record: Record) -> bytes:
+    try:
+        return check(record)
+    except InvalidValue as exc:
+        raise exc.at(f"[{index}]") from None

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from adapters.faiss_store import FaissNoteStore
-from adapters.faiss_store.records import decode_line
+from adapters.faiss_store.lines import decode_line
 from application.errors import StoreCorrupt
 from domain.note import NoteFilter
 from tests.integration.store_worker import NS, PROJECT, expected_note, expected_vector

@@ -7,9 +7,11 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Iterator
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import attrs
 import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -17,6 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from adapters.embedders.hashing_factory import HashingEmbedderFactory
 from adapters.faiss_store import FaissNoteStore
 from application.services import Services
+from domain.errors import InvalidValue
+from domain.identifiers import CanonicalProjectId, GlobalKey, GroupId, Namespace, NoteId
+from domain.note import GlobalEntry, Note
 from entrypoints.bootstrap import ServerOptions, build
 from entrypoints.errors import ImportFileInvalid
 from entrypoints.export_format import read_export
@@ -282,3 +287,27 @@ def test_any_json_value_accepted_reads_back_equal_after_restart_and_compaction(t
         assert server.result("memory.get_global", {"projectId": PROJECT, "key": "global.v"})["value"] == value
     finally:
         server.close()
+
+
+# -- the store reads each record back before writing it ------------------------------
+
+
+def test_the_store_refuses_a_note_that_would_not_read_back_and_writes_nothing(server: Server) -> None:
+    store = server.services.store
+    namespace = Namespace.parse("hash:test:4")
+    good = Note(NoteId.new(), CanonicalProjectId(PROJECT), GroupId("g"), "fine", datetime(2024, 1, 15, tzinfo=timezone.utc))
+    bad = attrs.evolve(good, id=NoteId.new(), text="half a pair \ud800")
+
+    with pytest.raises(InvalidValue) as caught:
+        store.put(bad, namespace, [1.0, 0.0, 0.0, 0.0])
+    assert caught.value.field == "text"
+    with pytest.raises(InvalidValue) as caught:
+        store.put_many([(good, [1.0, 0.0, 0.0, 0.0]), (bad, [0.0, 1.0, 0.0, 0.0])], namespace)
+    assert caught.value.field == "[1].text"
+    with pytest.raises(InvalidValue) as caught:
+        store.put_global(GlobalEntry(CanonicalProjectId(PROJECT), GlobalKey("global.k"), ["\udfff"], good.created_at))
+    assert caught.value.field == "value"
+
+    server.restart()
+    assert list(server.services.store.iter_notes()) == []
+    assert list(server.services.store.iter_globals()) == []

@@ -3,30 +3,30 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from adapters.faiss_store.lines import about, checked_line, decode_line, encode_line, read_line
 from adapters.faiss_store.records import (
     FORMAT,
     Delete,
     Drop,
+    NoteFields,
     Put,
     PutGlobal,
     Rehome,
     Sidecar,
     SpaceFile,
-    about,
     decode_fields,
-    decode_line,
     decode_sidecar,
     encode,
-    encode_line,
     fields_of,
     note_of,
-    read_line,
     vector_bytes,
     vector_rows,
 )
+from domain.errors import InvalidValue
 from domain.time import format_instant
 from tests.strategies import group_ids, instants, json_values, namespaces, notes, opaque_project_ids
 
@@ -117,3 +117,35 @@ def test_a_sidecar_survives_encoding(items, globals_) -> None:
         global_count=len(globals_),
     )
     assert decode_sidecar(encode(sidecar), "sidecar.json") == sidecar
+
+
+@given(records)
+def test_a_record_that_reads_back_gets_its_line_unchanged(record) -> None:
+    assert checked_line(record) == encode_line(record)
+
+
+def _put(**fields) -> Put:
+    base = dict(id="0b7a4c1e-1111-4222-8333-444455556666", project="p", group="g", text="t", created="2024-01-15T10:30:00Z")
+    return Put(note=NoteFields(**{**base, **fields}), namespace="local:m:2", vector=None)
+
+
+@pytest.mark.parametrize(
+    "fields, field",
+    [
+        ({"metadata": {"x": float("nan")}}, "metadata"),  # JSON writes NaN as null
+        ({"metadata": {"x": {1: "a"}}}, "metadata"),  # and an integer key as a string
+        ({"text": "a\ud800b"}, "text"),  # a lone surrogate is not UTF-8
+        ({"group": "g\udfff"}, "group_id"),
+    ],
+)
+def test_a_record_that_would_not_read_back_is_refused_at_its_field(fields, field) -> None:
+    with pytest.raises(InvalidValue) as caught:
+        checked_line(_put(**fields))
+    assert caught.value.field == field
+
+
+def test_a_global_value_that_would_not_read_back_is_refused_at_value() -> None:
+    record = PutGlobal(project="p", key="global.k", value=[float("inf")], updated="2024-01-15T10:30:00Z")
+    with pytest.raises(InvalidValue) as caught:
+        checked_line(record)
+    assert caught.value.field == "value"
