@@ -13,7 +13,8 @@ from itertools import count
 
 import numpy as np
 
-from adapters.keyword_index import KeywordIndex, document_tokens
+from adapters.keyword_index import KeywordIndex
+from adapters.text_analysis import document_tokens
 from application.errors import StoreError
 from application.ports import Hit, Spread, StoredNote, Vector
 from domain.identifiers import CanonicalProjectId, GlobalKey, Namespace, NoteId

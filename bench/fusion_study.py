@@ -23,7 +23,7 @@ import numpy as np
 if __package__ in (None, ""):  # run as a script: python bench/fusion_study.py
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from adapters import keyword_index
+from adapters import keyword_index, text_analysis
 from bench.datasets import load_locomo, load_paraphrase
 
 CACHE = Path(tempfile.gettempdir()) / "mcp-memory-fusion-cache"
@@ -66,11 +66,11 @@ class Case:
 def bm25_matrix(docs: list[str], queries: list[str]) -> np.ndarray:
     index = keyword_index._ProjectIndex()
     for i, text in enumerate(docs):
-        index.add(str(i), keyword_index.tokens(text))
+        index.add(str(i), text_analysis.tokens(text))
     n = len(docs)
     out = np.zeros((len(queries), n), dtype=np.float64)
     for qi, q in enumerate(queries):
-        terms = keyword_index.tokens(q)
+        terms = text_analysis.tokens(q)
         slots, raw, weight = index.scores(terms)
         for slot, s in zip(slots.tolist(), raw.tolist()):
             out[qi, int(index.ids[slot])] = min(1.0, s / weight)

@@ -36,7 +36,8 @@ from adapters.faiss_store.records import (
     vector_rows,
 )
 from adapters.faiss_store.space import VectorSpace
-from adapters.keyword_index import KeywordIndex, document_tokens
+from adapters.keyword_index import KeywordIndex
+from adapters.text_analysis import document_tokens
 from application.errors import StoreError
 from application.ports import Hit, Spread, StoredNote
 from domain.identifiers import Namespace

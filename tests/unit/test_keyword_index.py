@@ -1,8 +1,9 @@
-"""What the keyword index counts as a term, and what its scores mean."""
+"""What the keyword index's scores mean (terms: ``test_text_analysis``)."""
 
 from __future__ import annotations
 
-from adapters.keyword_index import KeywordIndex, tokens
+from adapters.keyword_index import KeywordIndex
+from adapters.text_analysis import tokens
 
 
 def index_of(notes: dict[str, str]) -> KeywordIndex:
@@ -11,19 +12,6 @@ def index_of(notes: dict[str, str]) -> KeywordIndex:
 
 def search(index: KeywordIndex, query: str) -> dict[str, float]:
     return dict(index.search("p", query, 10, lambda _: True, lambda i: (i,)))
-
-
-def test_function_words_are_not_terms() -> None:
-    assert tokens("What is the plan for the release?") == ["plan", "releas"]
-
-
-def test_english_word_forms_share_one_term() -> None:
-    assert len({*tokens("painted"), *tokens("painting"), *tokens("paints"), *tokens("paint")}) == 1
-
-
-def test_single_kana_are_dropped_but_their_pairs_kept() -> None:
-    terms = tokens("会議はいつ")
-    assert "は" not in terms and "はい" in terms and "会議" in terms and "会" in terms
 
 
 def test_a_note_holding_every_query_term_once_scores_about_one() -> None:
