@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import attrs
 
-from application.errors import InvalidRequest
+from application.errors import InvalidRequest, NamespaceStillHome
 from application.services import Services
 from domain.identifiers import Namespace
 
@@ -20,9 +20,5 @@ def drop_namespace(command: DropNamespace, services: Services) -> int:
         raise InvalidRequest("namespace", "is the current namespace; only older namespaces can be dropped", str(namespace))
     homes = sum(1 for stored in services.store.iter_notes() if stored.namespace == namespace)
     if homes:
-        raise InvalidRequest(
-            "namespace",
-            f"is still the home of {homes} notes; re-embed them first (memory.reembed or mcp-memory reembed)",
-            str(namespace),
-        )
+        raise NamespaceStillHome(str(namespace), homes)
     return services.store.drop_namespace(namespace)

@@ -2,6 +2,7 @@
 
     ApplicationError
     ├── InvalidRequest              a request value out of range (field, rule, value)
+    │   └── NamespaceStillHome      an older namespace some notes still call home (homes)
     ├── NoteNotFound                no note has this id (id)
     ├── EmbedderError               the embedder could not give vectors (provider)
     │   ├── EmbedderNotConfigured   missing key, unknown provider or model (hint)
@@ -11,7 +12,10 @@
     └── StoreError                  the store cannot be read or written (path)
         └── StoreCorrupt            a file on disk is not what its format says
 
-Every message says what to do next; none carries a secret.
+Every message says what to do next, except where that is a method of a transport: the
+edge adds those (``InvalidRequest.field`` is a path in the domain's attribute names, such
+as ``top_k`` or ``embedder.base_url``; the edge names it as its callers do). No message
+carries a secret.
 """
 
 from __future__ import annotations
@@ -29,6 +33,12 @@ class InvalidRequest(ApplicationError):
         self.rule = rule
         self.value = value
         super().__init__(f"{field} {rule}")
+
+
+class NamespaceStillHome(InvalidRequest):
+    def __init__(self, namespace: str, homes: int) -> None:
+        self.homes = homes
+        super().__init__("namespace", f"is still the home of {homes} notes; re-embed them first", namespace)
 
 
 class NoteNotFound(ApplicationError):
@@ -69,8 +79,7 @@ class DimensionChanged(EmbedderError):
         super().__init__(
             provider,
             f"{model_key} answered with {got}-dimensional vectors, but {expected} were "
-            "recorded for it; nothing was written. Choose another model name with "
-            "memory.set_config if the model really changed.",
+            "recorded for it; nothing was written.",
         )
 
 

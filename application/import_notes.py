@@ -25,7 +25,7 @@ class ImportNotes:
 
     def __attrs_post_init__(self) -> None:
         if not 1 <= self.batch_size <= self.MAX_BATCH:
-            raise InvalidRequest("batchSize", f"must be an integer in 1..{self.MAX_BATCH}", self.batch_size)
+            raise InvalidRequest("batch_size", f"must be an integer in 1..{self.MAX_BATCH}", self.batch_size)
 
 
 @attrs.frozen

@@ -27,7 +27,7 @@ class Reembed:
 
     def __attrs_post_init__(self) -> None:
         if not 1 <= self.batch_size <= self.MAX_BATCH:
-            raise InvalidRequest("batchSize", f"must be an integer in 1..{self.MAX_BATCH}", self.batch_size)
+            raise InvalidRequest("batch_size", f"must be an integer in 1..{self.MAX_BATCH}", self.batch_size)
         if self.limit is not None and self.limit < 1:
             raise InvalidRequest("limit", "must be a positive integer", self.limit)
 
@@ -46,7 +46,7 @@ def reembed(command: Reembed, services: Services, progress: Progress = no_progre
     run resumes by running again."""
     target = services.embedding.namespace()
     if command.from_namespace == target:
-        raise InvalidRequest("fromNamespace", "is the current namespace: its notes need no re-embedding", str(target))
+        raise InvalidRequest("from_namespace", "is the current namespace: its notes need no re-embedding", str(target))
     pending = [
         s.note
         for s in services.store.iter_notes()

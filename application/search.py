@@ -44,7 +44,7 @@ class SearchNotes:
 
     def __attrs_post_init__(self) -> None:
         if not 1 <= self.top_k <= self.MAX_TOP_K:
-            raise InvalidRequest("topK", f"must be an integer in 1..{self.MAX_TOP_K}", self.top_k)
+            raise InvalidRequest("top_k", f"must be an integer in 1..{self.MAX_TOP_K}", self.top_k)
         if not self.query.strip():
             raise InvalidRequest("query", "must be a non-blank string", self.query)
         if len(self.query) > self.QUERY_MAX:

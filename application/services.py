@@ -34,7 +34,7 @@ class Services:
     config: ConfigRepository
     runtime: RuntimeInfo
 
-    def project(self, raw: str, field: str = "projectId") -> CanonicalProjectId:
+    def project(self, raw: str, field: str = "project_id") -> CanonicalProjectId:
         return at(field, self.projects.canonical, raw)
 
 

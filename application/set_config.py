@@ -15,8 +15,8 @@ UNCHANGED: Any = type("Unchanged", (), {"__repr__": lambda self: "UNCHANGED"})()
 @attrs.frozen
 class SetEmbedder:
     """A change of the live embedder: fields left ``UNCHANGED`` keep their value, ``None``
-    resets model or baseUrl to the provider's default and removes a stored apiKey.
-    A new provider resets model and baseUrl unless they are given too."""
+    resets ``model`` or ``base_url`` to the provider's default and removes a stored
+    ``api_key``. A new provider resets model and base URL unless they are given too."""
 
     provider: Any = UNCHANGED
     model: Any = UNCHANGED
@@ -26,11 +26,11 @@ class SetEmbedder:
     def __attrs_post_init__(self) -> None:
         if self.provider is not UNCHANGED and self.provider not in PROVIDERS:
             raise InvalidRequest("embedder.provider", f"must be one of {', '.join(PROVIDERS)}", self.provider)
-        for field, value in (("embedder.model", self.model), ("embedder.apiKey", self.api_key)):
+        for field, value in (("embedder.model", self.model), ("embedder.api_key", self.api_key)):
             if value not in (UNCHANGED, None) and not value.strip():
                 raise InvalidRequest(field, "must be a non-blank string or null")
         if self.base_url not in (UNCHANGED, None) and not self.base_url.startswith(("http://", "https://")):
-            raise InvalidRequest("embedder.baseUrl", "must start with http:// or https://", self.base_url)
+            raise InvalidRequest("embedder.base_url", "must start with http:// or https://", self.base_url)
 
     def applied_to(self, settings: EmbedderSettings) -> EmbedderSettings:
         if self.provider is not UNCHANGED and self.provider != settings.provider:

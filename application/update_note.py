@@ -16,7 +16,7 @@ class UpdateNote:
 
 def update_note(command: UpdateNote, services: Services) -> None:
     """Only a text change re-embeds (into the current namespace); any other change keeps
-    the note's vector and namespace. id and createdAt never change."""
+    the note's vector and namespace. id and created_at never change."""
     stored = services.store.get(command.id)
     if stored is None:
         raise NoteNotFound(command.id.value)

@@ -94,6 +94,25 @@ def wire_path(path: str | None) -> str | None:
     return None if path is None else _SNAKE.sub(lambda m: m.group(1).upper(), path)
 
 
+def request_rule(exc: app.InvalidRequest) -> str:
+    """The rule a refused request broke, with the remedy when that is one of our methods."""
+    if isinstance(exc, app.NamespaceStillHome):
+        return f"{exc.rule} (memory.reembed or mcp-memory reembed)"
+    return exc.rule
+
+
+def explain(exc: BaseException) -> str:
+    """What an error says to a caller of the edge (JSON-RPC, MCP or the CLI): the
+    application's message with field paths in wire names and the remedies that name one
+    of our methods, which the application leaves to the edge."""
+    match exc:
+        case app.InvalidRequest():
+            return f"{wire_path(exc.field)} {request_rule(exc)}"
+        case app.DimensionChanged():
+            return f"{exc} Choose another model name with memory.set_config if the model really changed."
+    return str(exc)
+
+
 def _validation(exc: msgspec.ValidationError) -> RpcError:
     field, rule = field_and_rule(exc)
     return RpcError(INVALID_PARAMS, f"Invalid params: {rule}" + (f" at {field}" if field else ""), {"field": field, "rule": rule})
@@ -112,12 +131,13 @@ def to_rpc_error(exc: BaseException, method: str | None = None) -> RpcError:
             message = f"Invalid params: {exc}" + (f" at {field}" if field else "")
             return RpcError(INVALID_PARAMS, message, {"field": field, "rule": f"{exc.type_name} {exc.rule}"})
         case app.InvalidRequest():
-            return RpcError(INVALID_PARAMS, f"Invalid params: {exc}", {"field": wire_path(exc.field), "rule": exc.rule})
+            data = {"field": wire_path(exc.field), "rule": request_rule(exc)}
+            return RpcError(INVALID_PARAMS, f"Invalid params: {explain(exc)}", data)
         case app.NoteNotFound():
             return RpcError(NOT_FOUND, str(exc), {"id": exc.id})
         case app.DimensionChanged():
             data = {"provider": exc.provider, "model": exc.model, "expected": exc.expected, "got": exc.got}
-            return RpcError(DIMENSION_MISMATCH, str(exc), data)
+            return RpcError(DIMENSION_MISMATCH, explain(exc), data)
         case app.EmbedderNotConfigured():
             return RpcError(EMBEDDER_NOT_CONFIGURED, str(exc), {"provider": exc.provider})
         case app.EmbedderUnavailable():

@@ -32,7 +32,7 @@ from application.stats import GetStats, get_stats
 from domain.errors import DomainError
 from domain.identifiers import Namespace
 from entrypoints import wire
-from entrypoints.errors import ImportFileInvalid
+from entrypoints.errors import ImportFileInvalid, explain
 from entrypoints.export_format import ExportFile, read_export, write_export
 from entrypoints.progress import ProgressBar, StopOnInterrupt
 
@@ -239,5 +239,5 @@ def _read(path: str) -> ExportFile:
 def _reason(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.strerror:
         return f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
-    return str(exc)
+    return explain(exc)
 

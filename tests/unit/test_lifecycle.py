@@ -165,11 +165,11 @@ def test_reembed_only_from_a_named_namespace(services: Services) -> None:
 
 def test_reembed_from_the_current_namespace_is_refused(services: Services) -> None:
     add(services, "a note")
-    with pytest.raises(InvalidRequest, match="fromNamespace is the current namespace"):
+    with pytest.raises(InvalidRequest, match="from_namespace is the current namespace"):
         reembed(Reembed(from_namespace=LOCAL), services)
 
 
-@pytest.mark.parametrize(("field", "kwargs"), [("batchSize", {"batch_size": 0}), ("limit", {"limit": 0})])
+@pytest.mark.parametrize(("field", "kwargs"), [("batch_size", {"batch_size": 0}), ("limit", {"limit": 0})])
 def test_reembed_bounds_are_checked(field: str, kwargs: dict[str, int]) -> None:
     with pytest.raises(InvalidRequest, match=field):
         Reembed(**kwargs)

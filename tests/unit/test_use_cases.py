@@ -87,7 +87,7 @@ def test_search_never_crosses_projects(services: Services) -> None:
 
 @pytest.mark.parametrize("top_k", [0, 101])
 def test_top_k_out_of_range_is_refused(top_k: int) -> None:
-    with pytest.raises(InvalidRequest, match="topK must be an integer in 1..100"):
+    with pytest.raises(InvalidRequest, match="top_k must be an integer in 1..100"):
         SearchNotes(project_id="p", query="q", top_k=top_k)
 
 
