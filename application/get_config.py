@@ -8,10 +8,9 @@ from application.services import Services
 
 @attrs.frozen
 class ConfigView:
-    """The effective configuration, without any secret: no API key or token, and the
-    baseUrl with its userinfo masked (``http://***@host/v1``)."""
+    """The effective configuration, without any secret: no API key, and the base URL with
+    its userinfo masked (``http://***@host/v1``)."""
 
-    default_transport: str
     provider: str
     model: str
     dim: int | None
@@ -26,7 +25,6 @@ def get_config(services: Services) -> ConfigView:
     embedder = services.embedding.settings
     runtime = services.runtime
     return ConfigView(
-        default_transport=runtime.default_transport,
         provider=embedder.provider,
         model=embedder.effective_model,
         dim=embedder.dim,

@@ -22,8 +22,6 @@ class Reembed:
 
     DEFAULT_BATCH: ClassVar[int] = 64
     MAX_BATCH: ClassVar[int] = 1024
-    CALL_LIMIT: ClassVar[int] = 500
-    """How many notes one ``memory.reembed`` call processes when it names no limit."""
 
     def __attrs_post_init__(self) -> None:
         if not 1 <= self.batch_size <= self.MAX_BATCH:

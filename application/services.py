@@ -17,9 +17,8 @@ T = TypeVar("T")
 
 @attrs.frozen
 class RuntimeInfo:
-    """Facts about this running server that ``memory.get_config`` reports."""
+    """Facts about this running server that ``get_config`` reports."""
 
-    default_transport: str
     config_path: str
     data_dir: str
     store_type: str

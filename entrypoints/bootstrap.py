@@ -92,7 +92,6 @@ def build(
         clock=clock or SystemClock(),
         config=config,
         runtime=RuntimeInfo(
-            default_transport=options.default_transport,
             config_path=str(options.config_path),
             data_dir=str(options.data_dir),
             store_type=store_type,

@@ -31,9 +31,9 @@ from application.services import Services
 from application.stats import GetStats, get_stats
 from domain.errors import DomainError
 from domain.identifiers import Namespace
-from entrypoints import wire
 from entrypoints.errors import ImportFileInvalid, explain
 from entrypoints.export_format import ExportFile, read_export, write_export
+from entrypoints.methods.stats import stats_view
 from entrypoints.progress import ProgressBar, StopOnInterrupt
 
 EXIT_OK = 0
@@ -129,7 +129,7 @@ def drop_command(services: Services, namespace: Namespace, *, err: TextIO) -> in
 
 
 def stats_command(services: Services, out: TextIO, *, project: str | None) -> int:
-    view = wire.stats_view(get_stats(GetStats(project), services))
+    view = stats_view(get_stats(GetStats(project), services))
     out.write(msgspec.json.format(msgspec.json.encode(view), indent=2).decode() + "\n")
     return EXIT_OK
 

@@ -1,9 +1,10 @@
 """The ``memory.*`` methods as MCP tools: ``tools/list`` and ``tools/call``.
 
 One tool per entry of ``entrypoints.methods.METHODS``, named after it with ``_`` for
-``.`` (``memory.add_note`` -> ``memory_add_note``), described by ``texts``, with input
-and output schemas generated from the method's msgspec Structs (built on the first
-``tools/list``, then kept).
+``.`` (``memory.add_note`` -> ``memory_add_note``), with the title, description and hints
+its method declares, the common fields described by ``texts``, and input and output
+schemas generated from the method's msgspec Structs (built on the first ``tools/list``,
+then kept).
 
 ``tools/call`` failure modes:
 
@@ -80,16 +81,15 @@ class Tool:
             method=method,
             input_schema=schemas.self_contained(method.params),
             output_schema=with_truncated(result),
-            shape=Shape.of(result, texts.LEFT_OUT.get(method.name, texts.LEFT_OUT_ELSEWHERE)),
+            shape=Shape.of(result, method.left_out or texts.LEFT_OUT_ELSEWHERE),
         )
 
     def listing(self) -> dict[str, Any]:
-        name = self.method.name
-        title = texts.TITLES.get(name, self.name)
+        title = self.method.title
         return {
             "name": self.name,
             "title": title,
-            "description": texts.DESCRIPTIONS.get(name) or texts.fallback_description(name),
+            "description": self.method.description,
             "inputSchema": schemas.describe_fields(schemas.with_optional_project(self.input_schema), texts.FIELDS),
             "outputSchema": self.output_schema,
             "annotations": {

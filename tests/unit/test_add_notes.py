@@ -16,7 +16,7 @@ from application.list_recent import ListRecent, list_recent
 from application.search import SearchNotes, search
 from application.services import Services
 from entrypoints.server import build_dispatcher
-from entrypoints.wire import AddNotesParams
+from entrypoints.methods.add_notes import AddNotesParams
 
 
 def rpc(services: Services, method: str, params: Any) -> dict[str, Any]:

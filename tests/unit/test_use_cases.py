@@ -167,8 +167,7 @@ def test_set_config_switches_namespace_and_keeps_old_notes_readable(
     assert get_config(services).provider == "ollama"
 
 
-def test_get_config_reports_paths_and_the_build_default(services: Services) -> None:
+def test_get_config_reports_paths_and_the_embedder(services: Services) -> None:
     view = get_config(services)
-    assert view.default_transport == "stdio"
     assert view.config_path.endswith("config.json") and view.data_dir.endswith("data")
     assert (view.provider, view.model) == ("local", "all-MiniLM-L6-v2")

@@ -1,0 +1,60 @@
+"""``memory.add_note``: store one note; answers its id and namespace."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from application.add_note import AddNote, add_note
+from application.services import Services
+from entrypoints import wire
+from entrypoints.mcp.texts import GROUPS, PROJECT
+from entrypoints.methods.method import Method
+
+
+class AddNoteParams(wire.Params):
+    project_id: str
+    group_id: str
+    text: str
+    title: str | None = None
+    tags: list[str] | None = None
+    source: str | None = None
+    created_at: str | None = None
+    metadata: dict[str, Any] | None = None
+
+    def command(self) -> AddNote:
+        return AddNote(
+            project_id=self.project_id,
+            group_id=wire.group(self.group_id),
+            text=self.text,
+            title=self.title,
+            tags=wire.tags(self.tags),
+            source=self.source,
+            created_at=wire.instant(self.created_at, "created_at"),
+            metadata=self.metadata,
+        )
+
+
+class AddNoteResult(wire.View):
+    id: str
+    namespace: str
+
+
+def run(params: AddNoteParams, services: Services) -> AddNoteResult:
+    added = add_note(params.command(), services)
+    return AddNoteResult(id=added.id.value, namespace=str(added.namespace))
+
+
+METHOD = Method(
+    name="memory.add_note",
+    params=AddNoteParams,
+    result=AddNoteResult,
+    run=run,
+    title="Store a note",
+    description=(
+        "Store one note in long-term memory so that later sessions can find it by meaning. "
+        "Store it when something worth remembering happens: a decision and its reason, a project "
+        "convention, a non-obvious fix, a finding, or a summary at the end of a task. Keep a note short "
+        "and self-contained (one fact, readable without this conversation); give it a title and a few "
+        f"tags. Never store secrets. {GROUPS} {PROJECT} Returns the new note's id."
+    ),
+)

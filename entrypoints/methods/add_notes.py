@@ -1,0 +1,55 @@
+"""``memory.add_notes``: store a batch of notes, all or none; answers their ids in order."""
+
+from __future__ import annotations
+
+from application.add_note import AddNote
+from application.add_notes import AddNotes, add_notes
+from application.services import Services
+from domain.errors import InvalidValue
+from entrypoints import wire
+from entrypoints.mcp.texts import GROUPS, PROJECT
+from entrypoints.methods.add_note import AddNoteParams
+from entrypoints.methods.method import Method
+
+
+class AddNotesParams(wire.Params):
+    """Up to ``AddNotes.MAX_NOTES`` notes, each shaped like ``memory.add_note``'s params."""
+
+    notes: list[AddNoteParams]
+
+    def command(self) -> AddNotes:
+        return AddNotes(tuple(_item(i, note) for i, note in enumerate(self.notes)))
+
+
+def _item(index: int, note: AddNoteParams) -> AddNote:
+    try:
+        return note.command()
+    except InvalidValue as exc:
+        raise exc.at(f"notes[{index}]") from None
+
+
+class AddNotesResult(wire.View):
+    ids: list[str]
+    namespace: str
+
+
+def run(params: AddNotesParams, services: Services) -> AddNotesResult:
+    added = add_notes(params.command(), services)
+    return AddNotesResult(ids=[i.value for i in added.ids], namespace=str(added.namespace))
+
+
+METHOD = Method(
+    name="memory.add_notes",
+    params=AddNotesParams,
+    result=AddNotesResult,
+    run=run,
+    title="Store several notes",
+    description=(
+        "Store several notes at once (1..1000), each shaped like memory_add_note's arguments; use it "
+        f"to save a batch of findings or an imported list. {GROUPS} {PROJECT} Returns the ids in order."
+    ),
+    left_out=(
+        "every note was stored, only this list of their ids was cut; memory_list_recent lists the newest "
+        "notes with their ids"
+    ),
+)

@@ -1,0 +1,38 @@
+"""``memory.get``: one note by id, whole, with its home namespace."""
+
+from __future__ import annotations
+
+from application.get_note import GetNote, get_note
+from application.services import Services
+from entrypoints import wire
+from entrypoints.methods.method import Method
+
+
+class GetParams(wire.Params):
+    id: str
+
+    def command(self) -> GetNote:
+        return GetNote(wire.note_id(self.id))
+
+
+def run(params: GetParams, services: Services) -> wire.StoredNoteView:
+    return wire.stored_view(get_note(params.command(), services))
+
+
+METHOD = Method(
+    name="memory.get",
+    params=GetParams,
+    result=wire.StoredNoteView,
+    run=run,
+    title="Read one note",
+    description=(
+        "Read one note by its id, with its whole text (search and list results shorten long texts). "
+        "Use it when a result says its text was cut, or to check a note before changing it."
+    ),
+    left_out=(
+        "the note is too long for one tool result; `mcp-memory export` or the memory.get JSON-RPC method "
+        "give it whole"
+    ),
+    read_only=True,
+    idempotent=True,
+)

@@ -1,0 +1,54 @@
+"""``memory.list_recent``: the newest notes of a project, newest first."""
+
+from __future__ import annotations
+
+from application.list_recent import ListRecent, list_recent
+from application.services import Services
+from entrypoints import wire
+from entrypoints.mcp.texts import PROJECT
+from entrypoints.methods.method import Method
+
+
+class ListRecentParams(wire.Params):
+    project_id: str
+    group_id: str | None = None
+    limit: int | None = None
+    tags: list[str] | None = None
+
+    def command(self) -> ListRecent:
+        return ListRecent(
+            project_id=self.project_id,
+            group_id=wire.group_or_none(self.group_id),
+            limit=self.limit,
+            tags=wire.tags(self.tags),
+        )
+
+
+class ListRecentResult(wire.View):
+    namespace: str
+    items: list[wire.StoredNoteView]
+
+
+def run(params: ListRecentParams, services: Services) -> ListRecentResult:
+    recent = list_recent(params.command(), services)
+    return ListRecentResult(namespace=str(recent.namespace), items=[wire.stored_view(s) for s in recent.items])
+
+
+METHOD = Method(
+    name="memory.list_recent",
+    params=ListRecentParams,
+    result=ListRecentResult,
+    run=run,
+    title="List recent notes",
+    description=(
+        "List the newest notes of a project, newest first, optionally of one groupId and with all of "
+        "the given tags. Use it to see what was recorded lately (e.g. at the start of a session), when "
+        f"there is no specific question to search for. limit: 1..200, default 20. {PROJECT}"
+    ),
+    left_out=(
+        "call memory_list_recent again with a smaller limit, a groupId or tags; memory_get with an id "
+        "returns one whole note"
+    ),
+    read_only=True,
+    idempotent=True,
+)

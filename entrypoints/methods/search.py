@@ -1,0 +1,72 @@
+"""``memory.search``: notes of a project ranked by meaning, words or both."""
+
+from __future__ import annotations
+
+from application.search import Mode, SearchNotes, search
+from application.services import Services, at
+from domain.time import TimeWindow
+from entrypoints import wire
+from entrypoints.mcp.texts import PROJECT
+from entrypoints.methods.method import Method
+
+
+class SearchParams(wire.Params):
+    """``mode``: "hybrid" (the default: keyword and meaning blended), "semantic" (meaning
+    only) or "keyword" (BM25 only); null or absent means the default."""
+
+    project_id: str
+    query: str
+    group_id: str | None = None
+    top_k: int | None = None
+    tags: list[str] | None = None
+    since: str | None = None
+    until: str | None = None
+    mode: Mode | None = None
+
+    def command(self) -> SearchNotes:
+        window = at("since", TimeWindow, wire.instant(self.since, "since"), wire.instant(self.until, "until"))
+        optional = {"top_k": self.top_k, "mode": self.mode}
+        return SearchNotes(
+            project_id=self.project_id,
+            query=self.query,
+            group_id=wire.group_or_none(self.group_id),
+            tags=wire.tags(self.tags),
+            window=window,
+            **{k: v for k, v in optional.items() if v is not None},
+        )
+
+
+class SearchResult(wire.View):
+    namespace: str
+    results: list[wire.HitView]
+
+
+def run(params: SearchParams, services: Services) -> SearchResult:
+    found = search(params.command(), services)
+    return SearchResult(namespace=str(found.namespace), results=[wire.hit_view(h) for h in found.hits])
+
+
+METHOD = Method(
+    name="memory.search",
+    params=SearchParams,
+    result=SearchResult,
+    run=run,
+    title="Search notes by meaning",
+    description=(
+        "Find stored notes by meaning. Call it at the start of a task and before deciding anything an "
+        "earlier session may have settled (conventions, architecture, past bugs). Write the query as a "
+        "short description of what you need, not keywords. Leave groupId out to search the whole "
+        "project, or set it to narrow to one topic (\"global\", \"feature-<name>\", \"task-<id>\"). "
+        "tags: only notes carrying all of them. since/until: ISO 8601 UTC bounds on createdAt. "
+        "mode: leave it out for the default, \"hybrid\" (meaning and exact words blended); \"semantic\" "
+        "(meaning only, for paraphrases) or \"keyword\" (exact words only, e.g. a function name or error code). "
+        f"topK: 1..100, default 5. {PROJECT} Results are sorted by score (0..1, 1 most similar); long "
+        "texts are shortened: call memory_get with the id for the whole note."
+    ),
+    left_out=(
+        "call memory_search again with a smaller topK or a narrower groupId or tags; memory_get with an id "
+        "returns one whole note"
+    ),
+    read_only=True,
+    idempotent=True,
+)

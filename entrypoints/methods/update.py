@@ -1,0 +1,59 @@
+"""``memory.update``: change some fields of a note; only a new text re-embeds it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from msgspec import UNSET, UnsetType
+
+from application.services import Services, at
+from application.update_note import UpdateNote, update_note
+from domain.note import NotePatch
+from entrypoints import wire
+from entrypoints.methods.method import Method
+
+
+class PatchParams(wire.Params):
+    title: str | None | UnsetType = UNSET
+    text: str | UnsetType = UNSET
+    tags: list[str] | UnsetType = UNSET
+    source: str | None | UnsetType = UNSET
+    group_id: str | UnsetType = UNSET
+    metadata: dict[str, Any] | None | UnsetType = UNSET
+
+    def patch(self) -> NotePatch:
+        given = {f: getattr(self, f) for f in self.__struct_fields__ if getattr(self, f) is not UNSET}
+        if "tags" in given:
+            given["tags"] = wire.tags(given["tags"], "patch.tags")
+        if "group_id" in given:
+            given["group_id"] = wire.group(given["group_id"], "patch.group_id")
+        return at("patch", lambda: NotePatch(**given))
+
+
+class UpdateParams(wire.Params):
+    id: str
+    patch: PatchParams
+
+    def command(self) -> UpdateNote:
+        return UpdateNote(wire.note_id(self.id), self.patch.patch())
+
+
+def run(params: UpdateParams, services: Services) -> wire.OkResult:
+    update_note(params.command(), services)
+    return wire.OkResult(ok=True)
+
+
+METHOD = Method(
+    name="memory.update",
+    params=UpdateParams,
+    result=wire.OkResult,
+    run=run,
+    title="Change a note",
+    description=(
+        "Change fields of an existing note by id: patch holds only the fields to change (title, text, "
+        "tags, source, groupId, metadata). Use it to correct or extend a note instead of adding a "
+        "near-duplicate. Changing text re-embeds the note; a groupId change moves it to another topic."
+    ),
+    destructive=True,
+    idempotent=True,
+)
