@@ -17,6 +17,9 @@ Several servers may share the file. Every write is a read-modify-write under an 
 ``flock`` on ``.config.json.lock`` beside it: the file is read afresh inside the lock, only
 the caller's change is applied, and the result is written, so a dimension learned by one
 process and an embedder changed by another both survive. Reads take no lock.
+
+The use cases see ``Settings`` (the embedder); the ``http`` section belongs to the HTTP
+transport, which reads it with ``http_section``. An update keeps it as the file holds it.
 """
 
 from __future__ import annotations
@@ -24,11 +27,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import attrs
 import msgspec
 
 from adapters.private_files import exclusive_lock, write_private_file
 from application.errors import StoreError
-from application.settings import EmbedderSettings, HttpSettings, Settings
+from application.settings import EmbedderSettings, Settings
 
 FORMAT = 1
 
@@ -56,6 +60,14 @@ class ConfigFileError(StoreError):
     """The config file exists but cannot be read as settings."""
 
 
+@attrs.frozen
+class HttpSection:
+    """The file's ``http`` section: the CORS origins allowed, and an optional bearer token."""
+
+    allowed_origins: tuple[str, ...] = ()
+    token: str | None = attrs.field(default=None, repr=False)
+
+
 class JsonFileConfigRepository:
     """``ConfigRepository`` on one JSON file. A missing file means the defaults."""
 
@@ -67,10 +79,24 @@ class JsonFileConfigRepository:
         return str(self._path)
 
     def load(self) -> Settings:
+        return _settings(self._read())
+
+    def http_section(self) -> HttpSection:
+        http = self._read().http
+        return HttpSection(tuple(http.allowed_origins), http.token)
+
+    def update(self, change: Callable[[Settings], Settings]) -> Settings:
+        with exclusive_lock(self._path.with_name(f".{self._path.name}.lock")):
+            stored = self._read()
+            settings = change(_settings(stored))
+            self._write(settings, stored.http)
+        return settings
+
+    def _read(self) -> _File:
         try:
             raw = self._path.read_bytes()
         except FileNotFoundError:
-            return Settings()
+            return _File()
         except OSError as exc:
             raise ConfigFileError(f"cannot read the config file: {exc.strerror}", str(self._path)) from exc
         try:
@@ -79,24 +105,19 @@ class JsonFileConfigRepository:
             raise ConfigFileError(f"the config file is not valid: {exc}", str(self._path)) from exc
         if data.format != FORMAT:
             raise ConfigFileError(f"the config file has format {data.format}; this server reads {FORMAT}", str(self._path))
-        e, h = data.embedder, data.http
-        return Settings(
-            embedder=EmbedderSettings(e.provider, e.model, e.base_url, e.api_key, dict(e.dims)),
-            http=HttpSettings(tuple(h.allowed_origins), h.token),
-        )
+        return data
 
-    def update(self, change: Callable[[Settings], Settings]) -> Settings:
-        with exclusive_lock(self._path.with_name(f".{self._path.name}.lock")):
-            settings = change(self.load())
-            self._write(settings)
-        return settings
-
-    def _write(self, settings: Settings) -> None:
-        e, h = settings.embedder, settings.http
+    def _write(self, settings: Settings, http: _Http) -> None:
+        e = settings.embedder
         data = _File(
             embedder=_Embedder(
                 provider=e.provider, model=e.model, base_url=e.base_url, api_key=e.api_key, dims=dict(e.dims)
             ),
-            http=_Http(allowed_origins=list(h.allowed_origins), token=h.token),
+            http=http,
         )
         write_private_file(self._path, msgspec.json.format(msgspec.json.encode(data)) + b"\n")
+
+
+def _settings(data: _File) -> Settings:
+    e = data.embedder
+    return Settings(embedder=EmbedderSettings(e.provider, e.model, e.base_url, e.api_key, dict(e.dims)))

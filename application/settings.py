@@ -52,14 +52,8 @@ class EmbedderSettings:
 
 
 @attrs.frozen
-class HttpSettings:
-    """HTTP transport policy: CORS origins allowed, and an optional bearer token."""
-
-    allowed_origins: tuple[str, ...] = ()
-    token: str | None = attrs.field(default=None, repr=False)
-
-
-@attrs.frozen
 class Settings:
+    """What the use cases read and change. The stored file may hold more, for the other
+    layers: a repository keeps it as it is."""
+
     embedder: EmbedderSettings = EmbedderSettings()
-    http: HttpSettings = HttpSettings()

@@ -22,6 +22,7 @@ DATA_DIR_ENV = "MCP_MEMORY_DATA_DIR"
 HOME_DIR = ".local-mcp-memory"
 
 if TYPE_CHECKING:  # the application is imported by ``build``, after ``initialize`` is answered
+    from adapters.json_config import HttpSection
     from application.ports import Clock, ConfigRepository, EmbedderFactory, NoteStore, ProjectResolver
     from application.services import Services
 
@@ -97,6 +98,14 @@ def build(
             store_type=store_type,
         ),
     )
+
+
+def http_section(options: ServerOptions) -> HttpSection:
+    """The config file's ``http`` section, which only the HTTP transport reads. Raises
+    ``StoreError`` when the file cannot be read as settings."""
+    from adapters.json_config import JsonFileConfigRepository
+
+    return JsonFileConfigRepository(options.config_path).http_section()
 
 
 def _make_private(directory: Path, file: Path | None = None) -> None:

@@ -37,7 +37,7 @@ import attrs
 import uvicorn
 
 from application.errors import StoreError
-from entrypoints.bootstrap import LazyServices, ServerOptions
+from entrypoints.bootstrap import LazyServices, ServerOptions, http_section
 from entrypoints.http.app import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY, HttpApp
 from entrypoints.http.guard import Policy, is_loopback
 from entrypoints.http.streamable import DEFAULT_SESSION_IDLE
@@ -83,7 +83,8 @@ def run_http(dispatcher: Dispatcher, services: LazyServices, options: ServerOpti
     except ValueError as exc:
         return _refuse(str(exc), 2)
     try:
-        settings = services().config.load().http
+        services()  # the store opens before the server listens
+        settings = http_section(options)
     except StoreError as exc:
         return _refuse(f"cannot open {exc.path or 'the store'}: {exc}", 1)
     raw_token = token_in_force(options.environ.get(TOKEN_ENV), settings.token)

@@ -12,13 +12,12 @@ import attrs
 
 import pytest
 
-from adapters.json_config import ConfigFileError, JsonFileConfigRepository
+from adapters.json_config import ConfigFileError, HttpSection, JsonFileConfigRepository
 from adapters.memory_config import InMemoryConfigRepository
-from application.settings import EmbedderSettings, HttpSettings, Settings
+from application.settings import EmbedderSettings, Settings
 
 CUSTOM = Settings(
     embedder=EmbedderSettings("openai", "text-embedding-3-large", "https://example.test/v1", "sk-test", {"openai:text-embedding-3-large": 3072}),
-    http=HttpSettings(("http://localhost:3000",), "token-1"),
 )
 
 
@@ -41,8 +40,8 @@ def test_what_an_update_stores_is_loaded_and_returned(repository) -> None:
 
 def test_an_update_is_applied_to_the_stored_settings(repository) -> None:
     repository.update(lambda _current: CUSTOM)
-    repository.update(lambda current: attrs.evolve(current, http=HttpSettings()))
-    assert repository.load() == attrs.evolve(CUSTOM, http=HttpSettings())
+    repository.update(lambda current: attrs.evolve(current, embedder=attrs.evolve(current.embedder, api_key=None)))
+    assert repository.load() == attrs.evolve(CUSTOM, embedder=attrs.evolve(CUSTOM.embedder, api_key=None))
 
 
 def test_updates_from_many_threads_all_survive(repository) -> None:
@@ -89,6 +88,20 @@ def test_saving_over_a_world_readable_file_makes_it_private(tmp_path: Path) -> N
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
 
 
+def test_the_file_keeps_its_http_section_for_the_transport_through_updates(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text('{"format": 1, "http": {"allowedOrigins": ["http://localhost:3000"], "token": "token-1"}}')
+    repository = JsonFileConfigRepository(path)
+    repository.update(lambda _current: CUSTOM)
+    assert repository.load() == CUSTOM
+    assert repository.http_section() == HttpSection(("http://localhost:3000",), "token-1")
+    assert json.loads(path.read_text())["http"] == {"allowedOrigins": ["http://localhost:3000"], "token": "token-1"}
+
+
+def test_a_file_without_an_http_section_gives_no_origins_and_no_token(tmp_path: Path) -> None:
+    assert JsonFileConfigRepository(tmp_path / "config.json").http_section() == HttpSection()
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [
@@ -96,6 +109,7 @@ def test_saving_over_a_world_readable_file_makes_it_private(tmp_path: Path) -> N
         ('{"format": 1, "embeder": {}}', "embeder"),
         ('{"format": 9}', "format 9"),
         ('{"format": 1, "embedder": {"provider": 3}}', "provider"),
+        ('{"format": 1, "http": {"allowedOrigin": []}}', "allowedOrigin"),
     ],
 )
 def test_a_bad_file_is_a_clear_error(tmp_path: Path, content: str, message: str) -> None:
