@@ -1,4 +1,4 @@
-"""JSON Schemas of tools, generated from the msgspec Structs of ``entrypoints.wire``.
+"""JSON Schemas of tools, generated from the msgspec Structs of ``entrypoints.methods``.
 
 MCP clients want each schema as one self-contained object with ``"type": "object"`` at
 the top; msgspec answers ``{"$ref": "#/$defs/X", "$defs": {...}}``. ``self_contained``
