@@ -7,16 +7,24 @@ A browser tab on any website can send requests to 127.0.0.1, so "local" is not "
                 [::1] with the bound port (a specific non-loopback bind adds its own
                 address; a wildcard bind accepts any Host, and requires a token)
                 -> 403 ``host_not_allowed``     (DNS rebinding)
-    2. Origin   absent, or listed in ``http.allowedOrigins``
+    2. Origin   absent, listed in ``http.allowedOrigins``, or the server's own origin
                 -> 403 ``origin_not_allowed``   (cross-site requests from browser tabs)
     3. OPTIONS  with an (allowed) Origin: a CORS preflight, answered here with 204
     4. Token    when one is set, ``Authorization: Bearer <token>`` on every other request
+                except the dashboard's static files (``public``), which hold no data
                 -> 401 ``token_missing`` / ``token_invalid`` with ``WWW-Authenticate``
                 (other users and hosts on the LAN)
 
+The server's own origin is ``http://`` followed by an accepted Host value
+(``http://127.0.0.1:8765``, ``http://localhost:8765``, the bound address with its port):
+the dashboard served at ``/`` calls ``/rpc`` from there, and browsers send Origin on those
+POSTs. Only this server's pages have that origin, since the Host check already refused
+every other name. On a wildcard bind, which accepts any Host, the own origin is
+``http://`` followed by the request's own Host header.
+
 CORS is off unless origins are configured: without them no response carries a CORS
-header and every request with an Origin is refused. Header values are compared exactly
-(Host and Origin case-insensitively); a security header sent twice is refused.
+header and every request with a foreign Origin is refused. Header values are compared
+exactly (Host and Origin case-insensitively); a security header sent twice is refused.
 """
 
 from __future__ import annotations
@@ -109,17 +117,28 @@ class RequestHeaders:
         return len(self._values.get(name, ()))
 
 
-def check(policy: Policy, method: str, headers: RequestHeaders) -> Refusal | None:
+def check(policy: Policy, method: str, headers: RequestHeaders, *, public: bool = False) -> Refusal | None:
     """The refusal for this request, or None to let it through (see the module docstring).
-    A CORS preflight comes back as a 204 "refusal": it is answered here, not routed."""
+    A CORS preflight comes back as a 204 "refusal": it is answered here, not routed.
+    ``public`` requests (the dashboard's static files) pass Host and Origin but no token."""
     refusal = _check_host(policy, headers) or _check_origin(policy, headers)
     if refusal:
         return refusal
     if method == "OPTIONS" and headers.get("origin") is not None:
         return Refusal(204, "preflight", "", preflight_headers(headers.get("origin") or ""))
-    if method == "OPTIONS":
+    if method == "OPTIONS" or public:
         return None
     return _check_token(policy, headers)
+
+
+def is_own_origin(policy: Policy, origin: str, host: str | None) -> bool:
+    """True when ``origin`` is this server's own (see the module docstring)."""
+    if not normalize_origin(origin).startswith("http://"):
+        return False
+    name = normalize_origin(origin).removeprefix("http://")
+    if policy.hosts is None:
+        return host is not None and name == host.strip().lower()
+    return name in policy.hosts
 
 
 def cors_headers(policy: Policy, headers: RequestHeaders) -> Headers:
@@ -163,13 +182,15 @@ def _check_origin(policy: Policy, headers: RequestHeaders) -> Refusal | None:
     origin = headers.get("origin")
     if origin is None:
         return None
-    if headers.count("origin") == 1 and normalize_origin(origin) in policy.allowed_origins:
+    if headers.count("origin") == 1 and (
+        normalize_origin(origin) in policy.allowed_origins or is_own_origin(policy, origin, headers.get("host"))
+    ):
         return None
     return Refusal(
         403,
         "origin_not_allowed",
-        "Forbidden: requests from web pages are refused unless their origin is listed in "
-        "http.allowedOrigins in the config file",
+        "Forbidden: requests from web pages are refused unless they come from this server's "
+        "own dashboard or their origin is listed in http.allowedOrigins in the config file",
     )
 
 
