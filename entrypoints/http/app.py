@@ -1,10 +1,12 @@
-"""The ASGI application: three routes behind one guard, the synchronous core in a pool.
+"""The ASGI application: the routes behind one guard, the synchronous core in a pool.
 
     POST /rpc      JSON-RPC 2.0 message or batch -> 200 JSON; only notifications -> 204
     POST /mcp      MCP Streamable HTTP (``entrypoints.http.streamable``); DELETE ends a session
     GET  /health   store and embedder state, without loading the model
+    GET  /         the dashboard page; GET /assets/<name> its files (``entrypoints.http.static``)
 
-Every request first passes ``guard.check`` (Host, Origin, CORS preflight, token). Then:
+Every request first passes ``guard.check`` (Host, Origin, CORS preflight, token; the
+dashboard's files need no token, the page's calls to ``/rpc`` do). Then:
 unknown path 404; other method 405 with ``Allow``; a POST body that is not
 ``application/json`` (a ``charset=utf-8`` parameter is fine) 415; a body over
 ``max_body`` bytes 413, a body not complete within ``body_timeout`` seconds 408 (for
@@ -34,6 +36,7 @@ from application.services import Services
 from entrypoints.http import responses, streamable
 from entrypoints.http.guard import Policy, RequestHeaders, check, cors_headers
 from entrypoints.http.responses import Response
+from entrypoints.http.static import StaticFiles, is_static
 from entrypoints.jsonrpc import Dispatcher, decode_message
 from entrypoints.logs import get_logger
 
@@ -45,6 +48,7 @@ ALLOWED_METHODS = {
     "/mcp": ("POST", "DELETE"),
     "/health": ("GET",),
 }
+STATIC_METHODS = ("GET",)
 
 log = get_logger()
 
@@ -76,8 +80,10 @@ class HttpApp:
         max_body: int = DEFAULT_MAX_BODY,
         body_timeout: float = DEFAULT_BODY_TIMEOUT,
         session_idle: float = streamable.DEFAULT_SESSION_IDLE,
+        static: StaticFiles | None = None,
     ) -> None:
         self._dispatcher = dispatcher
+        self._static = StaticFiles() if static is None else static
         self._services = services
         self._policy = policy
         self._pool = pool
@@ -106,14 +112,14 @@ class HttpApp:
             log.debug("http_request", method=method, path=path, status=response.status, ms=elapsed_ms)
 
     async def _answer(self, method: str, path: str, headers: RequestHeaders, receive: Receive) -> Response:
-        refused = check(self._policy, method, headers)
+        refused = check(self._policy, method, headers, public=is_static(path))
         if refused and refused.status == 204:  # a CORS preflight, answered by the guard
             return responses.empty(204, *refused.headers)
         if refused:
             return responses.refusal(path, refused.status, refused.reason, refused.message, *refused.headers)
-        allowed = ALLOWED_METHODS.get(path)
+        allowed = STATIC_METHODS if is_static(path) else ALLOWED_METHODS.get(path)
         if allowed is None:
-            message = f"Not Found: no route {path[:100]}; try POST /rpc, POST /mcp or GET /health"
+            message = f"Not Found: no route {path[:100]}; try GET / (the dashboard), POST /rpc, POST /mcp or GET /health"
             return responses.refusal(path, 404, "not_found", message)
         allow_header = (b"allow", ", ".join((*allowed, "OPTIONS")).encode())
         if method == "OPTIONS":
@@ -121,6 +127,8 @@ class HttpApp:
         if method not in allowed:
             message = f"Method Not Allowed: {path} accepts {' and '.join(allowed)}"
             return responses.refusal(path, 405, "method_not_allowed", message, allow_header)
+        if is_static(path):
+            return self._static.answer(path)
         if path == "/health":
             return await self._health()
         if path == "/mcp":
