@@ -1,14 +1,15 @@
-"""``InMemoryNoteStore``: the ``NoteStore`` port in plain Python, for tests.
+"""``InMemoryNoteStore``: the store ports (``NoteStore``) in plain Python, for tests.
 
-It honours the whole port contract (exact filters, tie order, namespaces, global KV,
-keyword search through the shared ``KeywordIndex``) with the simplest code that can: a
-brute-force scan per search. Nothing is persisted; ``disk_bytes`` is 0. Thread-safe.
+It honours the whole contract (exact filters, tie order, namespaces, global KV, keyword
+search through the shared ``KeywordIndex``) with the simplest code that can: a brute-force
+scan per question. Nothing is persisted; ``disk_bytes`` is 0. Thread-safe.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from datetime import datetime
 from itertools import count
 
 import numpy as np
@@ -16,7 +17,7 @@ import numpy as np
 from adapters.keyword_index import KeywordIndex
 from adapters.text_analysis import document_tokens
 from application.errors import StoreError
-from application.ports import Hit, Spread, StoredNote, Vector
+from application.ports import NO_SPREAD, Candidate, CandidateQuery, Candidates, Neighbour, Spread, StoredNote, Vector
 from domain.identifiers import CanonicalProjectId, GlobalKey, Namespace, NoteId
 from domain.note import GlobalEntry, Note, NoteFilter
 
@@ -85,57 +86,60 @@ class InMemoryNoteStore:
         with self._lock:
             return self._notes.get(note_id.value)
 
-    def search(self, namespace: Namespace, query: Vector, where: NoteFilter, top_k: int) -> list[Hit]:
-        q = _row(query, namespace.dim)
+    def candidates(self, query: CandidateQuery) -> Candidates:
+        where = query.where
+        q = None if query.vector is None else _row(query.vector, query.namespace.dim)
         with self._lock:
-            hits = [
-                Hit(self._notes[key], float(np.dot(row, q)))
-                for key, row in self._vectors.get(namespace, {}).items()
-                if where.matches(self._notes[key].note)
-            ]
-        return _ranked(hits)[:top_k]
+            matching = [key for key, s in self._notes.items() if where.matches(s.note)]
+            vectors = {} if q is None else self._vectors.get(query.namespace, {})
+            scored = [(key, float(np.dot(vectors[key], q))) for key in matching if key in vectors]
+            semantic = self._ranked(scored)[: query.depth]
+            keyword = [] if query.text is None else self._keyword(query.text, where, query.depth)
+            spread = _spread([vectors[key] for key, _ in scored], q, query.spread_sample)
+            neighbours = {}
+            if query.neighbours:
+                scope = set(matching)
+                for c in (*semantic, *keyword):
+                    near = self._adjacent(c.id, scope)
+                    neighbours[c.id] = [Neighbour(n, self._created(n), _cosine(vectors.get(n), q)) for n in near]
+            named = {c.id for c in (*semantic, *keyword)} | {n.id for near in neighbours.values() for n in near}
+            return Candidates(semantic, keyword, spread, neighbours, {key: self._notes[key] for key in named})
 
-    def similarity_spread(self, namespace: Namespace, query: Vector, where: NoteFilter, sample: int) -> Spread:
-        q = _row(query, namespace.dim).astype(np.float64)
-        with self._lock:
-            rows = [row for key, row in self._vectors.get(namespace, {}).items() if where.matches(self._notes[key].note)]
-        if len(rows) > sample:
-            rows = [rows[i] for i in np.linspace(0, len(rows) - 1, sample).astype(np.int64)]
-        if not rows:
-            return Spread(0, 0.0, 0.0)
-        scores = np.stack(rows) @ q
-        return Spread(len(rows), float(scores.mean()), float(scores.std()))
+    def _keyword(self, text: str, where: NoteFilter, depth: int) -> list[Candidate]:
+        found = self._keywords.search(
+            where.project_id.value,
+            text,
+            depth,
+            lambda key: where.matches(self._notes[key].note),
+            lambda key: (-self._notes[key].note.created_at.timestamp(), key),
+        )
+        return [Candidate(key, self._created(key), score) for key, score in found]
 
-    def keyword_search(self, query: str, where: NoteFilter, top_k: int) -> list[Hit]:
-        with self._lock:
-            found = self._keywords.search(
-                where.project_id.value,
-                query,
-                top_k,
-                lambda key: where.matches(self._notes[key].note),
-                lambda key: (-self._notes[key].note.created_at.timestamp(), key),
-            )
-            return [Hit(self._notes[key], score) for key, score in found]
+    def _ranked(self, scored: list[tuple[str, float]]) -> list[Candidate]:
+        """Highest score first; ties by newer createdAt, then id."""
+        found = [Candidate(key, self._created(key), score) for key, score in scored]
+        found.sort(key=lambda c: c.id)
+        found.sort(key=lambda c: c.created_at, reverse=True)
+        found.sort(key=lambda c: c.score, reverse=True)
+        return found
+
+    def _created(self, key: str) -> datetime:
+        return self._notes[key].note.created_at
+
+    def _adjacent(self, key: str, matching: set[str]) -> list[str]:
+        """The matching notes of the note's group written just before and after it, in the
+        order of createdAt then write order."""
+        group = self._notes[key].note.group_id
+        line = [k for k in self._notes if k in matching and self._notes[k].note.group_id == group]
+        line.sort(key=lambda k: (self._notes[k].note.created_at, self._written[k]))
+        at = line.index(key)
+        return line[max(0, at - 1) : at] + line[at + 1 : at + 2]
 
     def list_recent(self, where: NoteFilter, limit: int) -> list[StoredNote]:
         with self._lock:
             matching = [s for s in self._notes.values() if where.matches(s.note)]
             matching.sort(key=lambda s: (s.note.created_at, self._written[s.note.id.value]), reverse=True)
             return matching[:limit]
-
-    def adjacent(self, note_ids: Sequence[NoteId], where: NoteFilter) -> dict[NoteId, list[StoredNote]]:
-        with self._lock:
-            found: dict[NoteId, list[StoredNote]] = {}
-            for note_id in note_ids:
-                stored = self._notes.get(note_id.value)
-                if stored is None or not where.matches(stored.note):
-                    continue
-                group = stored.note.group_id
-                line = [s for s in self._notes.values() if s.note.group_id == group and where.matches(s.note)]
-                line.sort(key=lambda s: (s.note.created_at, self._written[s.note.id.value]))
-                at = line.index(stored)
-                found[note_id] = line[max(0, at - 1) : at] + line[at + 1 : at + 2]
-            return found
 
     def iter_notes(self, project_id: CanonicalProjectId | None = None) -> Iterator[StoredNote]:
         with self._lock:
@@ -185,9 +189,18 @@ def _row(vector: Vector, dim: int) -> np.ndarray:
     return row.copy()
 
 
-def _ranked(hits: list[Hit]) -> list[Hit]:
-    """Highest similarity first; ties by newer createdAt, then id."""
-    hits.sort(key=lambda h: h.stored.note.id.value)
-    hits.sort(key=lambda h: h.stored.note.created_at, reverse=True)
-    hits.sort(key=lambda h: h.score, reverse=True)
-    return hits
+def _spread(rows: list[np.ndarray], q: np.ndarray | None, sample: int) -> Spread:
+    """Of the cosines of ``q`` with ``rows``: all of them up to ``sample``, else ``sample``
+    evenly spaced (0: not measured)."""
+    if not sample or q is None:
+        return NO_SPREAD
+    if len(rows) > sample:
+        rows = [rows[i] for i in np.linspace(0, len(rows) - 1, sample).astype(np.int64)]
+    if not rows:
+        return NO_SPREAD
+    scores = np.stack(rows) @ q.astype(np.float64)
+    return Spread(len(rows), float(scores.mean()), float(scores.std()))
+
+
+def _cosine(row: np.ndarray | None, q: np.ndarray | None) -> float | None:
+    return None if row is None or q is None else float(np.dot(row, q))

@@ -31,7 +31,7 @@ class NoteAdded:
 def add_note(command: AddNote, services: Services) -> NoteAdded:
     note = new_note(command, services)
     namespace, (vector,) = services.embedding.embed([note.text], "passage")
-    services.store.put(note, namespace, vector)
+    services.writer.put(note, namespace, vector)
     return NoteAdded(note.id, namespace)
 
 

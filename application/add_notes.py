@@ -34,7 +34,7 @@ def add_notes(command: AddNotes, services: Services) -> NotesAdded:
     call and written in one durable store write."""
     notes = [_checked(i, c, services) for i, c in enumerate(command.notes)]
     namespace, vectors = services.embedding.embed([n.text for n in notes], "passage")
-    at("notes", services.store.put_many, list(zip(notes, vectors)), namespace)
+    at("notes", services.writer.put_many, list(zip(notes, vectors)), namespace)
     return NotesAdded([n.id for n in notes], namespace)
 
 

@@ -15,5 +15,5 @@ class DeleteNote:
 def delete_note(command: DeleteNote, services: Services) -> None:
     """Remove a note with every vector it has. A second delete of the same id finds
     nothing and says so (NoteNotFound); it changes nothing further."""
-    if not services.store.delete(command.id):
+    if not services.writer.delete(command.id):
         raise NoteNotFound(command.id.value)

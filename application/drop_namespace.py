@@ -18,7 +18,7 @@ def drop_namespace(command: DropNamespace, services: Services) -> int:
     namespace = command.namespace
     if namespace == services.embedding.known_namespace():
         raise InvalidRequest("namespace", "is the current namespace; only older namespaces can be dropped", str(namespace))
-    homes = sum(1 for stored in services.store.iter_notes() if stored.namespace == namespace)
+    homes = sum(1 for stored in services.maintenance.iter_notes() if stored.namespace == namespace)
     if homes:
         raise NamespaceStillHome(str(namespace), homes)
-    return services.store.drop_namespace(namespace)
+    return services.maintenance.drop_namespace(namespace)

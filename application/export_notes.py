@@ -40,11 +40,11 @@ class Export:
 
 def export_notes(command: ExportNotes, services: Services) -> Export:
     project = None if command.project_id is None else services.project(command.project_id)
-    stored = list(services.store.iter_notes(project))
+    stored = list(services.maintenance.iter_notes(project))
 
     def with_vectors() -> Iterator[ExportedNote]:
         for s in stored:
-            vector = services.store.vector(s.note.id, s.namespace) if command.with_vectors else None
+            vector = services.maintenance.vector(s.note.id, s.namespace) if command.with_vectors else None
             yield ExportedNote(s.note, s.namespace, vector)
 
     return Export(
@@ -52,5 +52,5 @@ def export_notes(command: ExportNotes, services: Services) -> Export:
         namespace=services.embedding.known_namespace(),
         note_count=len(stored),
         notes=with_vectors(),
-        globals=list(services.store.iter_globals(project)),
+        globals=list(services.maintenance.iter_globals(project)),
     )

@@ -14,4 +14,4 @@ class GetGlobal:
 
 
 def get_global(command: GetGlobal, services: Services) -> GlobalEntry | None:
-    return services.store.get_global(services.project(command.project_id), command.key)
+    return services.reader.get_global(services.project(command.project_id), command.key)

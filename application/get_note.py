@@ -14,7 +14,7 @@ class GetNote:
 
 
 def get_note(command: GetNote, services: Services) -> StoredNote:
-    stored = services.store.get(command.id)
+    stored = services.reader.get(command.id)
     if stored is None:
         raise NoteNotFound(command.id.value)
     return stored

@@ -54,14 +54,14 @@ def import_notes(command: ImportNotes, services: Services, progress: Progress = 
         vectors = iter(fresh)
         for exported, vector in zip(batch, reused):
             if vector is None:
-                services.store.put(exported.note, namespace, next(vectors))
+                services.writer.put(exported.note, namespace, next(vectors))
             else:
-                services.store.put(exported.note, target, vector)
+                services.writer.put(exported.note, target, vector)
         written, embedded = written + len(batch), embedded + len(texts)
         progress(min(start + command.batch_size, total), total)
-    fresh_globals = [e for e in command.globals if services.store.get_global(e.project_id, e.key) != e]
+    fresh_globals = [e for e in command.globals if services.reader.get_global(e.project_id, e.key) != e]
     for entry in fresh_globals:
-        services.store.put_global(entry)
+        services.writer.put_global(entry)
     return Imported(
         namespace=target,
         written=written,
@@ -73,5 +73,5 @@ def import_notes(command: ImportNotes, services: Services, progress: Progress = 
 
 
 def _stored_as(services: Services, exported: ExportedNote, target: Namespace) -> bool:
-    current = services.store.get(exported.note.id)
+    current = services.reader.get(exported.note.id)
     return current is not None and current.namespace == target and current.note == exported.note

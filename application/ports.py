@@ -1,9 +1,11 @@
 """Ports: what the use cases need from the outside world.
 
 Every port is a small ``typing.Protocol``. Adapters implement them structurally (no base
-classes). The ports with state or I/O — ``NoteStore``, ``Embedder``, ``ConfigRepository`` —
-each have an in-memory fake in ``adapters/`` and one contract test suite in
-``tests/contracts/`` that the fake and every real adapter pass. ``Clock`` has
+classes). The store is three ports, one per kind of consumer — ``NoteWriter``,
+``NoteReader``, ``StoreMaintenance`` — which every store adapter implements together
+(``NoteStore``). The ports with state or I/O — the store, ``Embedder``,
+``ConfigRepository`` — each have an in-memory fake in ``adapters/`` and one contract test
+suite in ``tests/contracts/`` that the fake and every real adapter pass. ``Clock`` has
 ``ManualClock`` for tests; ``ProjectResolver`` has one adapter, checked by properties
 (``tests/unit/test_project_paths.py``); ``Progress`` is a plain callable.
 
@@ -43,8 +45,7 @@ class StoredNote:
 
 @attrs.frozen
 class Hit:
-    """One search result: ``score`` is a cosine similarity (vector search) or a
-    non-negative relevance (keyword search, larger is better)."""
+    """One search result: the note and its score in 0..1, 1 the most relevant."""
 
     stored: StoredNote
     score: float
@@ -58,6 +59,79 @@ class Spread:
     count: int
     mean: float
     std: float
+
+
+NO_SPREAD = Spread(0, 0.0, 0.0)
+
+
+@attrs.frozen
+class CandidateQuery:
+    """One search question to a store: which notes (``where``) and what to find among them.
+
+    ``vector`` is the query's vector in ``namespace`` (None: no semantic candidates, no
+    spread, no neighbour cosines); ``text`` the query's words (None: no keyword candidates).
+    ``depth`` is how many candidates each ranking returns at most; ``spread_sample`` how many
+    notes at most the spread is measured on (0: not measured); ``neighbours`` whether the
+    candidates' neighbours are wanted.
+    """
+
+    where: NoteFilter
+    depth: int
+    namespace: Namespace | None = None
+    vector: Vector | None = None
+    text: str | None = None
+    spread_sample: int = 0
+    neighbours: bool = False
+
+    def __attrs_post_init__(self) -> None:
+        if self.vector is not None and self.namespace is None:
+            raise ValueError("a CandidateQuery with a vector needs its namespace")
+
+
+@attrs.frozen
+class Candidate:
+    """A note a search found, and its score: a cosine similarity (semantic candidates) or
+    the share of the query's keyword information it matches, in (0, 1] (keyword candidates).
+    ``id`` is the note's ``NoteId.value``; ``created_at`` its createdAt, by which ties go to
+    the newer note (then the smaller id)."""
+
+    id: str
+    created_at: datetime
+    score: float
+
+
+@attrs.frozen
+class Neighbour:
+    """A note written just before or after a candidate in its group, and its cosine with the
+    query (None: it has no vector in the query's namespace, or the query had no vector)."""
+
+    id: str
+    created_at: datetime
+    cosine: float | None
+
+
+@attrs.frozen
+class Candidates:
+    """A store's answer to a ``CandidateQuery``, as of one moment.
+
+    ``semantic``: the ``depth`` matching notes with a vector in the namespace by cosine,
+    highest first, ties by newer createdAt then id. ``keyword``: the ``depth`` matching notes
+    of any namespace by keyword score (title, text, tags), highest first, same ties; notes
+    sharing no term with the query are left out. Both hold ``depth`` notes whenever that many
+    qualify, however selective the filter. ``spread``: of the query's cosine over the
+    matching notes with a vector in the namespace, all of them when they are at most
+    ``spread_sample``, else ``spread_sample`` of them evenly spaced in write order.
+    ``neighbours``: for each candidate id (when asked), the matching notes of its project and
+    group written just before and just after it, in the order of createdAt, ties by write
+    order (at most two, older first). ``notes``: the stored note of every candidate and
+    neighbour, by id; an adapter may decode each on first access (as of the question).
+    """
+
+    semantic: Sequence[Candidate] = ()
+    keyword: Sequence[Candidate] = ()
+    spread: Spread = NO_SPREAD
+    neighbours: Mapping[str, Sequence[Neighbour]] = attrs.field(factory=dict)
+    notes: Mapping[str, StoredNote] = attrs.field(factory=dict)
 
 
 class Clock(Protocol):
@@ -136,20 +210,18 @@ class ConfigRepository(Protocol):
         may see newer settings than the caller last loaded."""
 
 
-class NoteStore(Protocol):
-    """Notes, their vectors per namespace, and the global settings of every project.
-
-    A note has fields (``Note``) and a *home* namespace: the namespace of the vector it is
-    searched by. It may also keep vectors in other namespaces (an older model's, until
-    dropped). Vectors of different namespaces are never compared.
+class NoteWriter(Protocol):
+    """Writes notes and global settings: what the adding and changing use cases need.
 
     Every write is durable when the method returns. Several processes may share one store;
     each read sees every write acknowledged before it began, in any process. A store that
     writes through a codec reads each record back before writing it: a value that would
     not read back as written is refused with ``InvalidValue`` at its field (``metadata``;
     ``[i].metadata`` for entry ``i`` of ``put_many``), and nothing is written.
-    Filters are exact: ``search`` and ``list_recent`` return ``top_k``/``limit`` matching
-    notes whenever that many exist.
+
+    A note has fields (``Note``) and a *home* namespace: the namespace of the vector it is
+    searched by. It may also keep vectors in other namespaces (an older model's, until
+    dropped). Vectors of different namespaces are never compared.
     """
 
     def put(self, note: Note, namespace: Namespace, vector: Vector | None) -> None:
@@ -163,46 +235,41 @@ class NoteStore(Protocol):
         """``put`` each (note, vector) into ``namespace``, all or none: one durable write.
         ``StoreError`` (nothing written) if any vector has the wrong length."""
 
-    def rehome(self, namespace: Namespace, vectors: Mapping[NoteId, Vector]) -> None:
-        """Give existing notes a vector in ``namespace`` and make it their home, keeping
-        their vectors elsewhere. Ids of notes that no longer exist are skipped."""
-
     def delete(self, note_id: NoteId) -> bool:
         """Remove a note with all its vectors; False when there was none."""
 
-    def drop_namespace(self, namespace: Namespace) -> int:
-        """Remove every vector of ``namespace`` that is not a note's home; the count removed."""
+    def put_global(self, entry: GlobalEntry) -> None: ...
+
+
+class NoteReader(Protocol):
+    """Finds notes and global settings: what the reading use cases need. Filters are exact:
+    ``candidates`` and ``list_recent`` return ``depth``/``limit`` matching notes whenever
+    that many exist."""
 
     def get(self, note_id: NoteId) -> StoredNote | None: ...
 
-    def search(
-        self, namespace: Namespace, query: Vector, where: NoteFilter, top_k: int
-    ) -> list[Hit]:
-        """The ``top_k`` matching notes with a vector in ``namespace``, by cosine
-        similarity, highest first; ties by newer createdAt, then id."""
-
-    def similarity_spread(self, namespace: Namespace, query: Vector, where: NoteFilter, sample: int) -> Spread:
-        """The spread of the cosine of ``query`` over the matching notes with a vector in
-        ``namespace``: all of them when they are at most ``sample``, else ``sample`` of them
-        evenly spaced in write order. ``count`` 0 when none match."""
-
-    def keyword_search(self, query: str, where: NoteFilter, top_k: int) -> list[Hit]:
-        """The ``top_k`` matching notes by keyword relevance (title, text, tags) in any
-        namespace, highest first; notes sharing no term with the query are left out."""
+    def candidates(self, query: CandidateQuery) -> Candidates:
+        """What a search needs from the store, in one question (see ``Candidates``): the
+        best notes by cosine and by keyword, the spread of the query's cosines, and the
+        candidates' neighbours with their cosines. ``StoreError`` for a vector of the wrong
+        length where the namespace holds vectors."""
 
     def list_recent(self, where: NoteFilter, limit: int) -> list[StoredNote]:
         """Matching notes of every namespace, newest createdAt first (ties: last written first)."""
 
-    def adjacent(self, note_ids: Sequence[NoteId], where: NoteFilter) -> dict[NoteId, list[StoredNote]]:
-        """For each of ``note_ids`` that matches ``where``, the matching notes of its project
-        and group written just before and just after it: the note's neighbours in the order
-        of createdAt, ties by write order (at most two, older first). Notes that do not
-        exist or do not match are left out of the answer."""
+    def get_global(self, project_id: CanonicalProjectId, key: GlobalKey) -> GlobalEntry | None: ...
+
+
+class StoreMaintenance(Protocol):
+    """The whole store at once: what statistics, export, re-embedding and dropping an old
+    namespace need."""
 
     def iter_notes(self, project_id: CanonicalProjectId | None = None) -> Iterator[StoredNote]:
         """Every note (of one project), in write order."""
 
     def vector(self, note_id: NoteId, namespace: Namespace) -> Vector | None: ...
+
+    def iter_globals(self, project_id: CanonicalProjectId | None = None) -> Iterable[GlobalEntry]: ...
 
     def namespaces(self) -> dict[Namespace, int]:
         """Every namespace holding vectors, with how many."""
@@ -210,10 +277,15 @@ class NoteStore(Protocol):
     def disk_bytes(self) -> int:
         """Bytes the store occupies on disk (0 for a store in memory)."""
 
-    def put_global(self, entry: GlobalEntry) -> None: ...
+    def rehome(self, namespace: Namespace, vectors: Mapping[NoteId, Vector]) -> None:
+        """Give existing notes a vector in ``namespace`` and make it their home, keeping
+        their vectors elsewhere. Ids of notes that no longer exist are skipped."""
 
-    def get_global(self, project_id: CanonicalProjectId, key: GlobalKey) -> GlobalEntry | None: ...
+    def drop_namespace(self, namespace: Namespace) -> int:
+        """Remove every vector of ``namespace`` that is not a note's home; the count removed."""
 
-    def iter_globals(self, project_id: CanonicalProjectId | None = None) -> Iterable[GlobalEntry]: ...
+
+class NoteStore(NoteWriter, NoteReader, StoreMaintenance, Protocol):
+    """A whole store: what an adapter implements and the composition root holds and closes."""
 
     def close(self) -> None: ...

@@ -12,7 +12,7 @@ is what made it lose to vector search on paraphrased questions (``bench/fusion_s
 has the comparison).
 
 Then the context of the best hits: a note written just before or after one of them in the
-same group (``NoteStore.adjacent``) is usually about the same thing (the answer after a
+same group (``Candidates.neighbours``) is usually about the same thing (the answer after a
 question, the reason after a decision), so the best few hits and their neighbours share
 their scores a little (``with_context``). On LoCoMo this lifts recall@5 from 0.578 to 0.617
 (library level, the same gain on the conversations the weights were not chosen on), and it
@@ -21,7 +21,9 @@ leaves the paraphrase set, whose unrelated notes are neighbours too, unchanged.
 
 from __future__ import annotations
 
-from application.ports import Hit, Spread
+from collections.abc import Iterable, Sequence
+
+from application.ports import Candidate, Neighbour, Spread
 
 HYBRID_KEYWORD_WEIGHT = 0.3
 """The keyword share of a hybrid score, chosen on LoCoMo and the paraphrase set (see README)."""
@@ -45,12 +47,12 @@ CONTEXT_WEIGHT = 0.3
 """How much of a linked note's score a seed or neighbour gains: own + 0.3 * the other's."""
 
 
-def similarity_scores(hits: list[Hit]) -> list[Hit]:
+def similarity_scores(found: Sequence[Candidate]) -> list[Candidate]:
     """Cosine similarity -> (1 + cos) / 2, clamped to 0..1."""
-    return [Hit(h.stored, min(1.0, max(0.0, (1.0 + h.score) / 2.0))) for h in hits]
+    return [_scored(c, (1.0 + c.score) / 2.0) for c in found]
 
 
-def calibrated_scores(hits: list[Hit], spread: Spread) -> list[Hit]:
+def calibrated_scores(found: Sequence[Candidate], spread: Spread) -> list[Candidate]:
     """Cosine similarity -> how far it stands above the query's typical similarity in scope,
     ``(cos - mean) / (SPREAD_UNITS * std)``, clamped to 0..1: the same scale whatever the
     model. Models differ widely in where their cosines lie (MiniLM's unrelated notes near 0,
@@ -58,23 +60,37 @@ def calibrated_scores(hits: list[Hit], spread: Spread) -> list[Hit]:
     ``(1 + cos) / 2`` lets the keyword share of a blend weigh more for some models than for
     others. Fewer than ``SPREAD_MIN_NOTES`` notes say nothing of a spread: ``similarity_scores``."""
     if spread.count < SPREAD_MIN_NOTES or spread.std <= 0.0:
-        return similarity_scores(hits)
+        return similarity_scores(found)
     unit = SPREAD_UNITS * spread.std
-    return [Hit(h.stored, min(1.0, max(0.0, (h.score - spread.mean) / unit))) for h in hits]
+    return [_scored(c, (c.score - spread.mean) / unit) for c in found]
 
 
-def keyword_scores(hits: list[Hit]) -> list[Hit]:
+def keyword_scores(found: Sequence[Candidate]) -> list[Candidate]:
     """Keyword relevance is already a share of the query in 0..1; clamp it."""
-    return [Hit(h.stored, min(1.0, max(0.0, h.score))) for h in hits]
+    return [_scored(c, c.score) for c in found]
 
 
-def _ranked(hits: list[Hit]) -> list[Hit]:
-    return sorted(hits, key=lambda h: (-h.score, -h.stored.note.created_at.timestamp(), h.stored.note.id.value))
+def neighbour_cosines(neighbours: Iterable[Neighbour]) -> list[Candidate]:
+    """Neighbours as candidates scored by their cosine; one without a vector in the query's
+    namespace gets the lowest cosine, -1."""
+    return [Candidate(n.id, n.created_at, -1.0 if n.cosine is None else n.cosine) for n in neighbours]
+
+
+def _scored(candidate: Candidate, score: float) -> Candidate:
+    return Candidate(candidate.id, candidate.created_at, min(1.0, max(0.0, score)))
+
+
+def _ranked(found: list[Candidate]) -> list[Candidate]:
+    return sorted(found, key=lambda c: (-c.score, -c.created_at.timestamp(), c.id))
 
 
 def blend(
-    semantic: list[Hit], keyword: list[Hit], weight: float, depth: int, exact: list[Hit] | None = None
-) -> list[Hit]:
+    semantic: list[Candidate],
+    keyword: list[Candidate],
+    weight: float,
+    depth: int,
+    exact: list[Candidate] | None = None,
+) -> list[Candidate]:
     """``weight * keyword + (1 - weight) * semantic`` for every note in either ranking or in
     ``exact``, scores in 0..1, sorted highest first (ties: newer createdAt, then id).
 
@@ -83,22 +99,24 @@ def blend(
     ``exact`` gives semantic scores of notes below the cut that are known anyway.
     Keyword scores under ``KEYWORD_EVIDENCE`` count as 0.
     """
-    sem = {h.stored.note.id.value: h for h in semantic}
-    kw = {h.stored.note.id.value: h for h in keyword}
+    sem = {c.id: c for c in semantic}
+    kw = {c.id: c for c in keyword}
     sem_floor = semantic[-1].score if len(semantic) >= depth else 0.0
     kw_floor = keyword[-1].score if len(keyword) >= depth else 0.0
-    for hit in exact or ():
-        sem.setdefault(hit.stored.note.id.value, hit)
+    for found in exact or ():
+        sem.setdefault(found.id, found)
     fused = []
-    for key, hit in {**kw, **sem}.items():
+    for key, found in {**kw, **sem}.items():
         s = sem[key].score if key in sem else sem_floor
         k = kw[key].score if key in kw else kw_floor
         k = k if k >= KEYWORD_EVIDENCE else 0.0
-        fused.append(Hit(hit.stored, min(1.0, max(0.0, weight * k + (1.0 - weight) * s))))
+        fused.append(_scored(found, weight * k + (1.0 - weight) * s))
     return _ranked(fused)
 
 
-def with_context(fused: list[Hit], adjacent: dict[str, list[str]], weight: float = CONTEXT_WEIGHT) -> list[Hit]:
+def with_context(
+    fused: list[Candidate], adjacent: dict[str, list[str]], weight: float = CONTEXT_WEIGHT
+) -> list[Candidate]:
     """Rescore ``fused`` (highest first, with every neighbour of the seeds in it): each seed
     (a key of ``adjacent``: one of the best hits) and each of its neighbours gains ``weight``
     times the best score across such a link, capped at 1; other notes keep their score."""
@@ -107,9 +125,9 @@ def with_context(fused: list[Hit], adjacent: dict[str, list[str]], weight: float
         for other in near:
             links.setdefault(seed, set()).add(other)
             links.setdefault(other, set()).add(seed)
-    own = {h.stored.note.id.value: h.score for h in fused}
+    own = {c.id: c.score for c in fused}
     rescored = []
-    for hit in fused:
-        best = max((own[o] for o in links.get(hit.stored.note.id.value, ()) if o in own), default=0.0)
-        rescored.append(Hit(hit.stored, min(1.0, hit.score + weight * best)))
+    for found in fused:
+        best = max((own[o] for o in links.get(found.id, ()) if o in own), default=0.0)
+        rescored.append(Candidate(found.id, found.created_at, min(1.0, found.score + weight * best)))
     return _ranked(rescored)

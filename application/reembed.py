@@ -47,7 +47,7 @@ def reembed(command: Reembed, services: Services, progress: Progress = no_progre
         raise InvalidRequest("from_namespace", "is the current namespace: its notes need no re-embedding", str(target))
     pending = [
         s.note
-        for s in services.store.iter_notes()
+        for s in services.maintenance.iter_notes()
         if s.namespace != target and command.from_namespace in (None, s.namespace)
     ]
     todo = pending[: command.limit]
@@ -57,7 +57,7 @@ def reembed(command: Reembed, services: Services, progress: Progress = no_progre
         batch = todo[start : start + command.batch_size]
         namespace, vectors = services.embedding.embed([note.text for note in batch], "passage")
         fresh = {note.id: v for note, v in zip(batch, vectors) if _still_pending(services, note, namespace)}
-        services.store.rehome(namespace, fresh)
+        services.maintenance.rehome(namespace, fresh)
         rehomed += len(fresh)
         progress(start + len(batch), len(todo))
     return Reembedded(target, rehomed, len(pending) - len(todo))
@@ -65,5 +65,5 @@ def reembed(command: Reembed, services: Services, progress: Progress = no_progre
 
 def _still_pending(services: Services, note: Note, namespace: Namespace) -> bool:
     """Not deleted, not re-embedded by an update meanwhile: the vector is of its text."""
-    current = services.store.get(note.id)
+    current = services.reader.get(note.id)
     return current is not None and current.namespace != namespace and current.note.text == note.text

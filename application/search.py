@@ -1,13 +1,12 @@
 from __future__ import annotations
 
-import operator
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import ClassVar, Literal
 
 import attrs
 
 from application.errors import InvalidRequest
-from application.ports import Hit, StoredNote
+from application.ports import Candidate, CandidateQuery, Hit, StoredNote
 from application.ranking import (
     CONTEXT_SEEDS,
     HYBRID_KEYWORD_WEIGHT,
@@ -15,6 +14,7 @@ from application.ranking import (
     blend,
     calibrated_scores,
     keyword_scores,
+    neighbour_cosines,
     similarity_scores,
     with_context,
 )
@@ -65,11 +65,12 @@ def search(command: SearchNotes, services: Services) -> SearchResults:
     )
     k = command.top_k
     if command.mode == "keyword":
-        hits = keyword_scores(services.store.keyword_search(command.query, where, k))
-        return SearchResults(services.embedding.namespace(), hits)
+        found = services.reader.candidates(CandidateQuery(where, k, text=command.query))
+        return SearchResults(services.embedding.namespace(), _hits(keyword_scores(found.keyword), found.notes))
     namespace, (vector,) = services.embedding.embed([command.query], "query")
     if command.mode == "semantic":
-        return SearchResults(namespace, similarity_scores(services.store.search(namespace, vector, where, k)))
+        found = services.reader.candidates(CandidateQuery(where, k, namespace, vector))
+        return SearchResults(namespace, _hits(similarity_scores(found.semantic), found.notes))
     return SearchResults(namespace, _hybrid(command.query, vector, namespace, where, k, services))
 
 
@@ -78,24 +79,20 @@ def _hybrid(
 ) -> list[Hit]:
     """Keyword and calibrated meaning blended, then the best hits' neighbours (``ranking``)."""
     depth = max(k, HYBRID_DEPTH)  # not more for a larger topK: its first results stay the same
-    spread = services.store.similarity_spread(namespace, vector, where, SPREAD_SAMPLE)
-    semantic = calibrated_scores(services.store.search(namespace, vector, where, depth), spread)
-    keyword = keyword_scores(services.store.keyword_search(query, where, depth))
+    question = CandidateQuery(where, depth, namespace, vector, query, SPREAD_SAMPLE, neighbours=True)
+    found = services.reader.candidates(question)
+    semantic = calibrated_scores(found.semantic, found.spread)
+    keyword = keyword_scores(found.keyword)
     fused = blend(semantic, keyword, HYBRID_KEYWORD_WEIGHT, depth)
-    seeds = [h.stored.note.id for h in fused[:CONTEXT_SEEDS]]
-    adjacent = services.store.adjacent(seeds, where)
-    known = {h.stored.note.id.value for h in fused}
-    unscored = {s.note.id.value: s for near in adjacent.values() for s in near}  # one each, if two seeds share it
-    fetched = [s for key, s in unscored.items() if key not in known]
-    if fetched:
-        exact = calibrated_scores([Hit(s, _cosine(services, s, namespace, vector)) for s in fetched], spread)
+    links = {seed.id: found.neighbours.get(seed.id, ()) for seed in fused[:CONTEXT_SEEDS]}
+    known = {c.id for c in fused}
+    unscored = {n.id: n for near in links.values() for n in near if n.id not in known}  # one each, if two seeds share it
+    if unscored:
+        exact = calibrated_scores(neighbour_cosines(unscored.values()), found.spread)
         fused = blend(semantic, keyword, HYBRID_KEYWORD_WEIGHT, depth, exact)
-    links = {seed.value: [s.note.id.value for s in near] for seed, near in adjacent.items()}
-    return with_context(fused, links)[:k]
+    ranked = with_context(fused, {seed: [n.id for n in near] for seed, near in links.items()})
+    return _hits(ranked[:k], found.notes)
 
 
-def _cosine(services: Services, stored: StoredNote, namespace: Namespace, query: Sequence[float]) -> float:
-    """The cosine of a note's vector in ``namespace`` with ``query`` (both unit length); -1
-    (the lowest) for a note that has none there."""
-    vector = services.store.vector(stored.note.id, namespace)
-    return -1.0 if vector is None else float(sum(map(operator.mul, query, vector)))
+def _hits(ranked: Sequence[Candidate], notes: Mapping[str, StoredNote]) -> list[Hit]:
+    return [Hit(notes[c.id], c.score) for c in ranked]

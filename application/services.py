@@ -8,7 +8,7 @@ from typing import TypeVar
 import attrs
 
 from application.embedding import Embedding
-from application.ports import Clock, ConfigRepository, NoteStore, ProjectResolver
+from application.ports import Clock, ConfigRepository, NoteReader, NoteStore, NoteWriter, ProjectResolver, StoreMaintenance
 from domain.errors import InvalidValue
 from domain.identifiers import CanonicalProjectId
 
@@ -26,12 +26,28 @@ class RuntimeInfo:
 
 @attrs.frozen
 class Services:
+    """The ports of one server. Use cases reach the store through the part they need —
+    ``writer``, ``reader`` or ``maintenance`` — and ``store``, the whole of it, is for the
+    composition root, which opens and closes it."""
+
     store: NoteStore
     embedding: Embedding
     projects: ProjectResolver
     clock: Clock
     config: ConfigRepository
     runtime: RuntimeInfo
+
+    @property
+    def writer(self) -> NoteWriter:
+        return self.store
+
+    @property
+    def reader(self) -> NoteReader:
+        return self.store
+
+    @property
+    def maintenance(self) -> StoreMaintenance:
+        return self.store
 
     def project(self, raw: str, field: str = "project_id") -> CanonicalProjectId:
         return at(field, self.projects.canonical, raw)

@@ -33,7 +33,7 @@ class StoreStats:
 def get_stats(command: GetStats, services: Services) -> StoreStats:
     project = None if command.project_id is None else services.project(command.project_id)
     homes, projects, groups, tags = Counter(), Counter(), Counter(), Counter()
-    for stored in services.store.iter_notes(project):
+    for stored in services.maintenance.iter_notes(project):
         note = stored.note
         homes[str(stored.namespace)] += 1
         projects[note.project_id.value] += 1
@@ -43,13 +43,13 @@ def get_stats(command: GetStats, services: Services) -> StoreStats:
         project_id=project,
         current_namespace=services.embedding.known_namespace(),
         notes=sum(projects.values()),
-        globals=sum(1 for _ in services.store.iter_globals(project)),
+        globals=sum(1 for _ in services.maintenance.iter_globals(project)),
         by_namespace=_ranked(homes),
         by_project=_ranked(projects),
         by_group=_ranked(groups),
         by_tag=_ranked(tags),
-        vectors={str(ns): n for ns, n in sorted(services.store.namespaces().items(), key=lambda i: str(i[0]))},
-        disk_bytes=services.store.disk_bytes(),
+        vectors={str(ns): n for ns, n in sorted(services.maintenance.namespaces().items(), key=lambda i: str(i[0]))},
+        disk_bytes=services.maintenance.disk_bytes(),
     )
 
 

@@ -17,12 +17,12 @@ class UpdateNote:
 def update_note(command: UpdateNote, services: Services) -> None:
     """Only a text change re-embeds (into the current namespace); any other change keeps
     the note's vector and namespace. id and created_at never change."""
-    stored = services.store.get(command.id)
+    stored = services.reader.get(command.id)
     if stored is None:
         raise NoteNotFound(command.id.value)
     note = at("patch", command.patch.apply, stored.note)
     if command.patch.changes_text:
         namespace, (vector,) = services.embedding.embed([note.text], "passage")
-        at("patch", services.store.put, note, namespace, vector)
+        at("patch", services.writer.put, note, namespace, vector)
     else:
-        at("patch", services.store.put, note, stored.namespace, None)
+        at("patch", services.writer.put, note, stored.namespace, None)

@@ -28,5 +28,5 @@ def upsert_global(command: UpsertGlobal, services: Services) -> GlobalEntry:
         value=command.value,
         updated_at=command.updated_at or services.clock.now(),
     )
-    services.store.put_global(entry)
+    services.writer.put_global(entry)
     return entry

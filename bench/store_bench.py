@@ -234,15 +234,20 @@ def _timed_both(call, arg) -> tuple[float, float]:
 
 def _faiss(workdir: Path, project: str, group: str, first: np.ndarray):
     from adapters.faiss_store import FaissNoteStore
+    from application.ports import CandidateQuery
     from domain.identifiers import CanonicalProjectId, GroupId, Namespace, NoteId
     from domain.note import Note, NoteFilter, Tags
 
     namespace = Namespace("local", "bench-model", DIM)
     where = NoteFilter(CanonicalProjectId(project))
     where_group = NoteFilter(CanonicalProjectId(project), GroupId(group))
+
+    def search(q: np.ndarray, scope: NoteFilter) -> list[int]:
+        return [index_of(c.id) for c in store.candidates(CandidateQuery(scope, 10, namespace, q)).semantic]
+
     started = time.perf_counter()
     store = FaissNoteStore(workdir / "faiss")
-    store.search(namespace, first, where, 10)
+    search(first, where)
     opened = time.perf_counter() - started
 
     def add(item: tuple[int, np.ndarray]) -> None:
@@ -254,8 +259,8 @@ def _faiss(workdir: Path, project: str, group: str, first: np.ndarray):
         store.put(note, namespace, vector)
 
     return (
-        lambda q: [index_of(hit.stored.note.id.value) for hit in store.search(namespace, q, where, 10)],
-        lambda q: [index_of(hit.stored.note.id.value) for hit in store.search(namespace, q, where_group, 10)],
+        lambda q: search(q, where),
+        lambda q: search(q, where_group),
         add,
         opened,
     )

@@ -13,6 +13,11 @@ per-note Python objects are the id strings (``ids``: row -> id; ``row_of``: id -
 Fields: rows loaded from a snapshot are decoded from its ``notes.bin`` when first needed
 (``NoteBodies``), each note's CRC-32 checked on every decode; rows appended since hold
 their ``NoteFields``. Decoded ``Note`` objects are cached per row, at most ``CACHE``.
+
+Neighbours (``neighbours``): each group's rows in the order of createdAt, ties by write
+order, are derived from the columns on first use and kept until a row joins the group, so
+finding a note's neighbours among the rows a filter selects costs a pass over its group's
+rows, not a sort.
 """
 
 from __future__ import annotations
@@ -88,6 +93,7 @@ class NoteTable:
         self._loaded = n  # rows below come from ``bodies``
         self._fields: dict[int, NoteFields] = {}
         self._notes: dict[int, Note] = {}
+        self._lines: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # per group code (``_line``)
 
     def __len__(self) -> int:
         return len(self.row_of)
@@ -102,7 +108,9 @@ class NoteTable:
         self.ids.append(fields.id)
         self.row_of[fields.id] = row
         self.project.append(code(fields.project))
-        self.group.append(code(fields.group))
+        group = code(fields.group)
+        self.group.append(group)
+        self._lines.pop(group, None)
         self.home.append(code(home))
         self.created.append(created)
         self.alive.append(True)
@@ -132,12 +140,14 @@ class NoteTable:
         """The fields of a row appended since the snapshot (None for a snapshot's row)."""
         return self._fields.get(row)
 
-    def note(self, row: int) -> Note:
+    def note(self, row: int, fields: NoteFields | None = None) -> Note:
+        """The note of a row; ``fields``, if given, are its fields as captured earlier
+        (a row appended since the snapshot keeps them only while it is live)."""
         note = self._notes.get(row)
         if note is None:
             if len(self._notes) >= self.CACHE:
                 del self._notes[next(iter(self._notes))]
-            fields = self.fields(row)
+            fields = fields or self.fields(row)
             try:
                 note = note_of(fields)
             except (DomainError, ValueError) as exc:
@@ -196,3 +206,32 @@ class NoteTable:
             has[self.tag_row.values[self.tag_code.values == tag]] = True
             mask &= has
         return mask
+
+    def neighbours(self, rows: Sequence[int], mask: np.ndarray) -> dict[int, list[int]]:
+        """For each of ``rows`` (each selected by ``mask``), the rows of its group selected by
+        ``mask`` just before and just after it in the order of createdAt, ties by write order
+        (at most two, the earlier first)."""
+        members: dict[int, list[int]] = {}
+        for row in rows:
+            members.setdefault(int(self.group[row]), []).append(row)
+        found: dict[int, list[int]] = {}
+        for code, group_rows in members.items():
+            written, line, place = self._line(code)
+            inside = np.flatnonzero(mask[line])  # positions in ``line`` of the selected rows
+            at = np.searchsorted(inside, place[np.searchsorted(written, group_rows)]).tolist()
+            last = inside.shape[0] - 1
+            for row, i in zip(group_rows, at):
+                found[row] = [int(line[inside[j]]) for j in (i - 1, i + 1) if 0 <= j <= last]
+        return found
+
+    def _line(self, code: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """A group's rows in write order, the same in the order of (createdAt, write order),
+        and the place in that line of each row in write order."""
+        line = self._lines.get(code)
+        if line is None:
+            written = np.flatnonzero(self.group.values == code)
+            order = np.argsort(self.created.values[written], kind="stable")
+            place = np.empty_like(order)
+            place[order] = np.arange(order.shape[0])
+            line = self._lines[code] = (written, written[order], place)
+        return line

@@ -217,6 +217,20 @@ class VectorSpace:
         scores = np.concatenate([block[inside] @ q for _, block, inside in self._per_block(slots)])
         return int(scores.shape[0]), float(scores.mean()), float(scores.std())
 
+    def cosines(self, query: Sequence[float], rows: Sequence[int]) -> list[float | None]:
+        """The inner product of ``query`` with the vector of each of ``rows``; None for a
+        row without one here."""
+        q = self._query(query)
+        rows = np.asarray(rows, dtype=np.int64)
+        slots = np.full(rows.shape[0], FREE, dtype=np.int64)
+        known = rows < self.row_slot.size
+        slots[known] = self.row_slot.values[rows[known]]
+        held = np.flatnonzero(slots != FREE)
+        found: list[float | None] = [None] * rows.shape[0]
+        for i, score in zip(held.tolist(), (self.gather(slots[held]) @ q).tolist()):
+            found[i] = score
+        return found
+
     def _nearest_lists(self, q: np.ndarray, slots: np.ndarray, k: int) -> np.ndarray:
         """``slots`` restricted to the partition's lists nearest ``q``, when the space has a
         usable partition, ``slots`` are at least half of it and ``MIN_VECTORS``, and at

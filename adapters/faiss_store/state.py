@@ -7,6 +7,11 @@ append-only row per written version, numpy columns for the filters, fields decod
 demand) and vectors in one ``VectorSpace`` per namespace, keyed by note row; nothing is
 built per note when a snapshot is opened but the id strings.
 
+A search is one question (``candidates``), answered from the columns, the vectors and the
+keyword index in one pass: one mask of the rows in scope, one vector scan, one keyword
+search, the neighbours from the note columns and their cosines from the vectors held; only
+the notes the caller reads are decoded (``AnswerNotes``).
+
 Damage found in the files (``damage``) is applied like a record: what it was about is
 taken out of the state (a note as if deleted, a global as if never set) and every answer
 that would depend on it raises ``StoreCorrupt``; a later record about the same thing heals it.
@@ -15,7 +20,9 @@ that would depend on it raises ``StoreCorrupt``; a later record about the same t
 from __future__ import annotations
 
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from datetime import datetime, timedelta, timezone
 
 import numpy as np
 
@@ -39,7 +46,7 @@ from adapters.faiss_store.space import VectorSpace
 from adapters.keyword_index import KeywordIndex
 from adapters.text_analysis import document_tokens
 from application.errors import StoreError
-from application.ports import Hit, Spread, StoredNote
+from application.ports import NO_SPREAD, Candidate, CandidateQuery, Candidates, Neighbour, Spread, StoredNote
 from domain.identifiers import Namespace
 from domain.note import NoteFilter
 
@@ -51,7 +58,7 @@ class StoreState:
         self.globals: dict[tuple[str, str], PutGlobal] = {}
         self.damage = Damage()
         self._namespaces: dict[str, Namespace] = {}
-        self._last_mask: tuple[NoteFilter, np.ndarray | None] | None = None  # until the next record
+        self._selection: tuple[NoteFilter, np.ndarray | None] | None = None  # until the next record (``_mask``)
         documents = weakref.WeakMethod(self._documents)  # no cycle: a replaced state, and
         self.keywords = KeywordIndex(lambda project: documents()(project))  # its mapped files, go at once
 
@@ -67,7 +74,7 @@ class StoreState:
     def apply(self, record: Record | Damaged) -> None:
         """Apply one record. ``ValueError``/``InvalidValue`` before any change when a
         record cannot apply (the caller reports it as damage)."""
-        self._last_mask = None
+        self._selection = None
         if isinstance(record, Put):
             self._put(record)
         elif isinstance(record, Rehome):
@@ -200,12 +207,13 @@ class StoreState:
         return None if row is None or space is None else space.vector(row)
 
     def _mask(self, where: NoteFilter) -> np.ndarray | None:
-        """The rows ``where`` selects; the last answer is kept until a record is applied, for
-        the several reads of one hybrid search. Callers must not change it. Every query
-        starts here, so here too damage of unknown subject fails it."""
+        """The rows ``where`` selects. The last answer is kept until a record is applied: a
+        session asks about one scope again and again, and a vector space keeps what it
+        derives from the same array (its slots, by list) for as long. Callers must not change
+        it. Every query starts here, so here too damage of unknown subject fails it."""
         self.damage.check()
-        if self._last_mask is not None and self._last_mask[0] == where:
-            return self._last_mask[1]
+        if self._selection is not None and self._selection[0] == where:
+            return self._selection[1]
         window = where.window
         mask = self.notes.mask(
             where.project_id.value,
@@ -214,37 +222,53 @@ class StoreState:
             None if window.until is None else instant_micros(window.until),
             where.tags.values,
         )
-        self._last_mask = (where, mask)
+        self._selection = (where, mask)
         return mask
 
-    def search(self, namespace: Namespace, query: Sequence[float], where: NoteFilter, top_k: int) -> list[Hit]:
-        self.damage.check_space(str(namespace))
-        space = self.spaces.get(str(namespace))
-        if space is None:
-            return []
-        mask = self._mask(where)
-        nothing = np.zeros(0, dtype=bool)  # still searched: a query of the wrong length is an error
-        found = space.search(query, top_k, nothing if mask is None else mask, self.notes.order)
-        return [Hit(self.stored(row), score) for row, score in found]
+    def candidates(self, query: CandidateQuery, guard: AbstractContextManager) -> Candidates:
+        """See ``NoteReader.candidates``. The notes of the answer are decoded when read,
+        under ``guard`` (the store's mutex), as they were when it was given."""
+        space = None
+        if query.vector is not None:
+            self.damage.check_space(str(query.namespace))
+            space = self.spaces.get(str(query.namespace))
+        mask = self._mask(query.where)
+        scope = np.zeros(0, dtype=bool) if mask is None else mask  # still searched: a query of the wrong length is an error
+        notes = self.notes
+        semantic, spread = [], NO_SPREAD
+        if space is not None:
+            found = space.search(query.vector, query.depth, scope, notes.order)
+            semantic = [self._candidate(row, score) for row, score in found]
+            if query.spread_sample:
+                spread = Spread(*space.spread(query.vector, scope, query.spread_sample))
+        keyword = []
+        if query.text is not None and mask is not None:
+            row_of = notes.row_of
+            found = self.keywords.search(
+                query.where.project_id.value,
+                query.text,
+                query.depth,
+                lambda i: bool(mask[row_of[i]]),
+                lambda i: notes.order(row_of[i]),
+            )
+            keyword = [self._candidate(row_of[i], score) for i, score in found]
+        rows = {notes.row_of[c.id] for c in (*semantic, *keyword)}
+        neighbours: dict[str, list[Neighbour]] = {}
+        if query.neighbours and mask is not None and rows:
+            near = notes.neighbours(sorted(rows), mask)
+            others = sorted({r for line in near.values() for r in line})
+            scores = space.cosines(query.vector, others) if space is not None else [None] * len(others)
+            cosines = dict(zip(others, scores))
+            for row, line in near.items():
+                neighbours[notes.ids[row]] = [Neighbour(notes.ids[r], self._instant(r), cosines[r]) for r in line]
+            rows.update(others)
+        return Candidates(semantic, keyword, spread, neighbours, AnswerNotes(self, rows, guard))
 
-    def similarity_spread(self, namespace: Namespace, query: Sequence[float], where: NoteFilter, sample: int) -> Spread:
-        self.damage.check_space(str(namespace))
-        space = self.spaces.get(str(namespace))
-        mask = self._mask(where)
-        if space is None:
-            return Spread(0, 0.0, 0.0)
-        nothing = np.zeros(0, dtype=bool)  # still computed: a query of the wrong length is an error
-        return Spread(*space.spread(query, nothing if mask is None else mask, sample))
+    def _candidate(self, row: int, score: float) -> Candidate:
+        return Candidate(self.notes.ids[row], self._instant(row), score)
 
-    def keyword_search(self, query: str, where: NoteFilter, top_k: int) -> list[Hit]:
-        mask = self._mask(where)
-        if mask is None:
-            return []
-        row_of, order = self.notes.row_of, self.notes.order
-        found = self.keywords.search(
-            where.project_id.value, query, top_k, lambda i: bool(mask[row_of[i]]), lambda i: order(row_of[i])
-        )
-        return [Hit(self.stored(row_of[i]), score) for i, score in found]
+    def _instant(self, row: int) -> datetime:
+        return _EPOCH + timedelta(microseconds=int(self.notes.created[row]))
 
     def list_recent(self, where: NoteFilter, limit: int) -> list[StoredNote]:
         mask = self._mask(where)
@@ -254,35 +278,6 @@ class StoreState:
         created = self.notes.created.values[rows]
         newest = rows[np.lexsort((-rows, -created))[:limit]]  # newest createdAt, then last written
         return [self.stored(row) for row in newest.tolist()]
-
-    def adjacent(self, note_ids: Sequence[str], where: NoteFilter) -> dict[str, list[StoredNote]]:
-        mask = self._mask(where)
-        if mask is None:
-            return {}
-        notes = self.notes
-        created, group = notes.created.values, notes.group.values
-        found: dict[str, list[StoredNote]] = {}
-        in_group: dict[int, np.ndarray] = {}  # the matching rows of a group, in write order
-        for note_id in note_ids:
-            row = notes.row_of.get(note_id)
-            if row is None or not mask[row]:
-                continue
-            code = int(group[row])
-            rows = in_group.get(code)
-            if rows is None:
-                rows = in_group[code] = np.flatnonzero(mask & (group == code))
-            at, when = created[rows], created[row]
-            before = rows[(at < when) | ((at == when) & (rows < row))]
-            after = rows[(at > when) | ((at == when) & (rows > row))]
-            line = []
-            if before.size:  # the latest (createdAt, write order) before the note
-                latest = created[before].max()
-                line.append(int(before[created[before] == latest][-1]))
-            if after.size:
-                earliest = created[after].min()
-                line.append(int(after[created[after] == earliest][0]))
-            found[note_id] = [self.stored(r) for r in line]
-        return found
 
     def iter_notes(self, project: str | None) -> Iterator[StoredNote]:
         """Live notes in write order, as of this call: what it yields, later and outside
@@ -312,3 +307,30 @@ def _one_vector(data: bytes, namespace: str) -> np.ndarray:
     if len(data) != 4 * dim:
         raise ValueError(f"a put record holds {len(data)} vector bytes for namespace {namespace}")
     return vector_rows(data, dim)[0]
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+class AnswerNotes(Mapping[str, StoredNote]):
+    """The notes named in one answer, by id, decoded on first read, as they were when the
+    answer was given (fields and home namespace captured then), under ``guard``."""
+
+    def __init__(self, state: StoreState, rows: set[int], guard: AbstractContextManager) -> None:
+        notes = state.notes
+        self._notes = notes
+        self._guard = guard
+        self._rows = {
+            notes.ids[row]: (row, state.namespace(notes.home_name(row)), notes.captured(row)) for row in rows
+        }
+
+    def __getitem__(self, note_id: str) -> StoredNote:
+        row, home, fields = self._rows[note_id]
+        with self._guard:
+            return StoredNote(self._notes.note(row, fields), home)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)

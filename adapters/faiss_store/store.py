@@ -1,4 +1,4 @@
-"""``FaissNoteStore``: the ``NoteStore`` port on local disk, shared by several processes.
+"""``FaissNoteStore``: the store ports (``NoteStore``) on local disk, shared by several processes.
 
 Layout of ``data_dir`` (format 3, see ``records`` and ``snapshot``)::
 
@@ -49,7 +49,7 @@ from adapters.faiss_store.lines import checked_line
 from adapters.faiss_store.records import FORMAT, Delete, Drop, Put, PutGlobal, Record, Rehome, fields_of, vector_bytes
 from adapters.private_files import make_private_dir
 from application.errors import StoreError
-from application.ports import Hit, Spread, StoredNote, Vector
+from application.ports import CandidateQuery, Candidates, StoredNote, Vector
 from domain.errors import InvalidValue
 from domain.identifiers import CanonicalProjectId, GlobalKey, Namespace, NoteId
 from domain.note import GlobalEntry, Note, NoteFilter
@@ -202,33 +202,17 @@ class FaissNoteStore:
             self._live.sync()
             return self._live.state.get(note_id.value)
 
-    def search(self, namespace: Namespace, query: Vector, where: NoteFilter, top_k: int) -> list[Hit]:
-        """See ``NoteStore.search``; ``StoreError`` for a query of the wrong length."""
+    def candidates(self, query: CandidateQuery) -> Candidates:
+        """See ``NoteReader.candidates``: one pass over the state (``StoreState.candidates``);
+        ``StoreError`` for a vector of the wrong length."""
         with self._reading():
             self._live.sync()
-            return self._live.state.search(namespace, query, where, top_k)
-
-    def similarity_spread(self, namespace: Namespace, query: Vector, where: NoteFilter, sample: int) -> Spread:
-        """See ``NoteStore.similarity_spread``; ``StoreError`` for a query of the wrong length."""
-        with self._reading():
-            self._live.sync()
-            return self._live.state.similarity_spread(namespace, query, where, sample)
-
-    def keyword_search(self, query: str, where: NoteFilter, top_k: int) -> list[Hit]:
-        with self._reading():
-            self._live.sync()
-            return self._live.state.keyword_search(query, where, top_k)
+            return self._live.state.candidates(query, self._mutex)
 
     def list_recent(self, where: NoteFilter, limit: int) -> list[StoredNote]:
         with self._reading():
             self._live.sync()
             return self._live.state.list_recent(where, limit)
-
-    def adjacent(self, note_ids: Sequence[NoteId], where: NoteFilter) -> dict[NoteId, list[StoredNote]]:
-        with self._reading():
-            self._live.sync()
-            found = self._live.state.adjacent([i.value for i in note_ids], where)
-        return {i: found[i.value] for i in note_ids if i.value in found}
 
     def iter_notes(self, project_id: CanonicalProjectId | None = None) -> Iterator[StoredNote]:
         with self._reading():

@@ -1,4 +1,5 @@
-"""The NoteStore contract: every adapter (the in-memory fake and the FAISS store) passes it."""
+"""The store contract — ``NoteWriter``, ``NoteReader`` and ``StoreMaintenance``, every method
+of each — passed by every adapter (the in-memory fake and the FAISS store)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 from adapters.faiss_store import FaissNoteStore
 from adapters.memory_store import InMemoryNoteStore
 from application.errors import StoreError
-from application.ports import NoteStore
+from application.ports import Candidate, CandidateQuery, Candidates, Neighbour, NoteStore
 from domain.identifiers import CanonicalProjectId, GlobalKey, GroupId, Namespace, NoteId
 from domain.note import GlobalEntry, Note, NoteFilter, Tags
 from domain.time import TimeWindow
@@ -85,7 +86,22 @@ def store(opened: tuple[NoteStore, Reopen]) -> NoteStore:
 
 
 def ids(items) -> list[str]:
-    return [(i.stored if hasattr(i, "stored") else i).note.id.value for i in items]
+    return [i.id if isinstance(i, (Candidate, Neighbour)) else i.note.id.value for i in items]
+
+
+def semantic(store: NoteStore, namespace: Namespace, vector, where: NoteFilter, k: int) -> list[Candidate]:
+    """The semantic candidates of a question with a vector only."""
+    return list(store.candidates(CandidateQuery(where, k, namespace, vector)).semantic)
+
+
+def keyword(store: NoteStore, text: str, where: NoteFilter, k: int) -> list[Candidate]:
+    """The keyword candidates of a question with words only."""
+    return list(store.candidates(CandidateQuery(where, k, text=text)).keyword)
+
+
+def everything(store: NoteStore, vector, where: NoteFilter, k: int = 100, text: str | None = None) -> Candidates:
+    """A hybrid question: both rankings, the spread and the neighbours."""
+    return store.candidates(CandidateQuery(where, k, NS, vector, text, spread_sample=100, neighbours=True))
 
 
 # -- put / get ------------------------------------------------------------------------
@@ -109,8 +125,8 @@ def test_put_without_vector_changes_fields_and_keeps_the_vector(store: NoteStore
     store.put(changed, NS, None)
     assert store.get(note.id).note == changed
     assert np.allclose(store.vector(note.id, NS), unit(1))
-    assert ids(store.search(NS, unit(1), NoteFilter(PROJECT, GroupId("task-9")), 5)) == [note.id.value]
-    assert store.search(NS, unit(1), NoteFilter(PROJECT, GroupId("feature-1")), 5) == []
+    assert ids(semantic(store, NS, unit(1), NoteFilter(PROJECT, GroupId("task-9")), 5)) == [note.id.value]
+    assert semantic(store, NS, unit(1), NoteFilter(PROJECT, GroupId("feature-1")), 5) == []
 
 
 def test_put_without_vector_for_a_note_without_one_there_is_a_store_error(store: NoteStore) -> None:
@@ -146,7 +162,7 @@ def test_put_many_stores_every_note_durably_in_one_write(opened: tuple[NoteStore
         stored = again.get(note.id)
         assert stored is not None and stored.note == note and stored.namespace == NS
         assert np.allclose(again.vector(note.id, NS), axis(i))
-    assert ids(again.search(NS, axis(3), NoteFilter(PROJECT), 1)) == [notes[3].id.value]
+    assert ids(semantic(again, NS, axis(3), NoteFilter(PROJECT), 1)) == [notes[3].id.value]
 
 
 def test_put_many_with_one_vector_of_the_wrong_length_writes_none(opened: tuple[NoteStore, Reopen]) -> None:
@@ -159,44 +175,44 @@ def test_put_many_with_one_vector_of_the_wrong_length_writes_none(opened: tuple[
     assert all(again.get(n.id) is None for n in notes) and again.namespaces() == {}
 
 
-# -- search ---------------------------------------------------------------------------
+# -- candidates: semantic ---------------------------------------------------------------------------
 
 
-def test_search_ranks_by_cosine_similarity_highest_first(store: NoteStore) -> None:
+def test_semantic_candidates_ranks_by_cosine_similarity_highest_first(store: NoteStore) -> None:
     notes = [make_note(f"n{i}", minutes=i) for i in range(20)]
     for i, note in enumerate(notes):
         store.put(note, NS, unit(i))
     query = unit(7)
-    hits = store.search(NS, query, NoteFilter(PROJECT), 5)
+    hits = semantic(store, NS, query, NoteFilter(PROJECT), 5)
     expected = sorted(range(20), key=lambda i: -float(unit(i) @ query))[:5]
     assert ids(hits) == [notes[i].id.value for i in expected]
     assert hits[0].score == pytest.approx(1.0, abs=1e-5)
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
 
 
-def test_search_ties_go_to_the_newer_note_then_the_smaller_id(store: NoteStore) -> None:
+def test_semantic_candidates_ties_go_to_the_newer_note_then_the_smaller_id(store: NoteStore) -> None:
     older = make_note("older", minutes=0)
     newer = make_note("newer", minutes=5)
     twins = [make_note("twin", minutes=3, note_id=f"00000000-0000-4000-8000-00000000000{i}") for i in (2, 1)]
     for note in (older, *twins, newer):
         store.put(note, NS, axis(0))
-    hits = store.search(NS, axis(0), NoteFilter(PROJECT), 3)
+    hits = semantic(store, NS, axis(0), NoteFilter(PROJECT), 3)
     assert ids(hits) == [newer.id.value, twins[1].id.value, twins[0].id.value]
 
 
-def test_search_returns_top_k_matching_notes_however_selective_the_filter(store: NoteStore) -> None:
+def test_semantic_candidates_returns_top_k_matching_notes_however_selective_the_filter(store: NoteStore) -> None:
     query = axis(0)
     for i in range(150):  # many close neighbours outside the filter
         store.put(make_note(f"crowd {i}", group="crowd", minutes=i), NS, query)
     wanted = [make_note(f"wanted {i}", group="rare", minutes=i, tags=("x", "y")) for i in range(7)]
     for i, note in enumerate(wanted):
         store.put(note, NS, unit(100 + i))
-    hits = store.search(NS, query, NoteFilter(PROJECT, GroupId("rare"), Tags(("x",))), 5)
+    hits = semantic(store, NS, query, NoteFilter(PROJECT, GroupId("rare"), Tags(("x",))), 5)
     assert len(hits) == 5
     assert set(ids(hits)) <= {n.id.value for n in wanted}
 
 
-def test_search_filters_by_project_group_tags_and_window_exactly(store: NoteStore) -> None:
+def test_semantic_candidates_filters_by_project_group_tags_and_window_exactly(store: NoteStore) -> None:
     base = make_note("base", minutes=10, tags=("db", "Decision"))
     cases = {
         "other project": make_note("p", project=ELSEWHERE, minutes=10, tags=("db", "Decision")),
@@ -215,25 +231,25 @@ def test_search_filters_by_project_group_tags_and_window_exactly(store: NoteStor
         Tags(("Decision", "db")),
         TimeWindow(T0 + timedelta(minutes=5), T0 + timedelta(minutes=20)),
     )
-    assert set(ids(store.search(NS, unit(3), where, 10))) == {base.id.value, at_since.id.value}
+    assert set(ids(semantic(store, NS, unit(3), where, 10))) == {base.id.value, at_since.id.value}
     assert set(ids(store.list_recent(where, 10))) == {base.id.value, at_since.id.value}
-    assert len(store.search(NS, unit(3), NoteFilter(PROJECT), 10)) == 7
+    assert len(semantic(store, NS, unit(3), NoteFilter(PROJECT), 10)) == 7
 
 
-def test_search_sees_only_vectors_of_its_namespace(store: NoteStore) -> None:
+def test_semantic_candidates_sees_only_vectors_of_its_namespace(store: NoteStore) -> None:
     a, b = make_note("a"), make_note("b")
     store.put(a, NS, unit(1))
     store.put(b, OTHER, unit(1, OTHER.dim))
-    assert ids(store.search(NS, unit(1), NoteFilter(PROJECT), 5)) == [a.id.value]
-    assert ids(store.search(OTHER, unit(1, OTHER.dim), NoteFilter(PROJECT), 5)) == [b.id.value]
-    assert store.search(Namespace("ollama", "none", 3), unit(1, 3), NoteFilter(PROJECT), 5) == []
+    assert ids(semantic(store, NS, unit(1), NoteFilter(PROJECT), 5)) == [a.id.value]
+    assert ids(semantic(store, OTHER, unit(1, OTHER.dim), NoteFilter(PROJECT), 5)) == [b.id.value]
+    assert semantic(store, Namespace("ollama", "none", 3), unit(1, 3), NoteFilter(PROJECT), 5) == []
     assert set(ids(store.list_recent(NoteFilter(PROJECT), 5))) == {a.id.value, b.id.value}
 
 
-def test_search_with_a_query_of_the_wrong_length_is_a_store_error(store: NoteStore) -> None:
+def test_semantic_candidates_with_a_query_of_the_wrong_length_is_a_store_error(store: NoteStore) -> None:
     store.put(make_note(), NS, unit(1))
     with pytest.raises(StoreError):
-        store.search(NS, unit(1, NS.dim - 1), NoteFilter(PROJECT), 5)
+        semantic(store, NS, unit(1, NS.dim - 1), NoteFilter(PROJECT), 5)
 
 
 # -- namespaces -----------------------------------------------------------------------
@@ -248,7 +264,7 @@ def test_rehome_adds_a_vector_makes_it_home_and_keeps_the_old_one(store: NoteSto
     assert np.allclose(store.vector(note.id, OTHER), unit(2, OTHER.dim))
     assert np.allclose(store.vector(note.id, NS), unit(1))
     assert store.namespaces() == {NS: 1, OTHER: 1}
-    assert ids(store.search(NS, unit(1), NoteFilter(PROJECT), 5)) == [note.id.value]
+    assert ids(semantic(store, NS, unit(1), NoteFilter(PROJECT), 5)) == [note.id.value]
 
 
 def test_drop_namespace_removes_only_vectors_that_are_not_home(store: NoteStore) -> None:
@@ -271,8 +287,8 @@ def test_delete_removes_the_note_everywhere(store: NoteStore) -> None:
     assert store.delete(note.id) is False
     assert store.get(note.id) is None
     assert store.vector(note.id, NS) is None and store.vector(note.id, OTHER) is None
-    assert store.search(NS, unit(1), NoteFilter(PROJECT), 5) == []
-    assert store.keyword_search("forget", NoteFilter(PROJECT), 5) == []
+    assert semantic(store, NS, unit(1), NoteFilter(PROJECT), 5) == []
+    assert keyword(store, "forget", NoteFilter(PROJECT), 5) == []
     assert store.list_recent(NoteFilter(PROJECT), 5) == []
     assert store.namespaces() == {}
 
@@ -291,36 +307,67 @@ def test_list_recent_is_newest_first_then_last_written_first(store: NoteStore) -
     assert ids(store.list_recent(NoteFilter(PROJECT), 3))[1] == first.id.value
 
 
-def test_similarity_spread_is_the_mean_and_deviation_of_cosines_over_the_scope(store: NoteStore) -> None:
+# -- candidates: spread, neighbours, notes ------------------------------------------------
+
+
+def spread_of(store: NoteStore, vector, where: NoteFilter, sample: int):
+    return store.candidates(CandidateQuery(where, 1, NS, vector, spread_sample=sample)).spread
+
+
+def test_the_spread_is_the_mean_and_deviation_of_cosines_over_the_scope(store: NoteStore) -> None:
     inside = [make_note(str(i), minutes=i) for i in range(4)]
     for i, note in enumerate(inside):
         store.put(note, NS, axis(0) if i < 2 else axis(1))
     store.put(make_note("other group", group="task-9"), NS, axis(0))
     store.put(make_note("other namespace"), OTHER, unit(3, OTHER.dim))
 
-    spread = store.similarity_spread(NS, axis(0), NoteFilter(PROJECT, GroupId("feature-1")), sample=100)
-    sampled = store.similarity_spread(NS, axis(0), NoteFilter(PROJECT, GroupId("feature-1")), sample=2)
+    spread = spread_of(store, axis(0), NoteFilter(PROJECT, GroupId("feature-1")), sample=100)
+    sampled = spread_of(store, axis(0), NoteFilter(PROJECT, GroupId("feature-1")), sample=2)
 
     assert (spread.count, spread.mean, spread.std) == (4, 0.5, 0.5)
     assert sampled.count == 2
-    assert store.similarity_spread(NS, axis(0), NoteFilter(ELSEWHERE), sample=100).count == 0
+    assert spread_of(store, axis(0), NoteFilter(ELSEWHERE), sample=100).count == 0
+    assert spread_of(store, axis(0), NoteFilter(PROJECT), sample=0).count == 0
     with pytest.raises(StoreError):
-        store.similarity_spread(NS, axis(0, 5), NoteFilter(PROJECT), sample=100)
+        spread_of(store, axis(0, 5), NoteFilter(PROJECT), sample=100)
 
 
-def test_adjacent_notes_are_the_neighbours_in_created_at_then_write_order(store: NoteStore) -> None:
+def test_a_question_without_a_vector_has_no_semantic_candidates_and_no_spread(store: NoteStore) -> None:
+    note = make_note("release checklist")
+    store.put(note, NS, unit(1))
+    found = store.candidates(CandidateQuery(NoteFilter(PROJECT), 5, text="checklist", spread_sample=100))
+    assert list(found.semantic) == [] and found.spread.count == 0
+    assert ids(found.keyword) == [note.id.value]
+
+
+def test_a_question_without_words_has_no_keyword_candidates(store: NoteStore) -> None:
+    note = make_note("release checklist")
+    store.put(note, NS, unit(1))
+    found = store.candidates(CandidateQuery(NoteFilter(PROJECT), 5, NS, unit(1)))
+    assert list(found.keyword) == [] and ids(found.semantic) == [note.id.value]
+
+
+def test_candidates_carry_their_created_at(store: NoteStore) -> None:
+    note = make_note("release checklist", minutes=42)
+    store.put(note, NS, unit(1))
+    found = everything(store, unit(1), NoteFilter(PROJECT), text="checklist")
+    assert [c.created_at for c in (*found.semantic, *found.keyword)] == [note.created_at] * 2
+
+
+def test_neighbours_are_the_notes_before_and_after_in_created_at_then_write_order(store: NoteStore) -> None:
     late, first, second, early = (make_note(t, minutes=m) for t, m in (("late", 9), ("first", 5), ("second", 5), ("early", 1)))
     for note in (late, first, second, early):
         store.put(note, NS, unit(1))
-    found = store.adjacent([first.id, early.id, late.id], NoteFilter(PROJECT))
-    assert {k.value: ids(v) for k, v in found.items()} == {
+    found = everything(store, unit(1), NoteFilter(PROJECT))
+    assert {k: ids(v) for k, v in found.neighbours.items()} == {
         first.id.value: [early.id.value, second.id.value],
         early.id.value: [first.id.value],
         late.id.value: [second.id.value],
+        second.id.value: [first.id.value, late.id.value],
     }
 
 
-def test_adjacent_notes_stay_in_the_group_and_the_filter(store: NoteStore) -> None:
+def test_neighbours_stay_in_the_group_and_the_filter(store: NoteStore) -> None:
     a, other_group, tagged_out, b = (
         make_note("a", minutes=1, tags=("x",)),
         make_note("g", minutes=2, group="task-2", tags=("x",)),
@@ -330,10 +377,58 @@ def test_adjacent_notes_stay_in_the_group_and_the_filter(store: NoteStore) -> No
     elsewhere = make_note("e", minutes=3, project=ELSEWHERE, tags=("x",))
     for note in (a, other_group, tagged_out, b, elsewhere):
         store.put(note, NS, unit(1))
-    found = store.adjacent([a.id, tagged_out.id, NoteId.new()], NoteFilter(PROJECT, tags=Tags(("x",))))
-    assert {k.value: ids(v) for k, v in found.items()} == {a.id.value: [b.id.value]}
+    found = everything(store, unit(1), NoteFilter(PROJECT, tags=Tags(("x",))))
+    assert {k: ids(v) for k, v in found.neighbours.items()} == {
+        a.id.value: [b.id.value],
+        b.id.value: [a.id.value],
+        other_group.id.value: [],
+    }
     store.delete(b.id)
-    assert store.adjacent([a.id], NoteFilter(PROJECT))[a.id] == [store.get(tagged_out.id)]
+    after = everything(store, unit(1), NoteFilter(PROJECT))
+    assert ids(after.neighbours[a.id.value]) == [tagged_out.id.value]
+    assert after.notes[tagged_out.id.value] == store.get(tagged_out.id)
+
+
+def test_neighbours_of_keyword_candidates_are_given_too(store: NoteStore) -> None:
+    before, found_by_words, after = (make_note(t, minutes=m) for t, m in (("lunch", 1), ("kubernetes rollout", 2), ("noon", 3)))
+    for note in (before, found_by_words, after):
+        store.put(note, NS, unit(1))
+    found = store.candidates(CandidateQuery(NoteFilter(PROJECT), 5, text="kubernetes", neighbours=True))
+    assert ids(found.neighbours[found_by_words.id.value]) == [before.id.value, after.id.value]
+    assert all(n.cosine is None for n in found.neighbours[found_by_words.id.value])  # no vector asked with
+
+
+def test_a_neighbour_carries_its_cosine_or_none_without_a_vector_in_the_namespace(store: NoteStore) -> None:
+    seed, near, foreign = make_note("seed", minutes=1), make_note("near", minutes=2), make_note("foreign", minutes=3)
+    store.put(seed, NS, axis(0))
+    store.put(near, NS, unit(5))
+    store.put(foreign, OTHER, unit(5, OTHER.dim))
+    found = store.candidates(CandidateQuery(NoteFilter(PROJECT), 1, NS, axis(0), neighbours=True))
+    assert ids(found.semantic) == [seed.id.value]
+    (neighbour,) = found.neighbours[seed.id.value]
+    assert neighbour.id == near.id.value and neighbour.created_at == near.created_at
+    assert neighbour.cosine == pytest.approx(float(unit(5) @ axis(0)), abs=1e-6)
+    beyond = store.candidates(CandidateQuery(NoteFilter(PROJECT), 5, NS, unit(5), neighbours=True))
+    assert [n.cosine for n in beyond.neighbours[near.id.value] if n.id == foreign.id.value] == [None]
+
+
+def test_the_notes_of_an_answer_are_every_candidate_and_neighbour_as_stored(store: NoteStore) -> None:
+    notes = [make_note(f"note {i}", minutes=i, tags=("t",)) for i in range(6)]
+    for i, note in enumerate(notes):
+        store.put(note, NS, unit(i))
+    found = store.candidates(CandidateQuery(NoteFilter(PROJECT), 2, NS, unit(3), "note 0", neighbours=True))
+    named = {*ids(found.semantic), *ids(found.keyword), *(n.id for v in found.neighbours.values() for n in v)}
+    assert set(found.notes) == named
+    assert all(found.notes[key] == store.get(NoteId(key)) for key in named)
+
+
+def test_the_notes_of_an_answer_are_as_they_were_when_it_was_given(store: NoteStore) -> None:
+    note = make_note("the first text")
+    store.put(note, NS, unit(1))
+    found = store.candidates(CandidateQuery(NoteFilter(PROJECT), 5, NS, unit(1)))
+    store.put(Note(note.id, PROJECT, note.group_id, "a later text", note.created_at), NS, None)
+    store.rehome(OTHER, {note.id: unit(1, OTHER.dim)})
+    assert found.notes[note.id.value].note == note and found.notes[note.id.value].namespace == NS
 
 
 def test_iter_notes_yields_every_note_in_write_order_per_project(store: NoteStore) -> None:
@@ -358,63 +453,63 @@ def test_disk_bytes_is_a_non_negative_count(store: NoteStore) -> None:
     assert store.disk_bytes() >= 0
 
 
-# -- keyword search -------------------------------------------------------------------
+# -- candidates: keyword -------------------------------------------------------------------
 
 
-def test_keyword_search_ranks_notes_sharing_query_terms_and_leaves_out_the_rest(store: NoteStore) -> None:
+def test_keyword_candidates_ranks_notes_sharing_query_terms_and_leaves_out_the_rest(store: NoteStore) -> None:
     strong = make_note("database migration: run the database migration script", title="Database")
     weak = make_note("the migration of birds in spring")
     unrelated = make_note("nothing in common here")
     for note in (strong, weak, unrelated):
         store.put(note, NS, unit(1))
-    hits = store.keyword_search("Database migration", NoteFilter(PROJECT), 10)
+    hits = keyword(store, "Database migration", NoteFilter(PROJECT), 10)
     assert ids(hits) == [strong.id.value, weak.id.value]
     assert hits[0].score > hits[1].score > 0
 
 
-def test_keyword_search_covers_title_and_tags_and_honours_filters(store: NoteStore) -> None:
+def test_keyword_candidates_covers_title_and_tags_and_honours_filters(store: NoteStore) -> None:
     titled = make_note("body text", title="Kubernetes rollout")
     tagged = make_note("another body", tags=("kubernetes",), group="task-1")
     foreign = make_note("kubernetes elsewhere", project=ELSEWHERE)
     for note in (titled, tagged, foreign):
         store.put(note, NS, unit(1))
-    assert set(ids(store.keyword_search("kubernetes", NoteFilter(PROJECT), 10))) == {
+    assert set(ids(keyword(store, "kubernetes", NoteFilter(PROJECT), 10))) == {
         titled.id.value,
         tagged.id.value,
     }
-    assert ids(store.keyword_search("kubernetes", NoteFilter(PROJECT, GroupId("task-1")), 10)) == [tagged.id.value]
+    assert ids(keyword(store, "kubernetes", NoteFilter(PROJECT, GroupId("task-1")), 10)) == [tagged.id.value]
 
 
-def test_keyword_search_finds_japanese_chinese_and_korean_without_spaces(store: NoteStore) -> None:
+def test_keyword_candidates_finds_japanese_chinese_and_korean_without_spaces(store: NoteStore) -> None:
     japanese = make_note("東京都の天気予報を毎朝確認する")
     chinese = make_note("我们决定使用向量数据库存储笔记")
     korean = make_note("데이터베이스 서버를 재시작했습니다")
     for note in (japanese, chinese, korean):
         store.put(note, NS, unit(1))
-    assert ids(store.keyword_search("天気予報", NoteFilter(PROJECT), 5)) == [japanese.id.value]
-    assert ids(store.keyword_search("向量数据库", NoteFilter(PROJECT), 5)) == [chinese.id.value]
-    assert ids(store.keyword_search("서버", NoteFilter(PROJECT), 5)) == [korean.id.value]
+    assert ids(keyword(store, "天気予報", NoteFilter(PROJECT), 5)) == [japanese.id.value]
+    assert ids(keyword(store, "向量数据库", NoteFilter(PROJECT), 5)) == [chinese.id.value]
+    assert ids(keyword(store, "서버", NoteFilter(PROJECT), 5)) == [korean.id.value]
 
 
-def test_keyword_search_stays_current_after_updates_and_deletes(store: NoteStore) -> None:
+def test_keyword_candidates_stays_current_after_updates_and_deletes(store: NoteStore) -> None:
     note = make_note("alpha topic")
     store.put(note, NS, unit(1))
-    assert ids(store.keyword_search("alpha", NoteFilter(PROJECT), 5)) == [note.id.value]
+    assert ids(keyword(store, "alpha", NoteFilter(PROJECT), 5)) == [note.id.value]
     changed = Note(note.id, PROJECT, note.group_id, "beta topic", note.created_at)
     store.put(changed, NS, None)
-    assert store.keyword_search("alpha", NoteFilter(PROJECT), 5) == []
-    assert ids(store.keyword_search("beta", NoteFilter(PROJECT), 5)) == [note.id.value]
+    assert keyword(store, "alpha", NoteFilter(PROJECT), 5) == []
+    assert ids(keyword(store, "beta", NoteFilter(PROJECT), 5)) == [note.id.value]
     later = make_note("beta again")
     store.put(later, NS, unit(2))
-    assert len(store.keyword_search("beta", NoteFilter(PROJECT), 5)) == 2
+    assert len(keyword(store, "beta", NoteFilter(PROJECT), 5)) == 2
     store.delete(later.id)
-    assert ids(store.keyword_search("beta", NoteFilter(PROJECT), 5)) == [note.id.value]
+    assert ids(keyword(store, "beta", NoteFilter(PROJECT), 5)) == [note.id.value]
 
 
-def test_keyword_search_returns_top_k(store: NoteStore) -> None:
+def test_keyword_candidates_returns_top_k(store: NoteStore) -> None:
     for i in range(30):
         store.put(make_note(f"release checklist item {i}", minutes=i), NS, unit(i))
-    assert len(store.keyword_search("checklist", NoteFilter(PROJECT), 7)) == 7
+    assert len(keyword(store, "checklist", NoteFilter(PROJECT), 7)) == 7
 
 
 # -- global settings ------------------------------------------------------------------
@@ -461,12 +556,15 @@ def fill(store: NoteStore) -> list[Note]:
 
 def observe(store: NoteStore) -> tuple:
     where = NoteFilter(PROJECT, GroupId("g1"), Tags(("t",)))
+    hybrid = everything(store, unit(5), NoteFilter(PROJECT), k=10, text="東京 migration 1")
     return (
         [(s.note, s.namespace) for s in store.iter_notes()],
         store.namespaces(),
-        ids(store.search(NS, unit(5), NoteFilter(PROJECT), 10)),
-        ids(store.search(NS, unit(5), where, 10)),
-        ids(store.keyword_search("東京 migration 1", NoteFilter(PROJECT), 10)),
+        ids(semantic(store, NS, unit(5), NoteFilter(PROJECT), 10)),
+        ids(semantic(store, NS, unit(5), where, 10)),
+        ids(keyword(store, "東京 migration 1", NoteFilter(PROJECT), 10)),
+        {key: [(n.id, n.created_at, n.cosine) for n in near] for key, near in hybrid.neighbours.items()},
+        (hybrid.spread.count, round(hybrid.spread.mean, 9), round(hybrid.spread.std, 9)),
         ids(store.list_recent(NoteFilter(PROJECT), 50)),
         list(store.iter_globals()),
         [None if (v := store.vector(n.note.id, OTHER)) is None else list(v) for n in store.iter_notes()],

@@ -15,6 +15,7 @@ import pytest
 from adapters.faiss_store import FaissNoteStore
 from adapters.faiss_store.lines import decode_line
 from application.errors import StoreCorrupt
+from application.ports import Candidate, CandidateQuery
 from domain.note import NoteFilter
 from tests.integration.store_worker import NS, PROJECT, expected_note, expected_vector
 
@@ -36,11 +37,15 @@ def assert_holds(data: Path, tag: str, indexes: list[int]) -> None:
             stored = store.get(note.id)
             assert stored is not None, f"acknowledged note {index} is missing"
             assert stored.note == note and stored.namespace == NS
-            hits = store.search(NS, expected_vector(tag, index), NoteFilter(PROJECT), 1)
-            assert hits[0].stored.note.id == note.id
+            found = store.candidates(CandidateQuery(NoteFilter(PROJECT), 1, NS, expected_vector(tag, index)))
+            assert found.semantic[0].id == note.id.value
         assert len(store.list_recent(NoteFilter(PROJECT), 100_000)) >= len(set(indexes))
     finally:
         store.close()
+
+
+def keyword_candidates(store: FaissNoteStore, text: str) -> list[Candidate]:
+    return list(store.candidates(CandidateQuery(NoteFilter(PROJECT), 10, text=text)).keyword)
 
 
 def journal_of(data: Path) -> Path:
@@ -195,11 +200,11 @@ def test_damaged_vectors_fail_their_namespace_search_and_nothing_else(tmp_path: 
     store = FaissNoteStore(tmp_path / "data")
     try:
         with pytest.raises(StoreCorrupt) as raised:
-            store.search(NS, expected_vector("flip", 0), NoteFilter(PROJECT), 3)
+            store.candidates(CandidateQuery(NoteFilter(PROJECT), 3, NS, expected_vector("flip", 0)))
         assert raised.value.path == str(path)
         assert store.get(expected_note("flip", 3).id).note == expected_note("flip", 3)
         assert len(store.list_recent(NoteFilter(PROJECT), 10)) == 5
-        assert len(store.keyword_search("durability", NoteFilter(PROJECT), 10)) == 5
+        assert len(keyword_candidates(store, "durability")) == 5
     finally:
         store.close()
 
@@ -225,11 +230,11 @@ def test_a_compaction_releases_the_files_of_the_snapshot_before_it(tmp_path: Pat
         store.put(expected_note("old", 3), NS, expected_vector("old", 3))
         store.compact()
         assert len(other.list_recent(NoteFilter(PROJECT), 10)) == 4  # follows to the new generation
-        assert store.keyword_search("durability", NoteFilter(PROJECT), 10)
+        assert keyword_candidates(store, "durability")
         store.put(expected_note("old", 4), NS, expected_vector("old", 4))
         store.compact()
         assert len(other.list_recent(NoteFilter(PROJECT), 10)) == 5
-        assert len(store.keyword_search("durability", NoteFilter(PROJECT), 10)) == 5
+        assert len(keyword_candidates(store, "durability")) == 5
         mapped = Path("/proc/self/maps").read_text()
         assert str(data) in mapped and "(deleted)" not in "".join(
             line for line in mapped.splitlines() if str(data) in line

@@ -14,6 +14,7 @@ import pytest
 from adapters.faiss_store import FaissNoteStore
 from adapters.faiss_store import partition as partitioning
 from domain.identifiers import CanonicalProjectId, GroupId, Namespace, NoteId
+from application.ports import CandidateQuery
 from domain.note import Note, NoteFilter
 from tests.integration.test_faiss_store_durability import flip_byte
 from tests.unit.test_partition import topics, unit
@@ -34,8 +35,10 @@ def note(index: int, group: str | None = None) -> Note:
     )
 
 
-def index_of(hit) -> int:
-    return int(hit.stored.note.text.split()[1])
+def found(store: FaissNoteStore, q: np.ndarray, where: NoteFilter, k: int) -> list[int]:
+    """The indexes of the notes a semantic question finds, best first."""
+    answer = store.candidates(CandidateQuery(where, k, NS, q))
+    return [int(answer.notes[c.id].note.text.split()[1]) for c in answer.semantic]
 
 
 @pytest.fixture
@@ -76,8 +79,8 @@ def test_compaction_writes_a_partition_that_a_new_process_loads_and_searches_wit
     space = reopened._live.state.spaces[str(NS)]
     assert space.partition is not None and space.partition.usable
     every = np.arange(COUNT)
-    found = [set(map(index_of, reopened.search(NS, q, NoteFilter(PROJECT), 10))) for q in queries]
-    recall = np.mean([len(f & set(exact_top(vectors, q, every, 10))) / 10 for f, q in zip(found, queries)])
+    hits = [set(found(reopened, q, NoteFilter(PROJECT), 10)) for q in queries]
+    recall = np.mean([len(f & set(exact_top(vectors, q, every, 10))) / 10 for f, q in zip(hits, queries)])
     assert recall >= 0.99
     lists = space.slot_list.values[space.row_slot.values[:COUNT]]
     assert np.all(np.diff(lists[np.argsort(space.row_slot.values[:COUNT])]) >= 0)  # written grouped by list
@@ -88,16 +91,16 @@ def test_writes_after_the_partition_are_found_and_deletes_are_gone(partitioned, 
     store = reopened
     for j, q in enumerate(queries[:10]):  # a new note at each query: it must come first
         store.put(note(COUNT + j), NS, q)
-    gone = [index_of(store.search(NS, q, NoteFilter(PROJECT), 2)[1]) for q in queries[10:20]]
+    gone = [found(store, q, NoteFilter(PROJECT), 2)[1] for q in queries[10:20]]
     for i in gone:
         assert store.delete(note(i).id)
     for j, q in enumerate(queries[:10]):
-        assert index_of(store.search(NS, q, NoteFilter(PROJECT), 1)[0]) == COUNT + j
+        assert found(store, q, NoteFilter(PROJECT), 1) == [COUNT + j]
     for q in queries[10:20]:
-        assert not set(gone) & set(map(index_of, store.search(NS, q, NoteFilter(PROJECT), 30)))
+        assert not set(gone) & set(found(store, q, NoteFilter(PROJECT), 30))
     store.compact()  # the new vectors join their lists in the next snapshot too
     for j, q in enumerate(queries[:10]):
-        assert index_of(store.search(NS, q, NoteFilter(PROJECT), 1)[0]) == COUNT + j
+        assert found(store, q, NoteFilter(PROJECT), 1) == [COUNT + j]
 
 
 def test_a_narrow_filter_is_answered_exactly(partitioned, reopened) -> None:
@@ -105,12 +108,12 @@ def test_a_narrow_filter_is_answered_exactly(partitioned, reopened) -> None:
     in_group = np.arange(1, COUNT, 4)  # group g1: a quarter of the space
     where = NoteFilter(PROJECT, GroupId("g1"))
     for q in queries:
-        assert [index_of(h) for h in reopened.search(NS, q, where, 10)] == exact_top(vectors, q, in_group, 10)
+        assert found(reopened, q, where, 10) == exact_top(vectors, q, in_group, 10)
 
 
 def test_top_k_beyond_the_probed_lists_still_returns_k(partitioned, reopened) -> None:
     _data, _vectors, queries = partitioned
-    assert len(reopened.search(NS, queries[0], NoteFilter(PROJECT), COUNT - 5)) == COUNT - 5
+    assert len(found(reopened, queries[0], NoteFilter(PROJECT), COUNT - 5)) == COUNT - 5
 
 
 @pytest.mark.parametrize("name", ["space-0000.centroids.npy", "space-0000.lists.npy"])
@@ -122,7 +125,7 @@ def test_a_damaged_partition_file_falls_back_to_exact_search_and_is_trained_agai
     store = FaissNoteStore(data)
     try:
         exact = np.argsort(-(vectors @ queries[0]), kind="stable")[:10]
-        assert [index_of(h) for h in store.search(NS, queries[0], NoteFilter(PROJECT), 10)] == exact.tolist()
+        assert found(store, queries[0], NoteFilter(PROJECT), 10) == exact.tolist()
         store.compact()
         (snapshot,) = data.glob("snapshot-*")
         assert (snapshot / name).exists()

@@ -13,6 +13,7 @@ import structlog
 from adapters.embedders.hashing_factory import HashingEmbedderFactory
 from adapters.faiss_store import FaissNoteStore
 from application.errors import StoreCorrupt
+from application.ports import CandidateQuery, StoredNote
 from domain.note import NoteFilter
 from entrypoints.bootstrap import LazyServices, ServerOptions, build
 from entrypoints.mcp.protocol import McpOptions
@@ -27,6 +28,12 @@ FORMAT2 = Path(__file__).parents[1] / "data" / "format2_store"
 def small(tmp_path: Path) -> tuple[Path, Written]:
     data = tmp_path / "data"
     return data, build_small_store(data)
+
+
+def hits(store: FaissNoteStore, where: NoteFilter, *, query=None, text: str | None = None) -> list[tuple[StoredNote, float]]:
+    """The candidates of a semantic (``query``) or keyword (``text``) question, with their notes."""
+    found = store.candidates(CandidateQuery(where, 100, None if query is None else NS, query, text))
+    return [(found.notes[c.id], c.score) for c in (*found.semantic, *found.keyword)]
 
 
 def tree(directory: Path) -> dict[str, bytes]:
@@ -104,9 +111,9 @@ def test_a_damaged_note_body_fails_only_that_note_and_the_keyword_index_is_whole
         project = damaged.project_id
         others = {i for i, n in written.notes.items() if n.project_id == project and i != damaged.id}
         assert {s.note.id for s in store.list_recent(NoteFilter(project), 100)} == others
-        assert {h.stored.note.id for h in store.keyword_search("caching", NoteFilter(project), 100)} <= others
-        assert {h.stored.note.id for h in store.keyword_search("note", NoteFilter(project), 100)} == others
-        assert {h.stored.note.id for h in store.search(NS, vector(0), NoteFilter(project), 100)} == others
+        assert {s.note.id for s, _ in hits(store, NoteFilter(project), text="caching")} <= others
+        assert {s.note.id for s, _ in hits(store, NoteFilter(project), text="note")} == others
+        assert {s.note.id for s, _ in hits(store, NoteFilter(project), query=vector(0))} == others
         for note_id in others:
             assert store.get(note_id).note == written.notes[note_id]
     finally:

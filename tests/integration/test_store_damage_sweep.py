@@ -21,6 +21,7 @@ import pytest
 from adapters.faiss_store import FaissNoteStore
 from adapters.faiss_store.salvage import as_export, salvage
 from application.errors import StoreCorrupt
+from application.ports import CandidateQuery, StoredNote
 from domain.note import NoteFilter
 from tests.integration.small_store import NS, PROJECTS, Written, build as build_small_store, vector
 
@@ -58,6 +59,12 @@ def answer(read):
         return StoreCorrupt
 
 
+def hits(store: FaissNoteStore, where: NoteFilter, *, query=None, text: str | None = None) -> list[tuple[StoredNote, float]]:
+    """The candidates of a semantic (``query``) or keyword (``text``) question, with their notes."""
+    found = store.candidates(CandidateQuery(where, 100, None if query is None else NS, query, text))
+    return [(found.notes[c.id], c.score) for c in (*found.semantic, *found.keyword)]
+
+
 def check_reads(store: FaissNoteStore, written: Written) -> set:
     """Every read path; the ids that ``get`` reports damaged."""
     damaged = set()
@@ -75,16 +82,16 @@ def check_reads(store: FaissNoteStore, written: Written) -> set:
             assert [s.note.id for s in listed] == [i for i in everyone if i not in damaged]
             assert all(s.note == written.notes[s.note.id] for s in listed)
         for query in (vector(3), vector(101)):
-            hits = answer(lambda: store.search(NS, query, NoteFilter(project), 100))
-            if hits is not StoreCorrupt:
-                assert {h.stored.note.id for h in hits} == mine - damaged
-                for hit in hits:
-                    assert hit.stored.note == written.notes[hit.stored.note.id]
-                    assert hit.score == pytest.approx(float(written.vectors[hit.stored.note.id] @ query), abs=1e-5)
-        found = answer(lambda: store.keyword_search("caching note", NoteFilter(project), 100))
+            semantic = answer(lambda: hits(store, NoteFilter(project), query=query))
+            if semantic is not StoreCorrupt:
+                assert {s.note.id for s, _ in semantic} == mine - damaged
+                for stored, score in semantic:
+                    assert stored.note == written.notes[stored.note.id]
+                    assert score == pytest.approx(float(written.vectors[stored.note.id] @ query), abs=1e-5)
+        found = answer(lambda: hits(store, NoteFilter(project), text="caching note"))
         if found is not StoreCorrupt:
-            assert {h.stored.note.id for h in found} <= mine - damaged
-            assert all(h.stored.note == written.notes[h.stored.note.id] for h in found)
+            assert {s.note.id for s, _ in found} <= mine - damaged
+            assert all(s.note == written.notes[s.note.id] for s, _ in found)
     for (project, key), entry in written.globals.items():
         got = answer(lambda: store.get_global(project, key))
         assert got is StoreCorrupt or got == entry

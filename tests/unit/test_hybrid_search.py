@@ -14,17 +14,15 @@ from adapters.manual_clock import ManualClock
 from adapters.memory_config import InMemoryConfigRepository
 from adapters.memory_store import InMemoryNoteStore
 from application.add_note import AddNote, add_note
-from application.ports import EmbedKind, Hit, Spread, StoredNote
+from application.ports import Candidate, EmbedKind, Spread
 from application.ranking import KEYWORD_EVIDENCE, SPREAD_MIN_NOTES, blend, calibrated_scores, with_context
 from application.search import DEFAULT_MODE, SearchNotes, search
 from application.services import Services
 from application.settings import EmbedderSettings
-from domain.identifiers import CanonicalProjectId, GroupId, Namespace, NoteId
-from domain.note import Note
+from domain.identifiers import GroupId
 from entrypoints.bootstrap import ServerOptions, build
 
 README = Path(__file__).resolve().parents[2] / "README.md"
-NAMESPACE = Namespace("test", "table", 3)
 T0 = datetime(2024, 1, 15, 10, 30, tzinfo=timezone.utc)
 
 
@@ -61,19 +59,12 @@ def services_with(tmp_path: Path, embedder: TableEmbedder) -> Services:
     )
 
 
-def hit(key: int, score: float, minutes: int = 0) -> Hit:
-    note = Note(
-        id=NoteId(f"00000000-0000-4000-8000-{key:012x}"),
-        project_id=CanonicalProjectId("p"),
-        group_id=GroupId("g"),
-        text=f"note {key}",
-        created_at=T0 + timedelta(minutes=minutes),
-    )
-    return Hit(StoredNote(note, NAMESPACE), score)
+def hit(key: int, score: float, minutes: int = 0) -> Candidate:
+    return Candidate(f"00000000-0000-4000-8000-{key:012x}", T0 + timedelta(minutes=minutes), score)
 
 
-def ids(hits: list[Hit]) -> list[int]:
-    return [int(h.stored.note.id.value[-12:], 16) for h in hits]
+def ids(found: list[Candidate]) -> list[int]:
+    return [int(c.id[-12:], 16) for c in found]
 
 
 def test_a_note_found_only_by_keyword_and_one_found_only_by_meaning_both_surface_in_hybrid_mode(
@@ -146,7 +137,7 @@ def test_calibration_needs_enough_notes_to_measure_a_spread() -> None:
 def test_the_neighbours_of_the_best_hits_share_their_score() -> None:
     fused = [hit(0xA, 0.8), hit(0xB, 0.5), hit(0xC, 0.45), hit(0xD, 0.3)]
 
-    rescored = with_context(fused, {hit(0xA, 0).stored.note.id.value: [hit(0xC, 0).stored.note.id.value]}, 0.3)
+    rescored = with_context(fused, {hit(0xA, 0).id: [hit(0xC, 0).id]}, 0.3)
 
     assert ids(rescored) == [0xA, 0xC, 0xB, 0xD]
     assert [round(h.score, 6) for h in rescored] == [round(0.8 + 0.3 * 0.45, 6), round(0.45 + 0.3 * 0.8, 6), 0.5, 0.3]
@@ -189,7 +180,7 @@ def test_hybrid_scores_are_in_0_1_and_sorted_highest_first(
 
     assert all(0.0 <= h.score <= 1.0 for h in fused)
     assert [h.score for h in fused] == sorted((h.score for h in fused), reverse=True)
-    assert len(fused) == len({h.stored.note.id for h in sem_hits + kw_hits})
+    assert len(fused) == len({c.id for c in sem_hits + kw_hits})
 
 
 def test_the_default_mode_is_hybrid_as_the_readme_says() -> None:
