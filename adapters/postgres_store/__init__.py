@@ -1,0 +1,12 @@
+"""The team store: ``PostgresNoteStore``, the store ports on PostgreSQL with pgvector.
+
+Modules: ``url`` (the store URL, masked for display), ``schema`` (versioned migrations
+under an advisory lock), ``codec`` (exact JSON text for notes and values), ``queries`` (the
+filter and the one-statement hybrid question), ``connection`` (the pool, errors),
+``store`` (``PostgresNoteStore``). Needs the ``postgres`` extra
+(``pip install 'mcp-memory[postgres]'``): psycopg 3, psycopg-pool, pgvector.
+"""
+
+from adapters.postgres_store.store import PostgresNoteStore
+
+__all__ = ["PostgresNoteStore"]

@@ -1,0 +1,115 @@
+"""How notes, global values and tags are written into PostgreSQL and read back exactly.
+
+A note's fields are kept as one JSON text (``notes.doc``), encoded by msgspec like the FAISS
+store's records, not as ``jsonb``: ``jsonb`` normalizes numbers (``1.0`` reads back ``1``,
+a large float loses digits) and keeps one of duplicate keys, and no PostgreSQL text or
+``jsonb`` value can hold a NUL character. JSON text escapes NUL as ``\\u0000``, so a NUL in
+a note's text, title, tags, source or metadata is stored and read back like any other
+character. Global values are kept the same way (``globals.value``).
+
+The columns the SQL filters on are copies: ``tags`` holds each tag escaped (``\\`` as
+``\\\\``, NUL as ``\\0``), and required tags are escaped alike, so matching stays exact.
+
+Every record is read back before it is written, as the FAISS store does: a value JSON would
+change or cannot carry (NaN, a non-string key, a lone surrogate) is refused with
+``InvalidValue`` at its field, and nothing is written.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from application.ports import StoredNote
+from domain.errors import InvalidValue
+from domain.identifiers import CanonicalProjectId, GlobalKey, GroupId, Namespace, NoteId
+from domain.note import GlobalEntry, Note, Tags
+from domain.time import format_instant, parse_instant
+
+
+class NoteDoc(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True, gc=False):
+    """A note's fields as stored in ``notes.doc``; ``created`` is ISO 8601 UTC."""
+
+    id: str
+    project: str
+    group: str
+    text: str
+    created: str
+    title: str | None = None
+    tags: tuple[str, ...] = ()
+    source: str | None = None
+    metadata: dict[str, Any] | None = None
+
+
+_encoder = msgspec.json.Encoder()
+_doc_decoder = msgspec.json.Decoder(NoteDoc)
+_RULE = "must hold only what JSON carries unchanged (no NaN, non-string keys or lone surrogates)"
+_DOMAIN_NAMES = {"group": "group_id", "project": "project_id", "created": "created_at"}
+
+
+def note_doc(note: Note) -> str:
+    """The JSON text of a note, checked to read back as written."""
+    doc = NoteDoc(
+        id=note.id.value,
+        project=note.project_id.value,
+        group=note.group_id.value,
+        text=note.text,
+        created=format_instant(note.created_at),
+        title=note.title,
+        tags=note.tags.values,
+        source=note.source,
+        metadata=note.metadata,
+    )
+    text = _encoded(doc)
+    if text is not None and _doc_decoder.decode(text) == doc:
+        return text
+    field = next((name for name in doc.__struct_fields__ if not _reads_back(getattr(doc, name))), None)
+    raise InvalidValue("Note", _RULE, "a value that would not read back", _DOMAIN_NAMES.get(field, field))
+
+
+def stored_note(doc: str, namespace: str) -> StoredNote:
+    d = _doc_decoder.decode(doc)
+    note = Note(
+        id=NoteId(d.id),
+        project_id=CanonicalProjectId(d.project),
+        group_id=GroupId(d.group),
+        text=d.text,
+        created_at=parse_instant(d.created),
+        title=d.title,
+        tags=Tags(d.tags),
+        source=d.source,
+        metadata=d.metadata,
+    )
+    return StoredNote(note, Namespace.parse(namespace))
+
+
+def global_value(entry: GlobalEntry) -> str:
+    text = _encoded(entry.value)
+    if text is None or msgspec.json.decode(text) != entry.value:
+        raise InvalidValue("GlobalEntry", _RULE, "a value that would not read back", "value")
+    return text
+
+
+def global_entry(project: str, key: str, value: str, updated: str) -> GlobalEntry:
+    return GlobalEntry(CanonicalProjectId(project), GlobalKey(key), msgspec.json.decode(value), parse_instant(updated))
+
+
+def escaped_tags(tags: Tags) -> list[str]:
+    """Tags as the ``tags`` columns hold them: no NUL, one escaped form per tag."""
+    return [t.replace("\\", "\\\\").replace("\x00", "\\0") for t in tags.values]
+
+
+def _encoded(value: Any) -> str | None:
+    try:
+        return _encoder.encode(value).decode()
+    except (msgspec.EncodeError, TypeError, ValueError, OverflowError, UnicodeError):
+        return None
+
+
+def _reads_back(value: object) -> bool:
+    text = _encoded(value)
+    try:
+        return text is not None and (msgspec.json.decode(text) == value or isinstance(value, tuple))
+    except (msgspec.MsgspecError, ValueError):
+        return False

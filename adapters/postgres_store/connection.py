@@ -1,0 +1,88 @@
+"""The connection pool of one server, and what a database failure becomes: ``StoreError``.
+
+One ``psycopg_pool.ConnectionPool`` per store (and so per server). Every connection is
+checked when it is taken from the pool (an empty query), so connections left broken by a
+database restart are replaced before use, and the server recovers on its own once the
+database is back. Pool connections are in autocommit: each read is one statement (one
+snapshot); each write opens its own transaction.
+
+Failure modes, each a ``StoreError`` whose message names host, port and database and never
+the password: the server cannot be reached or refused the login (``cannot reach …``),
+no connection within ``timeout`` seconds, the connection dropped mid-request, any other
+database error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import psycopg
+import psycopg_pool
+from pgvector.psycopg import register_vector
+
+from adapters.postgres_store.queries import SESSION_SETTINGS
+from adapters.postgres_store.url import StoreUrl
+from application.errors import StoreError
+from application.redaction import redact
+
+APPLICATION_NAME = "mcp-memory"
+
+
+def connect(url: StoreUrl, timeout: float) -> psycopg.Connection:
+    """One connection outside the pool (for the schema), in autocommit."""
+    return psycopg.connect(
+        url.conninfo, autocommit=True, connect_timeout=max(1, int(timeout)), application_name=APPLICATION_NAME
+    )
+
+
+def open_pool(url: StoreUrl, *, max_size: int, timeout: float) -> psycopg_pool.ConnectionPool:
+    def configure(conn: psycopg.Connection) -> None:
+        register_vector(conn)
+        for setting in SESSION_SETTINGS:
+            conn.execute(setting)
+
+    pool = psycopg_pool.ConnectionPool(
+        url.conninfo,
+        min_size=1,
+        max_size=max_size,
+        kwargs={"autocommit": True, "connect_timeout": max(1, int(timeout)), "application_name": APPLICATION_NAME},
+        configure=configure,
+        check=psycopg_pool.ConnectionPool.check_connection,
+        timeout=timeout,
+        reconnect_timeout=0,  # keep trying for ever: the database may come back
+        name="mcp-memory",
+        open=False,
+    )
+    pool.open(wait=False)
+    return pool
+
+
+@contextmanager
+def failures(url: StoreUrl, action: str) -> Iterator[None]:
+    """Re-raise a database failure as ``StoreError`` naming where the database is."""
+    try:
+        yield
+    except psycopg_pool.PoolTimeout as exc:
+        raise StoreError(
+            f"cannot {action}: no connection to PostgreSQL ({url.place}) within the timeout; "
+            f"{_reachability(url)}"
+        ) from exc
+    except psycopg.OperationalError as exc:
+        raise StoreError(f"cannot {action}: PostgreSQL ({url.place}) failed: {_said(url, exc)}") from exc
+    except psycopg.Error as exc:
+        raise StoreError(f"cannot {action}: PostgreSQL ({url.place}) refused: {_said(url, exc)}") from exc
+
+
+def _reachability(url: StoreUrl) -> str:
+    """Why a fresh connection fails now, or that it succeeds (the pool was only busy)."""
+    try:
+        with connect(url, 3):
+            return "the database answers now: try again"
+    except psycopg.Error as exc:
+        return f"connecting says: {_said(url, exc)}"
+
+
+def _said(url: StoreUrl, exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return redact(text, [url.password])

@@ -1,0 +1,189 @@
+"""The SQL of the read side: the filter of a ``NoteFilter``, and the one statement that
+answers a whole ``CandidateQuery`` (``candidates_sql``).
+
+The hybrid question is one statement, one round trip, one snapshot. Its parts (CTEs):
+
+* **semantic**: the ``depth`` nearest vectors of the namespace in scope, by cosine
+  (pgvector ``<=>``). How it scans is decided inside the statement: ``scope_size`` counts the
+  matching vectors up to ``EXACT_SCAN_MAX + 1`` through the ``(space, project, grp, written)``
+  index; at most ``EXACT_SCAN_MAX`` of them are scored exactly (``exact``, an expression no
+  index serves, so it is always a scan of the filtered rows); more go to the namespace's
+  HNSW index (``approx``, with ``hnsw.iterative_scan = relaxed_order`` set on every
+  connection, so the index keeps walking until ``depth`` rows pass the filter, then
+  re-sorted exactly). If the index still gives fewer than ``depth`` (a filter keeping a tiny
+  share of a huge namespace can exhaust ``hnsw.max_scan_tuples``), ``exact`` runs after all:
+  a filter never returns a short list. Whichever part is not needed is skipped by
+  PostgreSQL's one-time filter before it reads a row.
+* **spread**: mean and population standard deviation of the query's cosine over the scope,
+  all of it up to ``sample`` vectors, else ``sample`` of them evenly spaced in write order
+  (``floor(k * (n - 1) / (sample - 1))``, as ``numpy.linspace`` picks them).
+* **keyword**: Okapi BM25 exactly as ``adapters.keyword_index`` scores it (k1 0.9, b 0.5,
+  the same terms from ``adapters.text_analysis``, computed in Python at write time into
+  ``postings``), divided by the query's weight and capped at 1; document frequencies are
+  counted from ``postings`` in the statement's snapshot, so they are always current.
+* **neighbours**: for each candidate, the matching note of its group just before and just
+  after it by ``(created, written)``, through the ``(project, grp, created, written)`` index,
+  with its cosine when it has a vector in the namespace.
+* **docs**: the stored fields and home namespace of every note named above.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from adapters.keyword_index import B, K1
+from adapters.postgres_store.codec import escaped_tags
+from domain.note import NoteFilter
+
+EXACT_SCAN_MAX = 5_000
+"""Scopes of at most this many vectors are scanned exactly: measured at 384 dimensions, an
+exact scan of 5,000 filtered vectors takes about as long as an HNSW walk (see README)."""
+
+HNSW_EF_SEARCH = 100
+HNSW_MAX_SCAN_TUPLES = 100_000
+SESSION_SETTINGS = (
+    "SET hnsw.iterative_scan = relaxed_order",
+    f"SET hnsw.ef_search = {HNSW_EF_SEARCH}",
+    f"SET hnsw.max_scan_tuples = {HNSW_MAX_SCAN_TUPLES}",
+)
+
+
+def filter_sql(where: NoteFilter, alias: str, params: dict[str, Any]) -> str:
+    """The conditions of ``where`` on a table with ``project, grp, created, tags`` columns."""
+    params["project"] = where.project_id.value
+    parts = [f"{alias}.project = %(project)s"]
+    if where.group_id is not None:
+        params["grp"] = where.group_id.value
+        parts.append(f"{alias}.grp = %(grp)s")
+    if where.tags.values:
+        params["tags"] = escaped_tags(where.tags)
+        parts.append(f"{alias}.tags @> %(tags)s::text[]")
+    if where.window.since is not None:
+        params["since"] = where.window.since
+        parts.append(f"{alias}.created >= %(since)s")
+    if where.window.until is not None:
+        params["until"] = where.window.until
+        parts.append(f"{alias}.created < %(until)s")
+    return " AND ".join(parts)
+
+
+def candidates_sql(
+    where: NoteFilter,
+    *,
+    space: int | None,
+    dim: int,
+    semantic: bool,
+    keyword: bool,
+    spread: bool,
+    neighbours: bool,
+    params: dict[str, Any],
+) -> str:
+    """One statement answering a question. Rows ``(kind, id, created, score, std, n, seed,
+    doc, home)``: kind ``s`` a semantic candidate (score: cosine), ``k`` a keyword candidate
+    (score), ``p`` the spread (score: mean, std, n), ``n`` a neighbour of ``seed`` (score:
+    cosine or null; n: 0 before, 1 after), ``d`` a note's doc and home. ``space`` None: the
+    namespace holds no vectors. Needs ``q`` (the query vector), ``depth``, ``sample`` and
+    ``terms`` in ``params`` as the parts asked for use them."""
+    v_filter = filter_sql(where, "v", params)
+    n_filter = filter_sql(where, "n", params)
+    ctes: list[str] = []
+    outputs: list[str] = []
+    seeds: list[str] = []
+    vec = f"%(q)s::vector({int(dim)})"
+    has_space = space is not None
+    if semantic and has_space:
+        s = int(space)
+        ctes += [
+            f"""scope_size AS (
+                SELECT count(*) AS n FROM (SELECT 1 FROM vectors v WHERE v.space = {s} AND {v_filter}
+                                           LIMIT {EXACT_SCAN_MAX + 1}) x)""",
+            f"""approx AS MATERIALIZED (
+                SELECT v.note, v.created, v.embedding::vector({int(dim)}) <=> {vec} AS distance FROM vectors v
+                WHERE (SELECT n FROM scope_size) > {EXACT_SCAN_MAX} AND v.space = {s} AND {v_filter}
+                ORDER BY v.embedding::vector({int(dim)}) <=> {vec} LIMIT %(depth)s)""",
+            f"""exact AS MATERIALIZED (
+                SELECT v.note, v.created, 1 - (v.embedding <=> {vec}) AS cosine FROM vectors v
+                WHERE ((SELECT n FROM scope_size) <= {EXACT_SCAN_MAX} OR (SELECT count(*) FROM approx) < %(depth)s)
+                  AND v.space = {s} AND {v_filter}
+                ORDER BY cosine DESC, v.created DESC, v.note LIMIT %(depth)s)""",
+            """semantic AS (
+                SELECT note, created, cosine FROM exact
+                UNION ALL
+                SELECT note, created, 1 - distance FROM approx WHERE NOT EXISTS (SELECT 1 FROM exact))""",
+        ]
+        outputs.append("SELECT 's', note, created, cosine, NULL::float8, NULL::bigint, NULL, NULL, NULL FROM semantic")
+        seeds.append("SELECT note FROM semantic")
+    if spread and has_space:
+        s = int(space)
+        ctes += [
+            f"""spread_scope AS MATERIALIZED (
+                SELECT v.note, row_number() OVER (ORDER BY v.written) - 1 AS i FROM vectors v
+                WHERE v.space = {s} AND {v_filter})""",
+            "spread_n AS (SELECT count(*) AS n FROM spread_scope)",
+            """spread_picks AS (
+                SELECT floor(k * ((n - 1)::float8 / greatest(%(sample)s - 1, 1)))::bigint AS i
+                FROM spread_n, generate_series(0, %(sample)s - 1) k WHERE n > %(sample)s)""",
+            f"""spread AS (
+                SELECT count(*) AS n, avg(c) AS mean, stddev_pop(c) AS std FROM (
+                    SELECT 1 - (v.embedding <=> {vec}) AS c
+                    FROM spread_scope x JOIN vectors v ON v.note = x.note AND v.space = {s}
+                    WHERE (SELECT n FROM spread_n) <= %(sample)s OR x.i IN (SELECT i FROM spread_picks)) y)""",
+        ]
+        outputs.append("SELECT 'p', NULL, NULL, mean, std, n, NULL, NULL, NULL FROM spread")
+    if keyword:
+        ctes += [
+            """kw_totals AS (
+                SELECT notes::float8 AS n, terms::float8 AS total FROM keyword_totals
+                WHERE project = %(project)s AND notes > 0)""",
+            "kw_terms AS (SELECT DISTINCT t AS term FROM unnest(%(terms)s::text[]) t)",
+            """kw_idf AS (
+                SELECT q.term, ln(1 + (tot.n - d.df + 0.5) / (d.df + 0.5)) AS idf
+                FROM kw_terms q CROSS JOIN kw_totals tot
+                CROSS JOIN LATERAL (SELECT count(*)::float8 AS df FROM postings p
+                                    WHERE p.project = %(project)s AND p.term = q.term) d)""",
+            "kw_weight AS (SELECT sum(idf) AS w FROM kw_idf)",
+            f"""kw_raw AS (
+                SELECT p.note, sum(i.idf * {K1 + 1.0} * p.tf
+                    / (p.tf + {K1 * (1.0 - B)} + {K1 * B} / coalesce(nullif(tot.total / tot.n, 0), 1) * p.length)) AS raw
+                FROM kw_idf i JOIN postings p ON p.project = %(project)s AND p.term = i.term
+                CROSS JOIN kw_totals tot GROUP BY p.note)""",
+            f"""keyword AS MATERIALIZED (
+                SELECT n.id AS note, n.created, least(1.0, r.raw / w.w) AS score
+                FROM kw_raw r JOIN notes n ON n.id = r.note CROSS JOIN kw_weight w
+                WHERE r.raw > 0 AND {n_filter}
+                ORDER BY score DESC, n.created DESC, n.id LIMIT %(depth)s)""",
+        ]
+        outputs.append("SELECT 'k', note, created, score, NULL, NULL, NULL, NULL, NULL FROM keyword")
+        seeds.append("SELECT note FROM keyword")
+    named = list(seeds)
+    if neighbours and seeds:
+        cosine = f"1 - (v.embedding <=> {vec})" if semantic and has_space else "NULL::float8"
+        space_join = f"LEFT JOIN vectors v ON v.note = nb.id AND v.space = {int(space)}" if semantic and has_space else ""
+        ctes += [
+            f"seeds AS ({' UNION '.join(seeds)})",
+            f"""neighbours AS MATERIALIZED (
+                SELECT s.note AS seed, nb.id, nb.created, nb.pos FROM seeds s JOIN notes c ON c.id = s.note
+                CROSS JOIN LATERAL (
+                    (SELECT n.id, n.created, 0 AS pos FROM notes n
+                     WHERE n.grp = c.grp AND {n_filter} AND (n.created, n.written) < (c.created, c.written)
+                     ORDER BY n.created DESC, n.written DESC LIMIT 1)
+                    UNION ALL
+                    (SELECT n.id, n.created, 1 AS pos FROM notes n
+                     WHERE n.grp = c.grp AND {n_filter} AND (n.created, n.written) > (c.created, c.written)
+                     ORDER BY n.created, n.written LIMIT 1)
+                ) nb)""",
+        ]
+        outputs.append(
+            f"SELECT 'n', nb.id, nb.created, {cosine}, NULL, nb.pos, nb.seed, NULL, NULL FROM neighbours nb {space_join}"
+        )
+        named.append("SELECT id FROM neighbours")
+    if named:
+        ctes.append(f"named AS ({' UNION '.join(named)})")
+        outputs.append(
+            "SELECT 'd', n.id, NULL, NULL, NULL, NULL, NULL, n.doc, ns.name "
+            "FROM named x JOIN notes n ON n.id = x.note JOIN namespaces ns ON ns.id = n.home"
+        )
+    if not outputs:
+        return ""
+    head = f"WITH {', '.join(ctes)} " if ctes else ""
+    return head + " UNION ALL ".join(f"({o})" for o in outputs)

@@ -1,0 +1,124 @@
+"""The schema, created and migrated by the store itself: versioned migrations, applied in
+order, each once, inside one transaction under an advisory lock, so that several servers
+starting at once on an empty database create it once and none sees half of it.
+
+``mcp_memory_schema`` records each applied version. A database whose schema is newer than
+this code is refused (``StoreError``): an older server must not write into a format it does
+not know. Adding a migration: append ``(version, sql)`` to ``MIGRATIONS``; never edit one
+that has shipped.
+
+Tables (version 1):
+
+* ``namespaces``: every namespace that holds or held vectors, numbered; each has a partial
+  HNSW index on ``vectors`` (``vectors_hnsw_<id>``), created with it.
+* ``notes``: one row per note. ``doc`` is the note's fields as JSON text (``codec``);
+  ``project``, ``grp``, ``created``, ``tags`` are copies to filter on; ``written`` is the
+  write order (from the sequence ``write_order``; a put moves a note last); ``home`` the
+  namespace of the vector it is searched by; ``length`` its number of terms (BM25).
+* ``vectors``: one row per (note, namespace), with copies of the note's filter columns, so a
+  filtered nearest-neighbour scan needs no join.
+* ``postings``: the keyword index: (project, term, note) with the term's count in the note
+  and the note's length; ``keyword_totals`` counts notes and terms per project.
+* ``globals``: the global settings, their value as JSON text.
+"""
+
+from __future__ import annotations
+
+import psycopg
+
+from application.errors import StoreError
+
+LOCK_KEY = 0x6D63_706D_656D  # pg_advisory_xact_lock key shared by every mcp-memory server
+
+MIGRATIONS: tuple[tuple[int, str], ...] = (
+    (
+        1,
+        """
+        CREATE SEQUENCE write_order;
+        CREATE TABLE namespaces (
+            id serial PRIMARY KEY,
+            name text NOT NULL UNIQUE,
+            dim integer NOT NULL CHECK (dim > 0)
+        );
+        CREATE TABLE notes (
+            id text PRIMARY KEY,
+            project text NOT NULL,
+            grp text NOT NULL,
+            created timestamptz NOT NULL,
+            written bigint NOT NULL,
+            home integer NOT NULL REFERENCES namespaces (id),
+            tags text[] NOT NULL,
+            length integer NOT NULL,
+            doc text NOT NULL
+        );
+        CREATE INDEX notes_by_group ON notes (project, grp, created, written);
+        CREATE INDEX notes_by_time ON notes (project, created, written);
+        CREATE UNIQUE INDEX notes_by_write ON notes (written);
+        CREATE INDEX notes_by_tag ON notes USING gin (tags);
+        CREATE TABLE vectors (
+            note text NOT NULL REFERENCES notes (id) ON DELETE CASCADE,
+            space integer NOT NULL REFERENCES namespaces (id),
+            project text NOT NULL,
+            grp text NOT NULL,
+            created timestamptz NOT NULL,
+            written bigint NOT NULL,
+            tags text[] NOT NULL,
+            embedding vector NOT NULL,
+            PRIMARY KEY (note, space)
+        );
+        CREATE INDEX vectors_by_scope ON vectors (space, project, grp, written);
+        CREATE INDEX vectors_by_write ON vectors (space, project, written);
+        CREATE TABLE postings (
+            project text NOT NULL,
+            term text NOT NULL,
+            note text NOT NULL REFERENCES notes (id) ON DELETE CASCADE,
+            tf integer NOT NULL,
+            length integer NOT NULL,
+            PRIMARY KEY (project, term, note)
+        );
+        CREATE INDEX postings_by_note ON postings (note);
+        CREATE TABLE keyword_totals (
+            project text PRIMARY KEY,
+            notes bigint NOT NULL,
+            terms bigint NOT NULL
+        );
+        CREATE TABLE globals (
+            project text NOT NULL,
+            key text NOT NULL,
+            value text NOT NULL,
+            updated text NOT NULL,
+            written bigint NOT NULL,
+            PRIMARY KEY (project, key)
+        );
+        """,
+    ),
+)
+LATEST = MIGRATIONS[-1][0]
+
+
+def migrate(conn: psycopg.Connection, place: str) -> int:
+    """Bring the schema to ``LATEST``; the version found before. ``conn`` is in autocommit."""
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS mcp_memory_schema (version integer PRIMARY KEY, applied timestamptz NOT NULL DEFAULT now())"
+        )
+        found = conn.execute("SELECT coalesce(max(version), 0) FROM mcp_memory_schema").fetchone()[0]
+        if found > LATEST:
+            raise StoreError(
+                f"the {place} has mcp-memory schema version {found}; this version of mcp-memory "
+                f"knows up to {LATEST}: upgrade mcp-memory"
+            )
+        for version, sql in MIGRATIONS:
+            if version > found:
+                conn.execute(sql)
+                conn.execute("INSERT INTO mcp_memory_schema (version) VALUES (%s)", (version,))
+    return found
+
+
+def hnsw_index_sql(space: int, dim: int) -> str:
+    """The partial HNSW index of one namespace (pgvector indexes need a fixed dimension)."""
+    return (
+        f"CREATE INDEX IF NOT EXISTS vectors_hnsw_{int(space)} ON vectors "
+        f"USING hnsw ((embedding::vector({int(dim)})) vector_cosine_ops) WHERE space = {int(space)}"
+    )

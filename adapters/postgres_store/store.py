@@ -1,0 +1,431 @@
+"""``PostgresNoteStore``: the store ports (``NoteStore``) on PostgreSQL with pgvector, shared
+by every server of a team.
+
+Schema and migrations: ``schema``; the SQL of the read side: ``queries``; encoding:
+``codec``; pool and errors: ``connection``.
+
+Guarantees, as ``FaissNoteStore`` gives them:
+
+* Every write is one transaction, committed when the method returns (durable as the
+  database's own settings make it). ``put_many`` and ``rehome`` are all or none.
+* Every read is one statement on a pool connection in autocommit: it sees every write
+  committed before it began, by this server or any other.
+* Several servers share one database: writes of one project serialize on that project's
+  row of ``keyword_totals`` (the BM25 counters), writes of different projects do not wait
+  for each other. A new namespace is registered (with its HNSW index) in a transaction of
+  its own, under an advisory lock.
+* Values read back exactly as written (``codec``), NUL characters included.
+
+Failure modes: ``StoreError`` naming host, port and database (never the password) when the
+database cannot be reached, refuses the login or drops the connection; the pool reconnects
+by itself when the database is back. ``StoreError`` for a vector of the wrong length, and
+for a role that may not create the ``vector`` extension in a database that lacks it.
+``InvalidValue`` for a value that would not read back, before anything is written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import timezone
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import psycopg
+
+from adapters.postgres_store import codec
+from adapters.postgres_store.connection import connect, failures, open_pool
+from adapters.postgres_store.queries import candidates_sql, filter_sql
+from adapters.postgres_store.schema import LOCK_KEY, hnsw_index_sql, migrate
+from adapters.postgres_store.url import StoreUrl
+from adapters.text_analysis import document_tokens, tokens
+from application.errors import StoreError
+from application.ports import NO_SPREAD, Candidate, CandidateQuery, Candidates, Neighbour, Spread, StoredNote, Vector
+from domain.errors import InvalidValue
+from domain.identifiers import CanonicalProjectId, GlobalKey, Namespace, NoteId
+from domain.note import GlobalEntry, Note, NoteFilter
+from domain.time import format_instant
+
+HNSW_MAX_DIM = 2000
+"""pgvector indexes ``vector`` columns of at most 2,000 dimensions; larger namespaces are
+always scanned exactly."""
+
+TERM_MAX = 128
+"""A longer term is indexed by its first 96 characters and a hash: a btree entry has a size
+limit, and nobody types such a term."""
+
+TABLES = ("namespaces", "notes", "vectors", "postings", "keyword_totals", "globals", "mcp_memory_schema")
+
+
+class PostgresNoteStore:
+    """Notes in the PostgreSQL database at ``url`` (schema created or migrated on open).
+    Thread-safe: each call takes a connection from the pool."""
+
+    def __init__(self, url: str, *, pool_size: int = 8, timeout: float = 5.0) -> None:
+        try:
+            self._url = StoreUrl.parse(url)
+        except ValueError as exc:
+            raise StoreError(f"the store URL is not valid: {exc}") from None
+        self._spaces: dict[str, tuple[int, int]] = {}
+        with failures(self._url, "open the note store"):
+            with connect(self._url, timeout) as conn:
+                _create_extension(conn, self._url)
+                migrate(conn, self._url.place)
+            self._pool = open_pool(self._url, max_size=pool_size, timeout=timeout)
+
+    @property
+    def url(self) -> StoreUrl:
+        return self._url
+
+    def close(self) -> None:
+        self._pool.close()
+
+    # -- writing ----------------------------------------------------------------------
+
+    def put(self, note: Note, namespace: Namespace, vector: Vector | None) -> None:
+        row = None if vector is None else _row(vector, namespace.dim)
+        doc = codec.note_doc(note)
+        with failures(self._url, "write to the note store"):
+            space = self._space(namespace)
+            with self._pool.connection() as conn, conn.transaction():
+                if row is None:
+                    found = conn.execute(
+                        "SELECT 1 FROM vectors WHERE note = %s AND space = %s FOR UPDATE", (note.id.value, space)
+                    ).fetchone()
+                    if found is None:
+                        raise StoreError(f"note {note.id.value} has no vector in namespace {namespace}; pass one")
+                with conn.pipeline():
+                    _write_note(conn, note, doc, space, row)
+
+    def put_many(self, notes: Sequence[tuple[Note, Vector]], namespace: Namespace) -> None:
+        rows = [_row(vector, namespace.dim) for _note, vector in notes]  # every length checked first
+        docs = []
+        for i, (note, _vector) in enumerate(notes):
+            try:
+                docs.append(codec.note_doc(note))
+            except InvalidValue as exc:
+                raise exc.at(f"[{i}]") from None
+        if not notes:
+            return
+        with failures(self._url, "write to the note store"):
+            space = self._space(namespace)
+            with self._pool.connection() as conn, conn.transaction(), conn.pipeline():
+                for (note, _vector), doc, row in zip(notes, docs, rows):
+                    _write_note(conn, note, doc, space, row)
+
+    def rehome(self, namespace: Namespace, vectors: Mapping[NoteId, Vector]) -> None:
+        rows = {note_id.value: _row(v, namespace.dim) for note_id, v in vectors.items()}
+        if not rows:
+            return
+        with failures(self._url, "write to the note store"):
+            space = self._space(namespace)
+            with self._pool.connection() as conn, conn.transaction(), conn.pipeline():
+                for key, row in rows.items():
+                    conn.execute(
+                        """INSERT INTO vectors (note, space, project, grp, created, written, tags, embedding)
+                           SELECT id, %(space)s, project, grp, created, written, tags, %(row)s FROM notes WHERE id = %(id)s
+                           ON CONFLICT (note, space) DO UPDATE SET embedding = EXCLUDED.embedding""",
+                        {"space": space, "row": row, "id": key},
+                    )
+                conn.execute("UPDATE notes SET home = %s WHERE id = ANY(%s)", (space, list(rows)))
+
+    def delete(self, note_id: NoteId) -> bool:
+        with failures(self._url, "write to the note store"), self._pool.connection() as conn:
+            found = conn.execute(
+                """WITH gone AS (DELETE FROM notes WHERE id = %s RETURNING project, length),
+                        counted AS (UPDATE keyword_totals k SET notes = k.notes - 1, terms = k.terms - gone.length
+                                    FROM gone WHERE k.project = gone.project)
+                   SELECT count(*) FROM gone""",
+                (note_id.value,),
+            ).fetchone()
+            return bool(found[0])
+
+    def drop_namespace(self, namespace: Namespace) -> int:
+        with failures(self._url, "write to the note store"), self._pool.connection() as conn:
+            cursor = conn.execute(
+                """DELETE FROM vectors v USING notes n, namespaces ns
+                   WHERE ns.name = %s AND v.space = ns.id AND n.id = v.note AND n.home <> ns.id""",
+                (str(namespace),),
+            )
+            return cursor.rowcount
+
+    def put_global(self, entry: GlobalEntry) -> None:
+        value = codec.global_value(entry)
+        with failures(self._url, "write to the note store"), self._pool.connection() as conn:
+            conn.execute(
+                """INSERT INTO globals (project, key, value, updated, written)
+                   VALUES (%s, %s, %s, %s, nextval('write_order'))
+                   ON CONFLICT (project, key) DO UPDATE
+                   SET value = EXCLUDED.value, updated = EXCLUDED.updated, written = EXCLUDED.written""",
+                (entry.project_id.value, entry.key.value, value, format_instant(entry.updated_at)),
+            )
+
+    def _space(self, namespace: Namespace) -> int:
+        """The number of ``namespace``, registered (with its HNSW index) on first use."""
+        name = str(namespace)
+        known = self._spaces.get(name)
+        if known is None:
+            with self._pool.connection() as conn:
+                found = conn.execute("SELECT id, dim FROM namespaces WHERE name = %s", (name,)).fetchone()
+                if found is None:
+                    with conn.transaction():
+                        conn.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))
+                        conn.execute(
+                            "INSERT INTO namespaces (name, dim) VALUES (%s, %s) ON CONFLICT (name) DO NOTHING",
+                            (name, namespace.dim),
+                        )
+                        found = conn.execute("SELECT id, dim FROM namespaces WHERE name = %s", (name,)).fetchone()
+                        if namespace.dim <= HNSW_MAX_DIM:
+                            conn.execute(hnsw_index_sql(found[0], namespace.dim))
+            known = self._spaces[name] = (found[0], found[1])
+        return known[0]
+
+    def _known_space(self, conn: psycopg.Connection, namespace: Namespace) -> int | None:
+        """The number of ``namespace`` if it was ever registered, without registering it."""
+        name = str(namespace)
+        if name not in self._spaces:
+            found = conn.execute("SELECT id, dim FROM namespaces WHERE name = %s", (name,)).fetchone()
+            if found is None:
+                return None
+            self._spaces[name] = (found[0], found[1])
+        return self._spaces[name][0]
+
+    # -- reading ----------------------------------------------------------------------
+
+    def get(self, note_id: NoteId) -> StoredNote | None:
+        with failures(self._url, "read the note store"), self._pool.connection() as conn:
+            found = conn.execute(
+                "SELECT n.doc, ns.name FROM notes n JOIN namespaces ns ON ns.id = n.home WHERE n.id = %s",
+                (note_id.value,),
+            ).fetchone()
+        return None if found is None else codec.stored_note(*found)
+
+    def list_recent(self, where: NoteFilter, limit: int) -> list[StoredNote]:
+        params: dict[str, Any] = {"limit": limit}
+        condition = filter_sql(where, "n", params)
+        with failures(self._url, "read the note store"), self._pool.connection() as conn:
+            rows = conn.execute(
+                f"""SELECT n.doc, ns.name FROM notes n JOIN namespaces ns ON ns.id = n.home WHERE {condition}
+                    ORDER BY n.created DESC, n.written DESC LIMIT %(limit)s""",
+                params,
+            ).fetchall()
+        return [codec.stored_note(*row) for row in rows]
+
+    def candidates(self, query: CandidateQuery) -> Candidates:
+        q = None
+        if query.vector is not None:
+            assert query.namespace is not None
+            q = _row(query.vector, query.namespace.dim)
+        terms = None if query.text is None else [_term(t) for t in tokens(query.text)]
+        params: dict[str, Any] = {"q": q, "depth": query.depth, "sample": query.spread_sample, "terms": terms}
+        with failures(self._url, "search the note store"), self._pool.connection() as conn:
+            space = None if q is None else self._known_space(conn, query.namespace)
+            sql = candidates_sql(
+                query.where,
+                space=space,
+                dim=query.namespace.dim if query.namespace is not None else 0,
+                semantic=q is not None,
+                keyword=bool(terms),
+                spread=q is not None and query.spread_sample > 0,
+                neighbours=query.neighbours,
+                params=params,
+            )
+            rows = conn.execute(sql, params).fetchall() if sql else []
+        return _answer(rows, query.neighbours)
+
+    def get_global(self, project_id: CanonicalProjectId, key: GlobalKey) -> GlobalEntry | None:
+        with failures(self._url, "read the note store"), self._pool.connection() as conn:
+            found = conn.execute(
+                "SELECT project, key, value, updated FROM globals WHERE project = %s AND key = %s",
+                (project_id.value, key.value),
+            ).fetchone()
+        return None if found is None else codec.global_entry(*found)
+
+    # -- maintenance ------------------------------------------------------------------
+
+    def iter_notes(self, project_id: CanonicalProjectId | None = None) -> Iterator[StoredNote]:
+        """Every note in write order, as of the call: one snapshot, read in batches."""
+        condition = "TRUE" if project_id is None else "n.project = %(project)s"
+        params = {} if project_id is None else {"project": project_id.value}
+        with failures(self._url, "read the note store"):
+            conn = self._pool.getconn()
+        try:
+            with failures(self._url, "read the note store"):
+                conn.autocommit = False
+                conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                cursor = conn.cursor(name="iter_notes")
+                cursor.itersize = 2000
+                cursor.execute(
+                    f"""SELECT n.doc, ns.name FROM notes n JOIN namespaces ns ON ns.id = n.home
+                        WHERE {condition} ORDER BY n.written""",
+                    params,
+                )
+            rows = iter(cursor)
+            while True:
+                with failures(self._url, "read the note store"):
+                    row = next(rows, None)
+                if row is None:
+                    return
+                yield codec.stored_note(*row)
+        finally:
+            try:
+                conn.rollback()
+                conn.autocommit = True
+            except psycopg.Error:
+                pass
+            self._pool.putconn(conn)
+
+    def vector(self, note_id: NoteId, namespace: Namespace) -> Vector | None:
+        with failures(self._url, "read the note store"), self._pool.connection() as conn:
+            found = conn.execute(
+                """SELECT v.embedding FROM vectors v JOIN namespaces ns ON ns.id = v.space
+                   WHERE v.note = %s AND ns.name = %s""",
+                (note_id.value, str(namespace)),
+            ).fetchone()
+        return None if found is None else found[0].to_numpy().astype(np.float32)
+
+    def iter_globals(self, project_id: CanonicalProjectId | None = None) -> Iterable[GlobalEntry]:
+        condition = "TRUE" if project_id is None else "project = %(project)s"
+        params = {} if project_id is None else {"project": project_id.value}
+        with failures(self._url, "read the note store"), self._pool.connection() as conn:
+            rows = conn.execute(
+                f"SELECT project, key, value, updated FROM globals WHERE {condition} ORDER BY written", params
+            ).fetchall()
+        return [codec.global_entry(*row) for row in rows]
+
+    def namespaces(self) -> dict[Namespace, int]:
+        with failures(self._url, "read the note store"), self._pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT ns.name, count(*) FROM vectors v JOIN namespaces ns ON ns.id = v.space GROUP BY ns.name"
+            ).fetchall()
+        return {Namespace.parse(name): count for name, count in rows}
+
+    def disk_bytes(self) -> int:
+        """Bytes of this store's tables with their indexes and TOAST, not of the whole database."""
+        with failures(self._url, "read the note store"), self._pool.connection() as conn:
+            found = conn.execute(
+                """SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c
+                   WHERE c.relkind = 'r' AND c.relname = ANY(%s) AND c.relnamespace = current_schema()::regnamespace""",
+                (list(TABLES),),
+            ).fetchone()
+        return int(found[0])
+
+
+def _create_extension(conn: psycopg.Connection, url: StoreUrl) -> None:
+    """``CREATE EXTENSION IF NOT EXISTS vector``; a ``StoreError`` that says what to do when
+    the role may not create it or the server does not have it."""
+    try:
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    except psycopg.errors.InsufficientPrivilege as exc:
+        raise StoreError(
+            f"the pgvector extension is not created in the {url.place}, and role {url.user or '(default)'} "
+            "may not create it: have a superuser run CREATE EXTENSION vector; in that database "
+            "(pgvector 0.8 or later must be installed on the server)"
+        ) from exc
+    except psycopg.errors.FeatureNotSupported as exc:
+        raise StoreError(f"the {url.place} cannot create the pgvector extension: {exc}") from exc
+    except psycopg.errors.UndefinedFile as exc:
+        raise StoreError(
+            f"the PostgreSQL server of the {url.place} does not have pgvector: install it on the server "
+            "(the package postgresql-<version>-pgvector, or the pgvector/pgvector image), then start again"
+        ) from exc
+
+
+def _write_note(conn: psycopg.Connection, note: Note, doc: str, space: int, row: np.ndarray | None) -> None:
+    """The statements of one put, in a transaction (and a pipeline: one round trip)."""
+    terms = [_term(t) for t in document_tokens(note.title, note.text, note.tags.values)]
+    counts = Counter(terms)
+    p = {
+        "id": note.id.value,
+        "project": note.project_id.value,
+        "grp": note.group_id.value,
+        "created": note.created_at,
+        "tags": codec.escaped_tags(note.tags),
+        "length": len(terms),
+        "doc": doc,
+        "space": space,
+        "terms": list(counts),
+        "counts": list(counts.values()),
+        "row": row,
+    }
+    conn.execute(
+        """WITH old AS (SELECT project, length FROM notes WHERE id = %(id)s FOR UPDATE)
+           UPDATE keyword_totals k SET notes = k.notes - 1, terms = k.terms - old.length
+           FROM old WHERE k.project = old.project""",
+        p,
+    )
+    conn.execute(
+        """INSERT INTO notes (id, project, grp, created, written, home, tags, length, doc)
+           VALUES (%(id)s, %(project)s, %(grp)s, %(created)s, nextval('write_order'), %(space)s, %(tags)s, %(length)s, %(doc)s)
+           ON CONFLICT (id) DO UPDATE SET project = EXCLUDED.project, grp = EXCLUDED.grp, created = EXCLUDED.created,
+               written = EXCLUDED.written, home = EXCLUDED.home, tags = EXCLUDED.tags, length = EXCLUDED.length,
+               doc = EXCLUDED.doc""",
+        p,
+    )
+    conn.execute(
+        """INSERT INTO keyword_totals (project, notes, terms) VALUES (%(project)s, 1, %(length)s)
+           ON CONFLICT (project) DO UPDATE SET notes = keyword_totals.notes + 1, terms = keyword_totals.terms + EXCLUDED.terms""",
+        p,
+    )
+    conn.execute("DELETE FROM postings WHERE note = %(id)s", p)
+    conn.execute(
+        """INSERT INTO postings (project, term, note, tf, length)
+           SELECT %(project)s, t, %(id)s, c, %(length)s FROM unnest(%(terms)s::text[], %(counts)s::int[]) AS u(t, c)""",
+        p,
+    )
+    if row is not None:
+        conn.execute(
+            """INSERT INTO vectors (note, space, project, grp, created, written, tags, embedding)
+               SELECT id, %(space)s, project, grp, created, written, tags, %(row)s FROM notes WHERE id = %(id)s
+               ON CONFLICT (note, space) DO UPDATE SET embedding = EXCLUDED.embedding""",
+            p,
+        )
+    conn.execute(
+        """UPDATE vectors v SET project = n.project, grp = n.grp, created = n.created, written = n.written, tags = n.tags
+           FROM notes n WHERE n.id = %(id)s AND v.note = n.id""",
+        p,
+    )
+
+
+def _answer(rows: list[tuple], with_neighbours: bool) -> Candidates:
+    semantic, keyword, spread = [], [], NO_SPREAD
+    neighbours: dict[str, list[tuple[int, Neighbour]]] = {}
+    notes: dict[str, StoredNote] = {}
+    for kind, key, created, score, std, n, seed, doc, home in rows:
+        if created is not None:
+            created = created.astimezone(timezone.utc)
+        if kind == "s":
+            semantic.append(Candidate(key, created, float(score)))
+        elif kind == "k":
+            keyword.append(Candidate(key, created, float(score)))
+        elif kind == "p":
+            spread = Spread(int(n), float(score), float(std)) if n else NO_SPREAD
+        elif kind == "n":
+            neighbours.setdefault(seed, []).append((n, Neighbour(key, created, None if score is None else float(score))))
+        else:
+            notes[key] = codec.stored_note(doc, home)
+    order = lambda c: (-c.score, -c.created_at.timestamp(), c.id)  # noqa: E731
+    semantic.sort(key=order)
+    keyword.sort(key=order)
+    near: dict[str, list[Neighbour]] = {}
+    if with_neighbours:
+        near = {c.id: [] for c in (*semantic, *keyword)}
+        for seed, found in neighbours.items():
+            near[seed] = [nb for _pos, nb in sorted(found, key=lambda pair: pair[0])]
+    return Candidates(semantic, keyword, spread, near, notes)
+
+
+def _row(vector: Vector, dim: int) -> np.ndarray:
+    row = np.asarray(vector, dtype=np.float32).reshape(-1)
+    if row.shape[0] != dim:
+        raise StoreError(f"a vector of namespace dimension {dim} was expected, got {row.shape[0]} floats")
+    return row
+
+
+def _term(term: str) -> str:
+    if len(term) <= TERM_MAX:
+        return term
+    return term[:96] + "#" + hashlib.sha1(term.encode("utf-8", "surrogatepass")).hexdigest()
