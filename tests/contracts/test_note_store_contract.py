@@ -1,5 +1,5 @@
 """The store contract — ``NoteWriter``, ``NoteReader`` and ``StoreMaintenance``, every method
-of each — passed by every adapter (the in-memory fake and the FAISS store)."""
+of each — passed by every adapter (the in-memory fake, the FAISS store and the PostgreSQL store)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from application.ports import Candidate, CandidateQuery, Candidates, Neighbour, 
 from domain.identifiers import CanonicalProjectId, GlobalKey, GroupId, Namespace, NoteId
 from domain.note import GlobalEntry, Note, NoteFilter, Tags
 from domain.time import TimeWindow
+from tests.postgres_server import postgres, postgres_url  # noqa: F401  (fixtures)
 
 NS = Namespace("local", "test-model", 8)
 OTHER = Namespace("openai", "text-embedding-3-small", 4)
@@ -62,18 +63,25 @@ def make_note(
 Reopen = Callable[[], NoteStore]
 
 
-@pytest.fixture(params=["memory", "faiss"])
+@pytest.fixture(params=["memory", "faiss", "postgresql"])
 def opened(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[NoteStore, Reopen]]:
     """A store, and a function giving the same store as a fresh process would see it."""
     if request.param == "memory":
         store = InMemoryNoteStore()
         yield store, lambda: store
         return
-    stores = [FaissNoteStore(tmp_path / "data")]
+    if request.param == "postgresql":  # a fresh database on the session's PostgreSQL (tests/postgres_server.py)
+        from adapters.postgres_store import PostgresNoteStore
+
+        url = request.getfixturevalue("postgres_url")
+        open_store: Callable[[], NoteStore] = lambda: PostgresNoteStore(url)  # noqa: E731
+    else:
+        open_store = lambda: FaissNoteStore(tmp_path / "data")  # noqa: E731
+    stores = [open_store()]
 
     def reopen() -> NoteStore:
         stores[-1].close()
-        stores.append(FaissNoteStore(tmp_path / "data"))
+        stores.append(open_store())
         return stores[-1]
 
     yield stores[0], reopen
