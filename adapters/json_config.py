@@ -6,8 +6,12 @@ Format (version 1; unknown fields are refused so that a typo is reported, not ig
       "format": 1,
       "embedder": {"provider": "local", "model": null, "baseUrl": null,
                    "apiKey": null, "dims": {"local:all-MiniLM-L6-v2": 384}},
-      "http": {"allowedOrigins": [], "token": null}
+      "http": {"allowedOrigins": [], "token": null},
+      "store": {"url": "postgresql://user:password@host:5432/db"}
     }
+
+``store`` is optional (absent: the local FAISS store in the data directory); its ``url`` may
+hold a database password, which the file's mode keeps private like the API key.
 
 The file may hold an API key or a token: it is written with mode 0600, in a directory of
 mode 0700, atomically (temporary file, fsync, rename, fsync of the directory), so a reader
@@ -50,10 +54,15 @@ class _Http(msgspec.Struct, forbid_unknown_fields=True, kw_only=True, rename="ca
     token: str | None = None
 
 
+class _Store(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    url: str | None = None
+
+
 class _File(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     format: int = FORMAT
     embedder: _Embedder = msgspec.field(default_factory=_Embedder)
     http: _Http = msgspec.field(default_factory=_Http)
+    store: _Store | msgspec.UnsetType = msgspec.UNSET  # optional: absent from files that never set it
 
 
 class ConfigFileError(StoreError):
@@ -85,11 +94,16 @@ class JsonFileConfigRepository:
         http = self._read().http
         return HttpSection(tuple(http.allowed_origins), http.token)
 
+    def store_url(self) -> str | None:
+        """The file's ``store.url``: where the notes are kept (None: the local store)."""
+        store = self._read().store
+        return None if store is msgspec.UNSET else store.url
+
     def update(self, change: Callable[[Settings], Settings]) -> Settings:
         with exclusive_lock(self._path.with_name(f".{self._path.name}.lock")):
             stored = self._read()
             settings = change(_settings(stored))
-            self._write(settings, stored.http)
+            self._write(settings, stored)
         return settings
 
     def _read(self) -> _File:
@@ -107,13 +121,14 @@ class JsonFileConfigRepository:
             raise ConfigFileError(f"the config file has format {data.format}; this server reads {FORMAT}", str(self._path))
         return data
 
-    def _write(self, settings: Settings, http: _Http) -> None:
+    def _write(self, settings: Settings, stored: _File) -> None:
         e = settings.embedder
         data = _File(
             embedder=_Embedder(
                 provider=e.provider, model=e.model, base_url=e.base_url, api_key=e.api_key, dims=dict(e.dims)
             ),
-            http=http,
+            http=stored.http,
+            store=stored.store,
         )
         write_private_file(self._path, msgspec.json.format(msgspec.json.encode(data)) + b"\n")
 

@@ -16,9 +16,10 @@ class ConfigView:
     dim: int | None
     base_url: str | None
     store_type: str
-    store_path: str
+    store_path: str | None
     config_path: str
     data_dir: str
+    store_url: str | None = None
 
 
 def get_config(services: Services) -> ConfigView:
@@ -30,9 +31,10 @@ def get_config(services: Services) -> ConfigView:
         dim=embedder.dim,
         base_url=_masked(embedder.effective_base_url),
         store_type=runtime.store_type,
-        store_path=runtime.data_dir,
+        store_path=None if runtime.store_url else runtime.data_dir,
         config_path=runtime.config_path,
         data_dir=runtime.data_dir,
+        store_url=runtime.store_url,
     )
 
 

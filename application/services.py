@@ -22,6 +22,7 @@ class RuntimeInfo:
     config_path: str
     data_dir: str
     store_type: str
+    store_url: str | None = None  # the team store's URL, its password masked
 
 
 @attrs.frozen

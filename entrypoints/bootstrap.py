@@ -19,6 +19,8 @@ from entrypoints.logs import LOG_LEVEL_ENV  # noqa: F401  (re-exported: the CLI 
 
 CONFIG_ENV = "MCP_MEMORY_CONFIG"
 DATA_DIR_ENV = "MCP_MEMORY_DATA_DIR"
+STORE_ENV = "MCP_MEMORY_STORE"
+POSTGRES_EXTRA = "pip install 'mcp-memory[postgres]'"
 HOME_DIR = ".local-mcp-memory"
 
 if TYPE_CHECKING:  # the application is imported by ``build``, after ``initialize`` is answered
@@ -35,6 +37,7 @@ class ServerOptions:
     data_dir: Path
     default_transport: str
     environ: Mapping[str, str] = attrs.field(factory=lambda: dict(os.environ), repr=False)
+    store: str | None = attrs.field(default=None, repr=False)  # --store or MCP_MEMORY_STORE; may hold a password
 
     @classmethod
     def resolve(
@@ -43,8 +46,10 @@ class ServerOptions:
         default_transport: str,
         config_path: str | None = None,
         data_dir: str | None = None,
+        store: str | None = None,
     ) -> ServerOptions:
-        """Flags win over the environment, which wins over ``~/.local-mcp-memory``."""
+        """Flags win over the environment, which wins over ``~/.local-mcp-memory``. The
+        store's last resort, the config file's ``store.url``, is read by ``store_location``."""
         home = Path(os.path.expanduser("~")) / HOME_DIR
         config = config_path or environ.get(CONFIG_ENV) or home / "config.json"
         data = data_dir or environ.get(DATA_DIR_ENV) or home / "data"
@@ -53,7 +58,55 @@ class ServerOptions:
             data_dir=Path(os.path.expanduser(str(data))).absolute(),
             default_transport=default_transport,
             environ=dict(environ),
+            store=store or environ.get(STORE_ENV) or None,
         )
+
+
+def store_location(options: ServerOptions) -> str | None:
+    """Where the notes are kept: ``--store``, else ``MCP_MEMORY_STORE``, else the config file's
+    ``store.url``. A ``postgresql://`` URL is the team store; a path, the local FAISS store in
+    that directory; None, the local FAISS store in ``options.data_dir``. ``StoreError`` if the
+    config file cannot be read."""
+    if options.store:
+        return options.store
+    from adapters.json_config import JsonFileConfigRepository
+
+    return JsonFileConfigRepository(options.config_path).store_url() or None
+
+
+def store_setting_at_start(options: ServerOptions) -> str | None:
+    """``store_location`` read with the standard library only, for the checks a command makes
+    before it loads the application; None when the config file cannot be read (``build``
+    reports that)."""
+    if options.store:
+        return options.store
+    import json
+
+    try:
+        data = json.loads(options.config_path.read_bytes())
+        url = data.get("store", {}).get("url")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return url if isinstance(url, str) else None
+
+
+def store_problem(location: str | None) -> str | None:
+    """Why the store at ``location`` cannot be used at all (a usage error), or None: a
+    PostgreSQL URL that does not parse, or the ``postgres`` extra not installed."""
+    import importlib.util
+
+    from adapters.postgres_store.url import StoreUrl, is_postgres_url
+
+    if location is None or not is_postgres_url(location):
+        return None
+    try:
+        StoreUrl.parse(location)
+    except ValueError as exc:
+        return f"--store: {exc}"
+    missing = [m for m in ("psycopg", "psycopg_pool", "pgvector") if importlib.util.find_spec(m) is None]
+    if missing:
+        return f"a PostgreSQL store needs the postgres extra ({', '.join(missing)} missing): {POSTGRES_EXTRA}"
+    return None
 
 
 def build(
@@ -74,18 +127,27 @@ def build(
 
     if config is None:
         _make_private(options.config_path.parent, options.config_path)
-    if store is None:
-        _make_private(options.data_dir)
+    location = store_location(options) if store is None else None
+    team_store = location is not None and _is_postgres(location)
+    data_dir = Path(os.path.expanduser(location)).absolute() if location and not team_store else options.data_dir
+    if store is None and not team_store:
+        _make_private(data_dir)
     config = config or JsonFileConfigRepository(options.config_path)
     if embedders is None:
         from adapters.embedders.factory import DefaultEmbedderFactory
 
         embedders = DefaultEmbedderFactory(environ=options.environ)
     store_type = "faiss" if store is None else type(store).__name__
-    if store is None:
+    store_url = None
+    if team_store:
+        from adapters.postgres_store import PostgresNoteStore
+
+        store = PostgresNoteStore(location)
+        store_type, store_url = "postgresql", store.url.shown
+    elif store is None:
         from adapters.faiss_store import FaissNoteStore
 
-        store = FaissNoteStore(options.data_dir)
+        store = FaissNoteStore(data_dir)
     return Services(
         store=store,
         embedding=Embedding(embedders, config),
@@ -94,8 +156,9 @@ def build(
         config=config,
         runtime=RuntimeInfo(
             config_path=str(options.config_path),
-            data_dir=str(options.data_dir),
+            data_dir=str(data_dir),
             store_type=store_type,
+            store_url=store_url,
         ),
     )
 
@@ -106,6 +169,12 @@ def http_section(options: ServerOptions) -> HttpSection:
     from adapters.json_config import JsonFileConfigRepository
 
     return JsonFileConfigRepository(options.config_path).http_section()
+
+
+def _is_postgres(location: str) -> bool:
+    from adapters.postgres_store.url import is_postgres_url
+
+    return is_postgres_url(location)
 
 
 def _make_private(directory: Path, file: Path | None = None) -> None:

@@ -153,6 +153,7 @@ def _add_data_commands(commands: argparse._SubParsersAction) -> None:
         "  mcp-memory verify\n  mcp-memory verify --data-dir /mnt/backup/data",
     )
     verify.add_argument("--data-dir", metavar="PATH", help="data directory (env MCP_MEMORY_DATA_DIR; default ~/.local-mcp-memory/data)")
+    _add_store_flag(verify, local_only=True)
 
     salvage = command(
         "salvage",
@@ -168,6 +169,7 @@ def _add_data_commands(commands: argparse._SubParsersAction) -> None:
     )
     salvage.add_argument("out", metavar="OUT", help="the export file to write (written whole or not at all)")
     salvage.add_argument("--data-dir", metavar="PATH", help="data directory (env MCP_MEMORY_DATA_DIR; default ~/.local-mcp-memory/data)")
+    _add_store_flag(salvage, local_only=True)
 
 
 def _max_text_chars(text: str) -> int:
@@ -205,6 +207,18 @@ def _add_path_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--data-dir", metavar="PATH", help="data directory (env MCP_MEMORY_DATA_DIR; default ~/.local-mcp-memory/data)"
     )
+    _add_store_flag(parser)
+
+
+def _add_store_flag(parser: argparse.ArgumentParser, local_only: bool = False) -> None:
+    where = " (this command checks the local store only)" if local_only else ""
+    parser.add_argument(
+        "--store",
+        metavar="URL",
+        help="where the notes are kept: postgresql://user:password@host:5432/db for a team's PostgreSQL, "
+        "or a directory for the local store (env MCP_MEMORY_STORE; config file store.url; default: the "
+        f"local store in the data directory){where}",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -222,7 +236,10 @@ def _serve(args: argparse.Namespace) -> int:
     from entrypoints.server import build_dispatcher
 
     configure_logging(os.environ)
-    options = ServerOptions.resolve(os.environ, DEFAULT_TRANSPORT, args.config, args.data_dir)
+    options = ServerOptions.resolve(os.environ, DEFAULT_TRANSPORT, args.config, args.data_dir, args.store)
+    if (problem := _store_problem(options)) is not None:
+        print(f"mcp-memory: {problem}", file=sys.stderr)
+        return 2
     try:
         max_text_chars = args.max_text_chars or _max_text_chars(os.environ.get(MAX_TEXT_CHARS_ENV) or str(DEFAULT_MAX_TEXT_CHARS))
     except argparse.ArgumentTypeError as exc:
@@ -242,6 +259,15 @@ def _serve(args: argparse.Namespace) -> int:
 
     logs.ensure_configured()  # uvicorn and the HTTP app log through structlog from the start
     return run_http(dispatcher, services, options, host=args.host, port=args.port)
+
+
+def _store_problem(options: object) -> str | None:
+    """A store setting that cannot work at all (bad URL, the postgres extra missing), from
+    the flag, the environment or the config file, found before the first request without
+    loading the application (start-up is on the clock)."""
+    from entrypoints.bootstrap import store_problem, store_setting_at_start
+
+    return store_problem(store_setting_at_start(options))
 
 
 if __name__ == "__main__":

@@ -44,12 +44,20 @@ EXIT_INTERRUPTED = 130
 
 def run(args: argparse.Namespace, default_transport: str) -> int:
     """Run a parsed data command against the store and config that its flags name."""
-    from entrypoints.bootstrap import LOG_LEVEL_ENV, ServerOptions, build, configure_logging
+    from adapters.postgres_store.url import is_postgres_url
+    from entrypoints.bootstrap import LOG_LEVEL_ENV, ServerOptions, build, configure_logging, store_location, store_problem
 
     configure_logging({LOG_LEVEL_ENV: "WARNING", **os.environ})
     name, err = args.command, sys.stderr
     if name in ("verify", "salvage"):  # the data directory only, read-only: no services built
-        data_dir = ServerOptions.resolve(os.environ, default_transport, None, args.data_dir).data_dir
+        local = ServerOptions.resolve(os.environ, default_transport, None, args.data_dir, args.store)
+        if local.store and is_postgres_url(local.store):
+            err.write(
+                f"mcp-memory {name}: checks the local store's files only; for a PostgreSQL store use the "
+                "database's own tools (pg_dump for a backup, pg_amcheck for damage)\n"
+            )
+            return EXIT_USAGE
+        data_dir = Path(os.path.expanduser(local.store)).absolute() if local.store else local.data_dir
         if name == "verify":
             return _guarded(name, err, lambda: verify_command(data_dir, sys.stdout))
         return _guarded(name, err, lambda: salvage_command(data_dir, args.out, err=err))
@@ -58,7 +66,14 @@ def run(args: argparse.Namespace, default_transport: str) -> int:
     except (ImportFileInvalid, OSError) as exc:
         err.write(f"mcp-memory import: {args.file}: {_reason(exc)}; nothing was imported\n")
         return EXIT_FAILED
-    options = ServerOptions.resolve(os.environ, default_transport, args.config, args.data_dir)
+    options = ServerOptions.resolve(os.environ, default_transport, args.config, args.data_dir, args.store)
+    try:
+        problem = store_problem(store_location(options))
+    except ApplicationError:
+        problem = None  # an unreadable config file is reported by build, below
+    if problem is not None:
+        err.write(f"mcp-memory {name}: {problem}\n")
+        return EXIT_USAGE
 
     def against_the_store() -> int:
         services = build(options)

@@ -4,9 +4,23 @@ Modules: ``url`` (the store URL, masked for display), ``schema`` (versioned migr
 under an advisory lock), ``codec`` (exact JSON text for notes and values), ``queries`` (the
 filter and the one-statement hybrid question), ``connection`` (the pool, errors),
 ``store`` (``PostgresNoteStore``). Needs the ``postgres`` extra
-(``pip install 'mcp-memory[postgres]'``): psycopg 3, psycopg-pool, pgvector.
+(``pip install 'mcp-memory[postgres]'``): psycopg 3, psycopg-pool, pgvector. Importing this
+package does not import them (``url`` works without the extra); ``PostgresNoteStore`` does.
 """
 
-from adapters.postgres_store.store import PostgresNoteStore
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from adapters.postgres_store.store import PostgresNoteStore
 
 __all__ = ["PostgresNoteStore"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "PostgresNoteStore":
+        from adapters.postgres_store.store import PostgresNoteStore
+
+        return PostgresNoteStore
+    raise AttributeError(name)

@@ -50,7 +50,11 @@ def config_view(config: ConfigView) -> ConfigResult:
             dim=config.dim,
             base_url=config.base_url if config.base_url is not None else UNSET,
         ),
-        store=StoreView(type=config.store_type, path=config.store_path),
+        store=StoreView(
+            type=config.store_type,
+            path=config.store_path if config.store_path is not None else UNSET,
+            url=config.store_url if config.store_url is not None else UNSET,
+        ),
         paths=PathsView(config_path=config.config_path, data_dir=config.data_dir),
     )
 
