@@ -14,10 +14,10 @@ Fields: rows loaded from a snapshot are decoded from its ``notes.bin`` when firs
 (``NoteBodies``), each note's CRC-32 checked on every decode; rows appended since hold
 their ``NoteFields``. Decoded ``Note`` objects are cached per row, at most ``CACHE``.
 
-Neighbours (``neighbours``): each group's rows in the order of createdAt, ties by write
-order, are derived from the columns on first use and kept until a row joins the group, so
-finding a note's neighbours among the rows a filter selects costs a pass over its group's
-rows, not a sort.
+Neighbours (``neighbours``): every row in the order of (group, createdAt, write order) is
+derived from the columns when first needed after an append (two stable sorts, a radix sort
+for the group codes), so a question finds the neighbours of all its candidates in one pass
+over the rows its filter selects; a write stays O(1).
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ class NoteTable:
         self._loaded = n  # rows below come from ``bodies``
         self._fields: dict[int, NoteFields] = {}
         self._notes: dict[int, Note] = {}
-        self._lines: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # per group code (``_line``)
+        self._line: tuple[np.ndarray, np.ndarray] | None = None  # ``line``, for as many rows as it covers
 
     def __len__(self) -> int:
         return len(self.row_of)
@@ -108,9 +108,7 @@ class NoteTable:
         self.ids.append(fields.id)
         self.row_of[fields.id] = row
         self.project.append(code(fields.project))
-        group = code(fields.group)
-        self.group.append(group)
-        self._lines.pop(group, None)
+        self.group.append(code(fields.group))
         self.home.append(code(home))
         self.created.append(created)
         self.alive.append(True)
@@ -211,27 +209,29 @@ class NoteTable:
         """For each of ``rows`` (each selected by ``mask``), the rows of its group selected by
         ``mask`` just before and just after it in the order of createdAt, ties by write order
         (at most two, the earlier first)."""
-        members: dict[int, list[int]] = {}
-        for row in rows:
-            members.setdefault(int(self.group[row]), []).append(row)
-        found: dict[int, list[int]] = {}
-        for code, group_rows in members.items():
-            written, line, place = self._line(code)
-            inside = np.flatnonzero(mask[line])  # positions in ``line`` of the selected rows
-            at = np.searchsorted(inside, place[np.searchsorted(written, group_rows)]).tolist()
-            last = inside.shape[0] - 1
-            for row, i in zip(group_rows, at):
-                found[row] = [int(line[inside[j]]) for j in (i - 1, i + 1) if 0 <= j <= last]
-        return found
+        line, place = self.line()
+        inside = np.flatnonzero(mask[line])  # places in ``line`` of the selected rows
+        asked = np.asarray(rows, dtype=np.int64)
+        at = np.searchsorted(inside, place[asked])
+        group = self.group.values
+        near = []
+        for step in (-1, 1):
+            j = np.clip(at + step, 0, inside.shape[0] - 1)
+            other = line[inside[j]]
+            held = (at + step >= 0) & (at + step < inside.shape[0]) & (group[other] == group[asked])
+            near.append(np.where(held, other, -1).tolist())
+        return {row: [r for r in pair if r >= 0] for row, *pair in zip(rows, *near)}
 
-    def _line(self, code: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """A group's rows in write order, the same in the order of (createdAt, write order),
-        and the place in that line of each row in write order."""
-        line = self._lines.get(code)
-        if line is None:
-            written = np.flatnonzero(self.group.values == code)
-            order = np.argsort(self.created.values[written], kind="stable")
-            place = np.empty_like(order)
-            place[order] = np.arange(order.shape[0])
-            line = self._lines[code] = (written, written[order], place)
-        return line
+    def line(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every row in the order of (group, createdAt, write order), and the place of each
+        row in that line."""
+        if self._line is None or self._line[0].shape[0] != len(self.ids):
+            by_time = np.argsort(self.created.values, kind="stable")  # ties: write order
+            groups = self.group.values[by_time]
+            if len(self.names) <= np.iinfo(np.uint16).max:
+                groups = groups.astype(np.uint16)  # sorted by radix, in linear time
+            line = by_time[np.argsort(groups, kind="stable")]
+            place = np.empty_like(line)
+            place[line] = np.arange(line.shape[0])
+            self._line = (line, place)
+        return self._line

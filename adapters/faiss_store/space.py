@@ -10,8 +10,9 @@ put, a delete or a note moving to a new row (``move``) costs the same at any siz
 
 Search scores, per block, the matching slots (the rows a ``NoteTable.mask`` selects):
 where they are a minority, FAISS ``knn_inner_products_by_idx`` computes the inner product
-of the query with them only; where they are most of the block, one BLAS product of the
-whole block is faster. ``top_k`` are returned whenever that many match.
+of the query with them only; where they are most of the block, scoring the whole block is
+faster (FAISS on this thread for a small block, one BLAS product for a large one:
+``BLAS_ROWS``). ``top_k`` are returned whenever that many match.
 
 A space of ``partition.MIN_VECTORS`` or more gets a ``Partition`` when it is snapshotted
 (``repartition``): then a search whose filter keeps at least half the space scores only
@@ -214,7 +215,8 @@ class VectorSpace:
             slots = slots[np.linspace(0, slots.shape[0] - 1, sample).astype(np.int64)]
         if slots.shape[0] == 0:
             return 0, 0.0, 0.0
-        scores = np.concatenate([block[inside] @ q for _, block, inside in self._per_block(slots)])
+        # float64 products summed on this thread (``einsum``), not a multi-threaded BLAS call
+        scores = np.concatenate([np.einsum("ij,j->i", block[inside], q) for _, block, inside in self._per_block(slots)])
         return int(scores.shape[0]), float(scores.mean()), float(scores.std())
 
     def cosines(self, query: Sequence[float], rows: Sequence[int]) -> list[float | None]:
@@ -314,14 +316,26 @@ class VectorSpace:
 
 
 DENSE_SHARE = 2
-"""A scan selecting at least 1/DENSE_SHARE of a block's rows multiplies the whole block:
-one BLAS product (both cores) beats FAISS's one-thread scan of a long index list."""
+"""A scan selecting at least 1/DENSE_SHARE of a block's rows scores the whole block, which
+beats FAISS's one-thread scan of a long index list."""
+
+BLAS_ROWS = 32_768
+"""A block of this many rows or more is scored by one BLAS product (numpy, both cores); a
+smaller one by FAISS on this thread: a multi-threaded product that small waits on waking its
+threads, milliseconds when the machine is busy, for a scan of under a millisecond."""
 
 
 def _dense_best(q: np.ndarray, block: np.ndarray, inside: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """The ``k`` highest (scores, rows) of ``block @ q`` among rows ``inside``, highest first."""
+    if block.shape[0] >= BLAS_ROWS:
+        every = block @ q
+    else:
+        every = np.empty(block.shape[0], dtype=np.float32)
+        faiss.fvec_inner_products_ny(
+            faiss.swig_ptr(every), faiss.swig_ptr(q), faiss.swig_ptr(block), q.shape[0], block.shape[0]
+        )
     scores = np.full(block.shape[0], -np.inf, dtype=np.float32)
-    scores[inside] = (block @ q)[inside]
+    scores[inside] = every[inside]
     best = np.argpartition(-scores, k - 1)[:k]
     best = best[np.argsort(-scores[best], kind="stable")]
     return scores[best], best

@@ -318,16 +318,16 @@ class AnswerNotes(Mapping[str, StoredNote]):
 
     def __init__(self, state: StoreState, rows: set[int], guard: AbstractContextManager) -> None:
         notes = state.notes
-        self._notes = notes
-        self._guard = guard
-        self._rows = {
-            notes.ids[row]: (row, state.namespace(notes.home_name(row)), notes.captured(row)) for row in rows
-        }
+        held = np.fromiter(rows, dtype=np.int64, count=len(rows))
+        homes = notes.home.values[held].tolist()
+        self._state, self._guard = state, guard
+        self._rows = {notes.ids[row]: (row, home, notes.captured(row)) for row, home in zip(held.tolist(), homes)}
 
     def __getitem__(self, note_id: str) -> StoredNote:
         row, home, fields = self._rows[note_id]
+        state = self._state
         with self._guard:
-            return StoredNote(self._notes.note(row, fields), home)
+            return StoredNote(state.notes.note(row, fields), state.namespace(state.notes.names.names[home]))
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._rows)
