@@ -104,9 +104,10 @@ class EmbeddedPostgres:
         self._running = True
         return self
 
-    def stop(self) -> None:
+    def stop(self, mode: str = "fast") -> None:
+        """``fast``: a clean shutdown; ``immediate``: as a crash, recovered from the WAL at start."""
         if self._running and (self.data / "postmaster.pid").exists():
-            self._run("pg_ctl", "-D", self.data, "-m", "fast", "-w", "-t", "60", "stop")
+            self._run("pg_ctl", "-D", self.data, "-m", mode, "-w", "-t", "60", "stop")
         self._running = False
 
     def destroy(self) -> None:
