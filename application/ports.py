@@ -213,15 +213,14 @@ class ConfigRepository(Protocol):
 class NoteWriter(Protocol):
     """Writes notes and global settings: what the adding and changing use cases need.
 
-    Every write is durable when the method returns. Several processes may share one store;
-    each read sees every write acknowledged before it began, in any process. A store that
-    writes through a codec reads each record back before writing it: a value that would
-    not read back as written is refused with ``InvalidValue`` at its field (``metadata``;
-    ``[i].metadata`` for entry ``i`` of ``put_many``), and nothing is written.
-
     A note has fields (``Note``) and a *home* namespace: the namespace of the vector it is
     searched by. It may also keep vectors in other namespaces (an older model's, until
     dropped). Vectors of different namespaces are never compared.
+
+    Every write is durable when the method returns; several processes may share one store.
+    A store that writes through a codec reads each record back before writing it: a value
+    that would not read back as written is refused with ``InvalidValue`` at its field
+    (``metadata``; ``[i].metadata`` for entry ``i`` of ``put_many``), and nothing is written.
     """
 
     def put(self, note: Note, namespace: Namespace, vector: Vector | None) -> None:
@@ -242,7 +241,8 @@ class NoteWriter(Protocol):
 
 
 class NoteReader(Protocol):
-    """Finds notes and global settings: what the reading use cases need. Filters are exact:
+    """Finds notes and global settings: what the reading use cases need. Each read sees
+    every write acknowledged before it began, in any process. Filters are exact:
     ``candidates`` and ``list_recent`` return ``depth``/``limit`` matching notes whenever
     that many exist."""
 
