@@ -34,7 +34,8 @@ from pathlib import Path
 import attrs
 import msgspec
 
-from adapters.private_files import exclusive_lock, write_private_file
+from adapters.durable_files import replace_durably
+from adapters.private_files import exclusive_lock, make_private_dir
 from application.errors import StoreError
 from application.settings import EmbedderSettings, Settings
 
@@ -130,7 +131,8 @@ class JsonFileConfigRepository:
             http=stored.http,
             store=stored.store,
         )
-        write_private_file(self._path, msgspec.json.format(msgspec.json.encode(data)) + b"\n")
+        make_private_dir(self._path.parent)
+        replace_durably(self._path, msgspec.json.format(msgspec.json.encode(data)) + b"\n")
 
 
 def _settings(data: _File) -> Settings:

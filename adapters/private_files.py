@@ -1,14 +1,14 @@
 """Files and directories only their owner may read, and an exclusive lock between processes.
 
 The config file may hold an API key and the data directory holds the user's notes, so
-both live in directories of mode 0700 and are written with mode 0600, whatever the umask.
+both live in directories of mode 0700 and are written with mode 0600, whatever the umask
+(files by ``adapters.durable_files``).
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -40,29 +40,6 @@ def keep_private(path: Path) -> None:
         return
     if mode & 0o077:
         os.chmod(path, 0o600)
-
-
-def write_private_file(path: Path, content: bytes) -> None:
-    """Replace ``path`` atomically with ``content``, mode 0600: a temporary file is written
-    and fsync'd, renamed over ``path``, and the directory fsync'd. Readers see the old or
-    the new content, never a mix."""
-    make_private_dir(path.parent)
-    temp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    try:
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "wb") as file:
-            file.write(content)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temp, path)
-    finally:
-        temp.unlink(missing_ok=True)
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
 
 
 @contextmanager

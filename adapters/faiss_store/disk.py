@@ -1,4 +1,5 @@
-"""File primitives with the durability the store promises: fsync'd, atomic, locked."""
+"""The store's file primitives beside ``adapters.durable_files`` (fsync'd, atomic writes):
+removing, measuring, and the ``flock`` that serializes writers."""
 
 from __future__ import annotations
 
@@ -6,57 +7,6 @@ import fcntl
 import os
 import shutil
 from pathlib import Path
-from typing import BinaryIO
-
-TMP_MARK = ".tmp-"
-
-
-def fsync_dir(directory: Path) -> None:
-    """Make a directory's entries (created, renamed, removed files) durable."""
-    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def fsync_file(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def write_durably(path: Path, data: bytes) -> None:
-    """Write a new file and fsync it (its directory entry is the caller's business)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def create_file(path: Path, buffering: int = -1) -> BinaryIO:
-    """A new file, private to its owner (mode 0600) like every file of the store, open
-    for writing; the caller writes, fsyncs and closes it."""
-    return os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb", buffering)
-
-
-def replace_atomically(path: Path, data: bytes) -> None:
-    """Replace ``path`` so that readers see the old or the new content, never a mix,
-    and the new content survives a crash once this returns."""
-    tmp = path.with_name(f"{path.name}{TMP_MARK}{os.getpid()}")
-    try:
-        write_durably(tmp, data)
-        os.replace(tmp, path)
-    except BaseException:
-        remove_path(tmp)
-        raise
-    fsync_dir(path.parent)
 
 
 def remove_path(path: Path) -> None:

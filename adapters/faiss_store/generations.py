@@ -23,8 +23,9 @@ from pathlib import Path
 
 import structlog
 
+from adapters.durable_files import replace_durably
 from adapters.faiss_store.damage import Damaged
-from adapters.faiss_store.disk import remove_path, replace_atomically
+from adapters.faiss_store.disk import remove_path
 from adapters.faiss_store.journal import Journal
 from adapters.faiss_store.lines import about, decode_manifest, encode_manifest
 from adapters.faiss_store.records import FORMAT, Manifest, Record
@@ -52,7 +53,7 @@ def generations_present(root: Path) -> list[int]:
 
 
 def write_manifest(root: Path, manifest: Manifest) -> None:
-    replace_atomically(root / MANIFEST, encode_manifest(manifest))
+    replace_durably(root / MANIFEST, encode_manifest(manifest))
 
 
 def read_manifest(root: Path) -> Manifest:

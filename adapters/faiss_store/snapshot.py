@@ -43,9 +43,10 @@ import numpy as np
 
 import structlog
 
+from adapters.durable_files import TMP_MARK, create_file, fsync_dir, write_durably
 from adapters.faiss_store.columns import Names, runs
 from adapters.faiss_store.damage import Damaged
-from adapters.faiss_store.disk import TMP_MARK, create_file, fsync_dir, remove_path, write_durably
+from adapters.faiss_store.disk import remove_path
 from adapters.faiss_store.journal import lines_of
 from adapters.faiss_store.lines import encode_line
 from adapters.faiss_store.notes import NoteBodies, NoteTable
