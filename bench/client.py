@@ -45,13 +45,14 @@ def server_env(home: Path, **settings: str) -> dict[str, str]:
 
 
 class StdioClient:
-    def __init__(self, home: Path | None = None) -> None:
+    def __init__(self, home: Path | None = None, **settings: str) -> None:
+        """``settings``: more ``MCP_MEMORY_*`` variables, e.g. ``MCP_MEMORY_STORE``."""
         self._tmp = None
         if home is None:
             self._tmp = tempfile.TemporaryDirectory(prefix="mcp-memory-bench-")
             home = Path(self._tmp.name)
         self.home = home
-        env = server_env(home)
+        env = server_env(home, **settings)
         self._stderr = open(home / "server.log", "wb")
         self.started = time.perf_counter()
         self.process = subprocess.Popen(

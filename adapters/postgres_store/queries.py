@@ -86,6 +86,7 @@ def candidates_sql(
     ``terms`` in ``params`` as the parts asked for use them."""
     v_filter = filter_sql(where, "v", params)
     n_filter = filter_sql(where, "n", params)
+    p_filter = filter_sql(where, "p", params)
     ctes: list[str] = []
     outputs: list[str] = []
     seeds: list[str] = []
@@ -125,8 +126,8 @@ def candidates_sql(
                 FROM spread_n, generate_series(0, %(sample)s - 1) k WHERE n > %(sample)s)""",
             f"""spread AS (
                 SELECT count(*) AS n, avg(c) AS mean, stddev_pop(c) AS std FROM (
-                    SELECT 1 - (v.embedding <=> {vec}) AS c
-                    FROM spread_scope x JOIN vectors v ON v.note = x.note AND v.space = {s}
+                    SELECT 1 - (v.embedding <=> {vec}) AS c FROM spread_scope x
+                    CROSS JOIN LATERAL (SELECT embedding FROM vectors v WHERE v.note = x.note AND v.space = {s} LIMIT 1) v
                     WHERE (SELECT n FROM spread_n) <= %(sample)s OR x.i IN (SELECT i FROM spread_picks)) y)""",
         ]
         outputs.append("SELECT 'p', NULL, NULL, mean, std, n, NULL, NULL, NULL FROM spread")
@@ -143,15 +144,13 @@ def candidates_sql(
                                     WHERE p.project = %(project)s AND p.term = q.term) d)""",
             "kw_weight AS (SELECT sum(idf) AS w FROM kw_idf)",
             f"""kw_raw AS (
-                SELECT p.note, sum(i.idf * {K1 + 1.0} * p.tf
+                SELECT p.note, max(p.created) AS created, sum(i.idf * {K1 + 1.0} * p.tf
                     / (p.tf + {K1 * (1.0 - B)} + {K1 * B} / coalesce(nullif(tot.total / tot.n, 0), 1) * p.length)) AS raw
-                FROM kw_idf i JOIN postings p ON p.project = %(project)s AND p.term = i.term
+                FROM kw_idf i JOIN postings p ON p.term = i.term AND {p_filter}
                 CROSS JOIN kw_totals tot GROUP BY p.note)""",
-            f"""keyword AS MATERIALIZED (
-                SELECT n.id AS note, n.created, least(1.0, r.raw / w.w) AS score
-                FROM kw_raw r JOIN notes n ON n.id = r.note CROSS JOIN kw_weight w
-                WHERE r.raw > 0 AND {n_filter}
-                ORDER BY score DESC, n.created DESC, n.id LIMIT %(depth)s)""",
+            """keyword AS MATERIALIZED (
+                SELECT r.note, r.created, least(1.0, r.raw / w.w) AS score FROM kw_raw r CROSS JOIN kw_weight w
+                WHERE r.raw > 0 ORDER BY score DESC, r.created DESC, r.note LIMIT %(depth)s)""",
         ]
         outputs.append("SELECT 'k', note, created, score, NULL, NULL, NULL, NULL, NULL FROM keyword")
         seeds.append("SELECT note FROM keyword")
@@ -180,8 +179,9 @@ def candidates_sql(
     if named:
         ctes.append(f"named AS ({' UNION '.join(named)})")
         outputs.append(
-            "SELECT 'd', n.id, NULL, NULL, NULL, NULL, NULL, n.doc, ns.name "
-            "FROM named x JOIN notes n ON n.id = x.note JOIN namespaces ns ON ns.id = n.home"
+            "SELECT 'd', x.note, NULL, NULL, NULL, NULL, NULL, n.doc, ns.name FROM named x "
+            "CROSS JOIN LATERAL (SELECT doc, home FROM notes n WHERE n.id = x.note LIMIT 1) n "
+            "JOIN namespaces ns ON ns.id = n.home"
         )
     if not outputs:
         return ""

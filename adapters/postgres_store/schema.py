@@ -17,8 +17,9 @@ Tables (version 1):
   namespace of the vector it is searched by; ``length`` its number of terms (BM25).
 * ``vectors``: one row per (note, namespace), with copies of the note's filter columns, so a
   filtered nearest-neighbour scan needs no join.
-* ``postings``: the keyword index: (project, term, note) with the term's count in the note
-  and the note's length; ``keyword_totals`` counts notes and terms per project.
+* ``postings``: the keyword index: (project, term, note) with the term's count in the note,
+  the note's length and copies of its filter columns, all in the primary key's index, so
+  scoring a term is an index-only scan; ``keyword_totals`` counts notes and terms per project.
 * ``globals``: the global settings, their value as JSON text.
 """
 
@@ -66,15 +67,18 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
             embedding vector NOT NULL,
             PRIMARY KEY (note, space)
         );
-        CREATE INDEX vectors_by_scope ON vectors (space, project, grp, written);
-        CREATE INDEX vectors_by_write ON vectors (space, project, written);
+        CREATE INDEX vectors_by_scope ON vectors (space, project, grp, written) INCLUDE (note);
+        CREATE INDEX vectors_by_write ON vectors (space, project, written) INCLUDE (note);
         CREATE TABLE postings (
             project text NOT NULL,
             term text NOT NULL,
             note text NOT NULL REFERENCES notes (id) ON DELETE CASCADE,
             tf integer NOT NULL,
             length integer NOT NULL,
-            PRIMARY KEY (project, term, note)
+            grp text NOT NULL,
+            created timestamptz NOT NULL,
+            tags text[] NOT NULL,
+            PRIMARY KEY (project, term, note) INCLUDE (tf, length, grp, created, tags)
         );
         CREATE INDEX postings_by_note ON postings (note);
         CREATE TABLE keyword_totals (

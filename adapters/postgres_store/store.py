@@ -372,8 +372,9 @@ def _write_note(conn: psycopg.Connection, note: Note, doc: str, space: int, row:
     )
     conn.execute("DELETE FROM postings WHERE note = %(id)s", p)
     conn.execute(
-        """INSERT INTO postings (project, term, note, tf, length)
-           SELECT %(project)s, t, %(id)s, c, %(length)s FROM unnest(%(terms)s::text[], %(counts)s::int[]) AS u(t, c)""",
+        """INSERT INTO postings (project, term, note, tf, length, grp, created, tags)
+           SELECT %(project)s, t, %(id)s, c, %(length)s, %(grp)s, %(created)s, %(tags)s
+           FROM unnest(%(terms)s::text[], %(counts)s::int[]) AS u(t, c)""",
         p,
     )
     if row is not None:
@@ -383,9 +384,10 @@ def _write_note(conn: psycopg.Connection, note: Note, doc: str, space: int, row:
                ON CONFLICT (note, space) DO UPDATE SET embedding = EXCLUDED.embedding""",
             p,
         )
-    conn.execute(
+    conn.execute(  # a note's other vectors follow its fields; a row just written already has them
         """UPDATE vectors v SET project = n.project, grp = n.grp, created = n.created, written = n.written, tags = n.tags
-           FROM notes n WHERE n.id = %(id)s AND v.note = n.id""",
+           FROM notes n WHERE n.id = %(id)s AND v.note = n.id
+             AND (v.project, v.grp, v.created, v.written, v.tags) IS DISTINCT FROM (n.project, n.grp, n.created, n.written, n.tags)""",
         p,
     )
 
