@@ -34,11 +34,12 @@ import msgspec
 import numpy as np
 from msgspec import UNSET, Struct, UnsetType
 
+from adapters.json_converter import CAMEL
 from application.export_notes import Export, ExportedNote
 from application.services import at
 from domain.errors import InvalidValue
-from domain.identifiers import CanonicalProjectId, GlobalKey, GroupId, Namespace, NoteId
-from domain.note import GlobalEntry, Note, Tags
+from domain.identifiers import CanonicalProjectId, GlobalKey, Namespace
+from domain.note import GlobalEntry
 from domain.time import format_instant, parse_instant
 from entrypoints.errors import ImportFileInvalid, field_and_rule, wire_path
 
@@ -114,18 +115,11 @@ def write_export(export: Export, out: BinaryIO, exported_at: datetime, vectors: 
 
 
 def _note_line(exported: ExportedNote) -> NoteLine:
-    note, vector = exported.note, exported.vector
-    return NoteLine(
-        id=note.id.value,
-        project_id=note.project_id.value,
-        group_id=note.group_id.value,
-        title=note.title,
-        text=note.text,
-        tags=list(note.tags.values),
-        source=note.source,
-        created_at=format_instant(note.created_at),
-        metadata=note.metadata,
-        namespace=None if exported.namespace is None else str(exported.namespace),
+    namespace, vector = exported.namespace, exported.vector
+    return CAMEL.struct(
+        exported.note,
+        NoteLine,
+        namespace=None if namespace is None else str(namespace),
         vector=UNSET if vector is None else np.asarray(vector, dtype="<f4").tobytes(),
     )
 
@@ -225,18 +219,7 @@ def _counted(announced: int | None, found: int, what: str, last_line: int) -> No
 
 
 def _note(line: NoteLine) -> ExportedNote:
-    fields = dict(
-        id=at("id", NoteId, line.id),
-        project_id=at("projectId", CanonicalProjectId, line.project_id),
-        group_id=at("groupId", GroupId, line.group_id),
-        text=line.text,
-        created_at=at("createdAt", parse_instant, line.created_at),
-        title=line.title,
-        tags=at("tags", Tags.of, line.tags),
-        source=line.source,
-        metadata=line.metadata,
-    )
-    note = Note(**fields)
+    note = CAMEL.note(line)
     namespace = None if line.namespace is None else at("namespace", Namespace.parse, line.namespace)
     vector = None if line.vector is None or line.vector is UNSET else _vector(line.vector, namespace)
     return ExportedNote(note, namespace, vector)

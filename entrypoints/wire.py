@@ -10,15 +10,18 @@ Field paths are in domain names (``group_id``, ``patch.tags``); the error table
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from msgspec import Struct
 
 from application.ports import Hit, StoredNote
 from application.services import at
 from domain.identifiers import GroupId, Namespace, NoteId
-from domain.note import Note, Tags
-from domain.time import format_instant, parse_instant
+from domain.note import Tags
+from domain.time import parse_instant
+
+if TYPE_CHECKING:
+    from adapters.json_converter import NoteMapping
 
 
 class Params(Struct, frozen=True, forbid_unknown_fields=True, kw_only=True, rename="camel"):
@@ -68,6 +71,8 @@ def namespace(raw: str, field: str) -> Namespace:
 
 
 class NoteView(View):
+    """A note's fields, mapped from ``Note`` by ``adapters.json_converter.CAMEL``."""
+
     id: str
     project_id: str
     group_id: str
@@ -87,23 +92,16 @@ class HitView(NoteView):
     score: float
 
 
-def _note_fields(note: Note) -> dict[str, Any]:
-    return {
-        "id": note.id.value,
-        "project_id": note.project_id.value,
-        "group_id": note.group_id.value,
-        "title": note.title,
-        "text": note.text,
-        "tags": list(note.tags.values),
-        "source": note.source,
-        "created_at": format_instant(note.created_at),
-        "metadata": note.metadata,
-    }
-
-
 def stored_view(stored: StoredNote) -> StoredNoteView:
-    return StoredNoteView(**_note_fields(stored.note), namespace=str(stored.namespace))
+    return _notes().struct(stored.note, StoredNoteView, namespace=str(stored.namespace))
 
 
 def hit_view(hit: Hit) -> HitView:
-    return HitView(**_note_fields(hit.stored.note), score=round(hit.score, 6))
+    return _notes().struct(hit.stored.note, HitView, score=round(hit.score, 6))
+
+
+def _notes() -> NoteMapping:
+    # Imported on the first note answered, not with the tool list: start-up is on the clock.
+    from adapters.json_converter import CAMEL
+
+    return CAMEL

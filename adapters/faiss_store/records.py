@@ -20,10 +20,10 @@ from typing import Any, Union
 import msgspec
 import numpy as np
 
+from adapters.json_converter import STORED
 from application.errors import StoreCorrupt, StoreError
-from domain.identifiers import CanonicalProjectId, GroupId, Namespace, NoteId
-from domain.note import Note, Tags
-from domain.time import format_instant, parse_instant
+from domain.identifiers import Namespace
+from domain.note import Note
 
 FORMAT = 3
 READS = (2, 3)
@@ -34,7 +34,8 @@ _STRUCT = dict(frozen=True, forbid_unknown_fields=True, kw_only=True, gc=False)
 
 
 class NoteFields(msgspec.Struct, **_STRUCT):
-    """A note's fields as stored; ``created`` is ISO 8601 UTC (``...Z``)."""
+    """A note's fields as stored; ``created`` is ISO 8601 UTC (``...Z``). Mapped to and
+    from ``Note`` by ``adapters.json_converter.STORED``."""
 
     id: str
     project: str
@@ -183,31 +184,11 @@ def check_format(version: int, path: str) -> None:
 
 
 def fields_of(note: Note) -> NoteFields:
-    return NoteFields(
-        id=note.id.value,
-        project=note.project_id.value,
-        group=note.group_id.value,
-        text=note.text,
-        created=format_instant(note.created_at),
-        title=note.title,
-        tags=note.tags.values,
-        source=note.source,
-        metadata=note.metadata,
-    )
+    return STORED.struct(note, NoteFields)
 
 
 def note_of(fields: NoteFields) -> Note:
-    return Note(
-        id=NoteId(fields.id),
-        project_id=CanonicalProjectId(fields.project),
-        group_id=GroupId(fields.group),
-        text=fields.text,
-        created_at=parse_instant(fields.created),
-        title=fields.title,
-        tags=Tags(tuple(fields.tags)),
-        source=fields.source,
-        metadata=fields.metadata,
-    )
+    return STORED.note(fields)
 
 
 def micros(created: str) -> int:

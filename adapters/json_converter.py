@@ -1,0 +1,134 @@
+"""Where the domain's attrs classes meet JSON: one private cattrs ``Converter``.
+
+Every JSON form of a ``Note`` is mapped here, and only here: the store's records (journal
+``put`` lines and ``notes.bin``), the export file's note lines and the wire's note views.
+msgspec Structs keep checking each format's *shape* (types, required and unknown fields)
+and fixing its field order; the converter maps between a Struct's fields and the value
+objects, which check the *meaning*.
+
+One converter holds the hooks of the value objects: an identifier is its string
+(``NoteId``, ``CanonicalProjectId``, ``GroupId``), ``Tags`` a tuple of strings, an instant
+the ISO 8601 text of ``domain.time``. Other strings, optional strings and ``metadata`` pass
+through: their Struct checked the type, ``Note`` checks the rules. Each format is the same
+mapping with its own field names:
+
+* ``STORED``: the data directory's short names (``project``, ``group``, ``created``), on
+  disk since format 2 and never renamed. Tags read back as written (the store wrote them).
+* ``CAMEL``: the note's own attribute names, which the export file's and the wire's
+  Structs write in camelCase (``projectId``) through msgspec's ``rename="camel"``. Tags
+  are read with ``Tags.of``, repeats dropped, as from a request: export files may be
+  written by hand.
+
+A refused value is raised as its value object's ``InvalidValue`` placed at the note's
+attribute (``group_id``, ``created_at``; the first in attribute order), which the edge
+gives its wire name.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import Any, TypeVar
+
+import attrs
+import cattrs
+import msgspec
+from cattrs.errors import AttributeValidationNote, ClassValidationError
+from cattrs.fns import identity
+from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
+
+from domain.errors import InvalidValue
+from domain.identifiers import CanonicalProjectId, GroupId, NoteId
+from domain.note import Note, Tags
+from domain.time import format_instant, parse_instant
+
+S = TypeVar("S", bound=msgspec.Struct)
+
+
+def _as_is(value: Any, _type: Any) -> Any:
+    return value
+
+
+def _optional_str(type_: Any) -> bool:
+    return type_ == (str | None)
+
+
+def _tags(values: Any, _type: Any) -> Tags:
+    return Tags(tuple(values))
+
+
+def _tags_of(values: Any, _type: Any) -> Tags:
+    return Tags.of(values)
+
+
+def _instant(text: Any, _type: Any) -> datetime:
+    return parse_instant(text)
+
+
+def _converter() -> cattrs.Converter:
+    converter = cattrs.Converter(detailed_validation=True)
+    # An identifier is built by calling its class on the string, the way cattrs builds a
+    # str: the generated code then calls the class directly, with no hook in between.
+    by_call = converter.get_structure_hook(str)
+    for identifier in (NoteId, CanonicalProjectId, GroupId):
+        converter.register_structure_hook(identifier, by_call)
+        converter.register_unstructure_hook(identifier, operator.attrgetter("value"))
+    converter.register_structure_hook(Tags, _tags)
+    converter.register_unstructure_hook(Tags, operator.attrgetter("values"))
+    converter.register_structure_hook(datetime, _instant)
+    converter.register_unstructure_hook(datetime, format_instant)
+    converter.register_structure_hook_func(_optional_str, _as_is)
+    converter.register_unstructure_hook_func(_optional_str, identity)
+    return converter
+
+
+_CONVERTER = _converter()
+_asdict = msgspec.structs.asdict
+
+
+@attrs.frozen
+class NoteMapping:
+    """A ``Note`` and the fields of one format's Struct, both ways."""
+
+    _unstructure: Callable[[Note], dict[str, Any]]
+    _structure: Callable[[Mapping[str, Any]], Note]
+
+    def fields(self, note: Note) -> dict[str, Any]:
+        """The note's fields under this format's names."""
+        return self._unstructure(note)
+
+    def struct(self, note: Note, struct: type[S], **extra: Any) -> S:
+        """The note as ``struct``, with ``extra`` fields beside its own."""
+        return struct(**self._unstructure(note), **extra)
+
+    def note(self, fields: msgspec.Struct) -> Note:
+        """The note of a Struct holding this format's fields (others are the caller's);
+        ``InvalidValue`` placed at the attribute it refuses."""
+        try:
+            return self._structure(_asdict(fields))
+        except ClassValidationError as refused:
+            raise _first(refused) from None
+
+
+def _first(refused: ClassValidationError) -> BaseException:
+    error = refused.exceptions[0]
+    names = [note.name for note in getattr(error, "__notes__", ()) if isinstance(note, AttributeValidationNote)]
+    if isinstance(error, InvalidValue) and names:
+        return error.at(names[0])
+    return error
+
+
+def _mapping(tags: Callable[[Any, Any], Tags] | None = None, **names: str) -> NoteMapping:
+    overrides = {attribute: override(rename=name) for attribute, name in names.items()}
+    overrides["metadata"] = override(struct_hook=_as_is, unstruct_hook=identity)
+    if tags is not None:
+        overrides["tags"] = override(struct_hook=tags)
+    return NoteMapping(
+        make_dict_unstructure_fn(Note, _CONVERTER, **overrides),
+        make_dict_structure_fn(Note, _CONVERTER, **overrides),
+    )
+
+
+STORED = _mapping(project_id="project", group_id="group", created_at="created")
+CAMEL = _mapping(tags=_tags_of)

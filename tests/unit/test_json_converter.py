@@ -1,0 +1,132 @@
+"""One converter maps every JSON form of a note: the store's records, export lines and the
+wire's views read back as the note, in the very bytes each format has always had."""
+
+from __future__ import annotations
+
+import io
+from datetime import datetime, timezone
+from typing import Any
+
+import msgspec
+import pytest
+from hypothesis import given
+
+from adapters.faiss_store.records import NoteFields, encode, fields_of, note_of
+from adapters.json_converter import CAMEL, STORED
+from application.export_notes import Export, ExportedNote
+from application.ports import StoredNote
+from domain.errors import InvalidValue
+from domain.identifiers import CanonicalProjectId, GroupId, Namespace, NoteId
+from domain.note import Note, Tags
+from domain.time import format_instant
+from entrypoints.export_format import NoteLine, read_export, write_export
+from entrypoints.wire import stored_view
+from tests.strategies import namespaces, notes
+
+NOW = datetime(2024, 1, 15, 10, 30, tzinfo=timezone.utc)
+
+
+def stored_json(note: Note) -> bytes:
+    """The stored fields as the data directory has held them since format 2, in order."""
+    return msgspec.json.encode(
+        {
+            "id": note.id.value,
+            "project": note.project_id.value,
+            "group": note.group_id.value,
+            "text": note.text,
+            "created": format_instant(note.created_at),
+            "title": note.title,
+            "tags": list(note.tags.values),
+            "source": note.source,
+            "metadata": note.metadata,
+        }
+    )
+
+
+def camel_json(note: Note, **extra: Any) -> bytes:
+    """A note in camelCase as export lines and the wire have always written it, in order."""
+    return msgspec.json.encode(
+        {
+            "id": note.id.value,
+            "projectId": note.project_id.value,
+            "groupId": note.group_id.value,
+            "title": note.title,
+            "text": note.text,
+            "tags": list(note.tags.values),
+            "source": note.source,
+            "createdAt": format_instant(note.created_at),
+            "metadata": note.metadata,
+            **extra,
+        }
+    )
+
+
+@given(notes)
+def test_the_stored_fields_keep_their_bytes_and_read_back_as_the_note(note: Note) -> None:
+    data = encode(fields_of(note))
+    assert data == stored_json(note)
+    assert note_of(msgspec.json.decode(data, type=NoteFields)) == note
+
+
+@given(notes, namespaces)
+def test_an_export_line_keeps_its_bytes_and_reads_back_as_the_note(note: Note, namespace: Namespace) -> None:
+    out = io.BytesIO()
+    write_export(Export(None, namespace, 1, iter([ExportedNote(note, namespace, None)]), []), out, NOW, False)
+    line = out.getvalue().splitlines()[1]
+    assert line == b'{"type":"note",' + camel_json(note, namespace=str(namespace))[1:]
+    (back,) = read_export(io.BytesIO(out.getvalue())).notes
+    assert back.note == note
+
+
+@given(notes, namespaces)
+def test_a_wire_view_keeps_its_bytes_and_reads_back_as_the_note(note: Note, namespace: Namespace) -> None:
+    data = msgspec.json.encode(stored_view(StoredNote(note, namespace)))
+    assert data == camel_json(note, namespace=str(namespace))
+    assert CAMEL.note(msgspec.json.decode(data, type=NoteLine)) == note
+
+
+@given(notes)
+def test_both_namings_are_one_mapping(note: Note) -> None:
+    stored, camel = STORED.fields(note), CAMEL.fields(note)
+    renamed = {"project": "project_id", "group": "group_id", "created": "created_at"}
+    assert {renamed.get(name, name): value for name, value in stored.items()} == camel
+
+
+GOOD = {
+    "id": "0b7a4c1e-1111-4222-8333-444455556666",
+    "project": "p",
+    "group": "g",
+    "text": "t",
+    "created": "2024-01-15T10:30:00Z",
+    "tags": ("a", "b"),
+}
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "type_name"),
+    [
+        ({"id": "NOT-A-UUID"}, "id", "NoteId"),
+        ({"group": "a b", "created": "yesterday"}, "group_id", "GroupId"),
+        ({"created": "2024-01-15T10:30:00"}, "created_at", "Instant"),
+        ({"tags": ("",)}, "tags", "Tag"),
+        ({"text": "  "}, "text", "Note"),
+    ],
+)
+def test_a_refused_value_is_placed_at_the_first_attribute_it_breaks(change: dict[str, Any], field: str, type_name: str) -> None:
+    with pytest.raises(InvalidValue) as refused:
+        STORED.note(NoteFields(**GOOD | change))
+    assert (refused.value.field, refused.value.type_name) == (field, type_name)
+
+
+def test_stored_tags_read_back_as_written_and_tags_of_an_export_line_lose_their_repeats() -> None:
+    fields = NoteFields(**GOOD | {"tags": ("a", "b", "a")})
+    assert STORED.note(fields).tags.values == ("a", "b", "a")
+    line = NoteLine(id=fields.id, project_id="p", group_id="g", text="t", created_at=fields.created, tags=["a", "b", "a"])
+    assert CAMEL.note(line).tags.values == ("a", "b")
+
+
+def test_a_note_is_built_from_its_value_objects() -> None:
+    note = STORED.note(NoteFields(**GOOD | {"title": "T", "metadata": {"k": [1]}}))
+    assert note == Note(
+        NoteId(GOOD["id"]), CanonicalProjectId("p"), GroupId("g"), "t", NOW, title="T", tags=Tags(("a", "b")), metadata={"k": [1]}
+    )
