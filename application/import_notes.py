@@ -1,10 +1,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar
 
 import attrs
 
+from application import DEFAULT_BATCH, MAX_BATCH
 from application.errors import InvalidRequest
 from application.export_notes import ExportedNote
 from application.ports import Progress, Vector, no_progress
@@ -19,13 +19,11 @@ class ImportNotes:
 
     notes: Sequence[ExportedNote]
     globals: Sequence[GlobalEntry] = ()
-    batch_size: int = 64
-
-    MAX_BATCH: ClassVar[int] = 1024
+    batch_size: int = DEFAULT_BATCH
 
     def __attrs_post_init__(self) -> None:
-        if not 1 <= self.batch_size <= self.MAX_BATCH:
-            raise InvalidRequest("batch_size", f"must be an integer in 1..{self.MAX_BATCH}", self.batch_size)
+        if not 1 <= self.batch_size <= MAX_BATCH:
+            raise InvalidRequest("batch_size", f"must be an integer in 1..{MAX_BATCH}", self.batch_size)
 
 
 @attrs.frozen

@@ -1,9 +1,8 @@
 from __future__ import annotations
 
-from typing import ClassVar
-
 import attrs
 
+from application import DEFAULT_BATCH, MAX_BATCH
 from application.errors import InvalidRequest
 from application.ports import Progress, no_progress
 from application.services import Services
@@ -17,15 +16,12 @@ class Reembed:
     given) into the current one; at most ``limit`` of them in this run (None: all)."""
 
     from_namespace: Namespace | None = None
-    batch_size: int = 64
+    batch_size: int = DEFAULT_BATCH
     limit: int | None = None
 
-    DEFAULT_BATCH: ClassVar[int] = 64
-    MAX_BATCH: ClassVar[int] = 1024
-
     def __attrs_post_init__(self) -> None:
-        if not 1 <= self.batch_size <= self.MAX_BATCH:
-            raise InvalidRequest("batch_size", f"must be an integer in 1..{self.MAX_BATCH}", self.batch_size)
+        if not 1 <= self.batch_size <= MAX_BATCH:
+            raise InvalidRequest("batch_size", f"must be an integer in 1..{MAX_BATCH}", self.batch_size)
         if self.limit is not None and self.limit < 1:
             raise InvalidRequest("limit", "must be a positive integer", self.limit)
 

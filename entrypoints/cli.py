@@ -7,12 +7,12 @@ import os
 import sys
 from collections.abc import Sequence
 
+from application import DEFAULT_BATCH, MAX_BATCH
 from entrypoints.build_defaults import DEFAULT_TRANSPORT
 
 TRANSPORTS = ("stdio", "http")
 MAX_TEXT_CHARS_ENV = "MCP_MEMORY_MAX_TEXT_CHARS"
 DEFAULT_MAX_TEXT_CHARS = 2000
-MAX_BATCH = 1024
 
 EXIT_CODES = """\
 exit codes:
@@ -180,7 +180,11 @@ def _max_text_chars(text: str) -> int:
 
 def _add_batch_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--batch", type=_batch_size, default=64, metavar="N", help=f"notes embedded per call, 1..{MAX_BATCH} (default: 64)"
+        "--batch",
+        type=_batch_size,
+        default=DEFAULT_BATCH,
+        metavar="N",
+        help=f"notes embedded per call, 1..{MAX_BATCH} (default: {DEFAULT_BATCH})",
     )
 
 

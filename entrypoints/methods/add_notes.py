@@ -45,7 +45,7 @@ METHOD = Method(
     run=run,
     title="Store several notes",
     description=(
-        "Store several notes at once (1..1000), each shaped like memory_add_note's arguments; use it "
+        f"Store several notes at once (1..{AddNotes.MAX_NOTES}), each shaped like memory_add_note's arguments; use it "
         f"to save a batch of findings or an imported list. {GROUPS} {PROJECT} Returns the ids in order."
     ),
     left_out=(

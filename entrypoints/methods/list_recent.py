@@ -43,7 +43,7 @@ METHOD = Method(
     description=(
         "List the newest notes of a project, newest first, optionally of one groupId and with all of "
         "the given tags. Use it to see what was recorded lately (e.g. at the start of a session), when "
-        f"there is no specific question to search for. limit: 1..200, default 20. {PROJECT}"
+        f"there is no specific question to search for. limit: 1..{ListRecent.MAX_LIMIT}, default {ListRecent.DEFAULT_LIMIT}. {PROJECT}"
     ),
     left_out=(
         "call memory_list_recent again with a smaller limit, a groupId or tags; memory_get with an id "

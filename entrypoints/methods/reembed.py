@@ -4,6 +4,7 @@ most ``limit`` per call (``CALL_LIMIT`` when it names none): call again until
 
 from __future__ import annotations
 
+from application import DEFAULT_BATCH
 from application.reembed import Reembed, reembed
 from application.services import Services
 from entrypoints import wire
@@ -21,7 +22,7 @@ class ReembedParams(wire.Params):
     def command(self) -> Reembed:
         return Reembed(
             from_namespace=None if self.from_namespace is None else wire.namespace(self.from_namespace, "from_namespace"),
-            batch_size=Reembed.DEFAULT_BATCH if self.batch_size is None else self.batch_size,
+            batch_size=DEFAULT_BATCH if self.batch_size is None else self.batch_size,
             limit=CALL_LIMIT if self.limit is None else self.limit,
         )
 
