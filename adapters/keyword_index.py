@@ -34,7 +34,7 @@ LoCoMo conversations 26, 30, 41 (recall@5 of hybrid 0.563 -> 0.581) and held on 
 (0.569 -> 0.575), the paraphrase set unchanged (``bench/fusion_study.py``)."""
 
 
-Loader = Callable[[str], Iterable[tuple[str, list[str]]]]
+Loader = Callable[[str], Iterable[tuple[str, int, list[str]]]]
 
 
 class _ProjectIndex:
@@ -46,6 +46,7 @@ class _ProjectIndex:
         self.slot_of: dict[str, int] = {}
         self.ids: list[str | None] = []
         self.lengths = np.zeros(0, dtype=np.float64)
+        self.created = np.zeros(0, dtype=np.int64)  # each slot's createdAt, for ties
         self.postings: dict[str, dict[int, int]] = {}
         self._vocabulary: dict[int, tuple[str, ...]] = {}
         self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}
@@ -55,7 +56,7 @@ class _ProjectIndex:
     def __len__(self) -> int:
         return len(self.slot_of)
 
-    def add(self, doc_id: str, terms: list[str]) -> None:
+    def add(self, doc_id: str, created: int, terms: list[str]) -> None:
         self.remove(doc_id)
         if self._free:
             slot = self._free.pop()
@@ -64,6 +65,8 @@ class _ProjectIndex:
             self.ids.append(None)
             if slot >= self.lengths.shape[0]:
                 self.lengths = np.concatenate([self.lengths, np.zeros(max(64, slot), dtype=np.float64)])
+                self.created = np.concatenate([self.created, np.zeros(max(64, slot), dtype=np.int64)])
+        self.created[slot] = created
         counts = Counter(terms)
         for term, count in counts.items():
             self.postings.setdefault(term, {})[slot] = count
@@ -120,18 +123,21 @@ class _ProjectIndex:
 
 
 class KeywordIndex:
-    """BM25 per project. ``load(project)`` yields ``(note id, document_tokens(...))`` for
-    every note of a project; it is called once, on that project's first search."""
+    """BM25 per project. ``load(project)`` yields ``(note id, createdAt, document_tokens(...))``
+    for every note of a project; it is called once, on that project's first search. A
+    createdAt is a number, the newer the larger (microseconds since the epoch); it orders ties."""
 
     def __init__(self, load: Loader) -> None:
         self._load = load
         self._projects: dict[str, _ProjectIndex] = {}
 
-    def add(self, project: str, doc_id: str, title: str | None, text: str, tags: Iterable[str]) -> None:
+    def add(
+        self, project: str, doc_id: str, created: int, title: str | None, text: str, tags: Iterable[str]
+    ) -> None:
         """Index (or re-index) one note; a no-op until the project is first searched."""
         index = self._projects.get(project)
         if index is not None:
-            index.add(doc_id, document_tokens(title, text, tags))
+            index.add(doc_id, created, document_tokens(title, text, tags))
 
     def remove(self, project: str, doc_id: str) -> None:
         index = self._projects.get(project)
@@ -148,53 +154,43 @@ class KeywordIndex:
         self._projects.clear()
 
     def search(
-        self,
-        project: str,
-        query: str,
-        top_k: int,
-        accept: Callable[[str], bool],
-        order: Callable[[str], tuple],
+        self, project: str, query: str, top_k: int, accept: Callable[[list[str]], np.ndarray] | None = None
     ) -> list[tuple[str, float]]:
         """The ``top_k`` best (note id, score in (0, 1]) among accepted notes sharing at
-        least one term with ``query``; ties ordered by ``order(id)``."""
+        least one term with ``query``; ties go to the newer note, then the smaller id.
+        ``accept(ids)`` says which of ``ids`` may be returned (a bool array; asked about
+        batches, never one note at a time); None: every note of the project."""
         index = self._projects.get(project)
         if index is None:  # built whole before it is kept: a failing load leaves no half index
             index = _ProjectIndex()
-            for doc_id, terms in self._load(project):
-                index.add(doc_id, terms)
+            for doc_id, created, terms in self._load(project):
+                index.add(doc_id, created, terms)
             self._projects[project] = index
-        if top_k <= 0:
-            return []
         slots, raw, weight = index.scores(tokens(query))
+        if top_k <= 0 or raw.shape[0] == 0:
+            return []
         want = max(4 * top_k, 64)
-        while True:  # the best ``want`` raw scores, more while the filter turns too many away
+        while True:  # the best ``want`` raw scores, more while the filter or ties need them
             complete = want >= raw.shape[0]
             if complete:
                 best = np.argsort(-raw, kind="stable")
             else:
                 best = np.argpartition(-raw, want)[:want]
                 best = best[np.argsort(-raw[best], kind="stable")]
-            ids = index.ids
-            ranked = [(ids[slot], score) for slot, score in zip(slots[best].tolist(), raw[best].tolist())]
-            chosen, settled = _accepted(ranked, weight, top_k, accept)
-            if settled or complete:
+            scores = np.minimum(1.0, raw[best] / weight)
+            if accept is None:
+                chosen = np.arange(best.shape[0])
+            else:
+                chosen = np.flatnonzero(accept([index.ids[slot] for slot in slots[best].tolist()]))
+            if chosen.shape[0] >= top_k:
+                last = scores[chosen[top_k - 1]]  # what the k-th accepted scores: its ties may enter
+                if complete or scores[-1] < last:
+                    chosen = chosen[scores[chosen] >= last]
+                    break
+            elif complete:
                 break
             want *= 4
-        chosen.sort(key=lambda pair: (-pair[1], *order(pair[0])))
-        return chosen[:top_k]
-
-
-def _accepted(
-    ranked: list[tuple[str, float]], weight: float, top_k: int, accept: Callable[[str], bool]
-) -> tuple[list[tuple[str, float]], bool]:
-    """Accept notes in raw score order, scored ``raw / weight`` capped at 1; past the k-th
-    accepted only its ties can still enter. Also whether that settled it: False when
-    ``ranked`` ran out first (a longer ranking may hold more)."""
-    chosen: list[tuple[str, float]] = []
-    for doc_id, raw in ranked:
-        score = min(1.0, raw / weight)
-        if score <= 0.0 or (len(chosen) >= top_k and score < chosen[top_k - 1][1]):
-            return chosen, True
-        if accept(doc_id):
-            chosen.append((doc_id, score))
-    return chosen, False
+        picked = slots[best[chosen]]
+        ids = [index.ids[slot] for slot in picked.tolist()]
+        ranked = np.lexsort((np.array(ids), -index.created[picked], -scores[chosen]))[:top_k]
+        return [(ids[i], float(scores[chosen[i]])) for i in ranked.tolist()]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from itertools import count
 
 import numpy as np
@@ -53,7 +53,8 @@ class InMemoryNoteStore:
                 self._keywords.remove(old.note.project_id.value, key)
             self._notes[key] = StoredNote(note, namespace)
             self._written[key] = next(self._clock)
-            self._keywords.add(note.project_id.value, key, note.title, note.text, note.tags.values)
+            created = _micros(note.created_at)
+            self._keywords.add(note.project_id.value, key, created, note.title, note.text, note.tags.values)
 
     def rehome(self, namespace: Namespace, vectors: Mapping[NoteId, Vector]) -> None:
         rows = {note_id.value: _row(v, namespace.dim) for note_id, v in vectors.items()}
@@ -110,8 +111,7 @@ class InMemoryNoteStore:
             where.project_id.value,
             text,
             depth,
-            lambda key: where.matches(self._notes[key].note),
-            lambda key: (-self._notes[key].note.created_at.timestamp(), key),
+            lambda keys: np.array([where.matches(self._notes[key].note) for key in keys], dtype=bool),
         )
         return [Candidate(key, self._created(key), score) for key, score in found]
 
@@ -175,11 +175,11 @@ class InMemoryNoteStore:
     def close(self) -> None:
         pass
 
-    def _documents(self, project: str) -> Iterator[tuple[str, list[str]]]:
+    def _documents(self, project: str) -> Iterator[tuple[str, int, list[str]]]:
         for key, stored in self._notes.items():
             note = stored.note
             if note.project_id.value == project:
-                yield key, document_tokens(note.title, note.text, note.tags.values)
+                yield key, _micros(note.created_at), document_tokens(note.title, note.text, note.tags.values)
 
 
 def _row(vector: Vector, dim: int) -> np.ndarray:
@@ -200,6 +200,13 @@ def _spread(rows: list[np.ndarray], q: np.ndarray | None, sample: int) -> Spread
         return NO_SPREAD
     scores = np.stack(rows) @ q.astype(np.float64)
     return Spread(len(rows), float(scores.mean()), float(scores.std()))
+
+
+def _micros(moment: datetime) -> int:
+    return (moment - _EPOCH) // timedelta(microseconds=1)
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
 def _cosine(row: np.ndarray | None, q: np.ndarray | None) -> float | None:

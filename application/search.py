@@ -86,7 +86,8 @@ def _hybrid(
     fused = blend(semantic, keyword, HYBRID_KEYWORD_WEIGHT, depth)
     links = {seed.id: found.neighbours.get(seed.id, ()) for seed in fused[:CONTEXT_SEEDS]}
     known = {c.id for c in fused}
-    unscored = {n.id: n for near in links.values() for n in near if n.id not in known}  # one each, if two seeds share it
+    # one each, if two seeds share a neighbour
+    unscored = {n.id: n for near in links.values() for n in near if n.id not in known}
     if unscored:
         exact = calibrated_scores(neighbour_cosines(unscored.values()), found.spread)
         fused = blend(semantic, keyword, HYBRID_KEYWORD_WEIGHT, depth, exact)

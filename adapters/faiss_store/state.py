@@ -49,6 +49,7 @@ from application.errors import StoreError
 from application.ports import NO_SPREAD, Candidate, CandidateQuery, Candidates, Neighbour, Spread, StoredNote
 from domain.identifiers import Namespace
 from domain.note import NoteFilter
+from domain.time import TimeWindow
 
 
 class StoreState:
@@ -118,7 +119,7 @@ class StoreState:
         if old is not None:
             for space in self.spaces.values():
                 space.move(old, row)
-        self.keywords.add(fields.project, fields.id, fields.title, fields.text, fields.tags)
+        self.keywords.add(fields.project, fields.id, created, fields.title, fields.text, fields.tags)
         if vector is not None:
             self.space(record.namespace).put(row, vector)
             self.damage.notes.pop(fields.id, None)
@@ -233,7 +234,8 @@ class StoreState:
             self.damage.check_space(str(query.namespace))
             space = self.spaces.get(str(query.namespace))
         mask = self._mask(query.where)
-        scope = np.zeros(0, dtype=bool) if mask is None else mask  # still searched: a query of the wrong length is an error
+        # nothing in scope is still searched: a query of the wrong length is an error
+        scope = np.zeros(0, dtype=bool) if mask is None else mask
         notes = self.notes
         semantic, spread = [], NO_SPREAD
         if space is not None:
@@ -244,13 +246,14 @@ class StoreState:
         keyword = []
         if query.text is not None and mask is not None:
             row_of = notes.row_of
-            found = self.keywords.search(
-                query.where.project_id.value,
-                query.text,
-                query.depth,
-                lambda i: bool(mask[row_of[i]]),
-                lambda i: notes.order(row_of[i]),
-            )
+            where = query.where
+            whole = where.group_id is None and not where.tags.values and where.window == TimeWindow()
+
+            def accept(ids: list[str]) -> np.ndarray:
+                return mask[np.fromiter((row_of[i] for i in ids), dtype=np.int64, count=len(ids))]
+
+            # a project's keyword index holds its live notes only: a filter of the project alone accepts them all
+            found = self.keywords.search(where.project_id.value, query.text, query.depth, None if whole else accept)
             keyword = [self._candidate(row_of[i], score) for i, score in found]
         rows = {notes.row_of[c.id] for c in (*semantic, *keyword)}
         neighbours: dict[str, list[Neighbour]] = {}
@@ -293,7 +296,7 @@ class StoreState:
         notes = self.notes
         for row in notes.live_rows(project).tolist():
             fields: NoteFields = notes.fields(row)
-            yield fields.id, document_tokens(fields.title, fields.text, fields.tags)
+            yield fields.id, int(notes.created[row]), document_tokens(fields.title, fields.text, fields.tags)
 
     def require_vector(self, note_id: str, namespace: str) -> None:
         row = self.notes.row_of.get(note_id)

@@ -398,7 +398,7 @@ def test_neighbours_stay_in_the_group_and_the_filter(store: NoteStore) -> None:
 
 
 def test_neighbours_of_keyword_candidates_are_given_too(store: NoteStore) -> None:
-    before, found_by_words, after = (make_note(t, minutes=m) for t, m in (("lunch", 1), ("kubernetes rollout", 2), ("noon", 3)))
+    before, found_by_words, after = make_note("lunch", minutes=1), make_note("kubernetes", minutes=2), make_note("noon", minutes=3)
     for note in (before, found_by_words, after):
         store.put(note, NS, unit(1))
     found = store.candidates(CandidateQuery(NoteFilter(PROJECT), 5, text="kubernetes", neighbours=True))

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from adapters.keyword_index import KeywordIndex
 from adapters.text_analysis import tokens
 
 
-def index_of(notes: dict[str, str]) -> KeywordIndex:
-    return KeywordIndex(lambda project: ((i, tokens(t)) for i, t in notes.items()))
+def index_of(notes: dict[str, str], created: dict[str, int] | None = None) -> KeywordIndex:
+    return KeywordIndex(lambda project: ((i, (created or {}).get(i, 0), tokens(t)) for i, t in notes.items()))
 
 
 def search(index: KeywordIndex, query: str) -> dict[str, float]:
-    return dict(index.search("p", query, 10, lambda _: True, lambda i: (i,)))
+    return dict(index.search("p", query, 10))
 
 
 def test_a_note_holding_every_query_term_once_scores_about_one() -> None:
@@ -33,3 +35,23 @@ def test_scores_stay_within_0_and_1() -> None:
     scores = search(index_of({"a": "cache cache cache cache", "b": "cache"}), "cache")
 
     assert all(0.0 < s <= 1.0 for s in scores.values())
+
+
+def test_ties_go_to_the_newer_note_then_the_smaller_id() -> None:
+    notes = {"b": "rotate the key", "a": "rotate the key", "c": "rotate the key", "d": "rotate the key"}
+    index = index_of(notes, created={"a": 5, "b": 5, "c": 9, "d": 1})
+
+    found = index.search("p", "rotate key", 3)
+
+    assert [i for i, _ in found] == ["c", "a", "b"]
+
+
+def test_notes_the_filter_turns_away_are_passed_over_however_many_rank_above() -> None:
+    notes = {f"crowd-{i}": "release checklist release checklist" for i in range(500)}
+    notes |= {f"wanted-{i}": "release checklist and a much longer text around it" for i in range(7)}
+    index = index_of(notes)
+
+    wanted = lambda ids: np.array([i.startswith("wanted") for i in ids])  # noqa: E731
+    found = index.search("p", "release checklist", 5, wanted)
+
+    assert len(found) == 5 and all(i.startswith("wanted") for i, _ in found)
