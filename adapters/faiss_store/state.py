@@ -7,10 +7,7 @@ append-only row per written version, numpy columns for the filters, fields decod
 demand) and vectors in one ``VectorSpace`` per namespace, keyed by note row; nothing is
 built per note when a snapshot is opened but the id strings.
 
-A search is one question (``candidates``), answered from the columns, the vectors and the
-keyword index in one pass: one mask of the rows in scope, one vector scan, one keyword
-search, the neighbours from the note columns and their cosines from the vectors held; only
-the notes the caller reads are decoded (``AnswerNotes``).
+A search is one question, answered from this state by ``answers.candidates``.
 
 Damage found in the files (``damage``) is applied like a record: what it was about is
 taken out of the state (a note as if deleted, a global as if never set) and every answer
@@ -20,9 +17,7 @@ that would depend on it raises ``StoreCorrupt``; a later record about the same t
 from __future__ import annotations
 
 import weakref
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager
-from datetime import datetime, timedelta, timezone
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -46,10 +41,9 @@ from adapters.faiss_store.space import VectorSpace
 from adapters.keyword_index import KeywordIndex
 from adapters.text_analysis import document_tokens
 from application.errors import StoreError
-from application.ports import NO_SPREAD, Candidate, CandidateQuery, Candidates, Neighbour, Spread, StoredNote
+from application.ports import StoredNote
 from domain.identifiers import Namespace
 from domain.note import NoteFilter
-from domain.time import TimeWindow
 
 
 class StoreState:
@@ -59,7 +53,7 @@ class StoreState:
         self.globals: dict[tuple[str, str], PutGlobal] = {}
         self.damage = Damage()
         self._namespaces: dict[str, Namespace] = {}
-        self._selection: tuple[NoteFilter, np.ndarray | None] | None = None  # until the next record (``_mask``)
+        self._selection: tuple[NoteFilter, np.ndarray | None] | None = None  # until the next record (``selection``)
         documents = weakref.WeakMethod(self._documents)  # no cycle: a replaced state, and
         self.keywords = KeywordIndex(lambda project: documents()(project))  # its mapped files, go at once
 
@@ -207,7 +201,7 @@ class StoreState:
         space = self.spaces.get(namespace)
         return None if row is None or space is None else space.vector(row)
 
-    def _mask(self, where: NoteFilter) -> np.ndarray | None:
+    def selection(self, where: NoteFilter) -> np.ndarray | None:
         """The rows ``where`` selects. The last answer is kept until a record is applied: a
         session asks about one scope again and again, and a vector space keeps what it
         derives from the same array (its slots, by list) for as long. Callers must not change
@@ -226,55 +220,8 @@ class StoreState:
         self._selection = (where, mask)
         return mask
 
-    def candidates(self, query: CandidateQuery, guard: AbstractContextManager) -> Candidates:
-        """See ``NoteReader.candidates``. The notes of the answer are decoded when read,
-        under ``guard`` (the store's mutex), as they were when it was given."""
-        space = None
-        if query.vector is not None:
-            self.damage.check_space(str(query.namespace))
-            space = self.spaces.get(str(query.namespace))
-        mask = self._mask(query.where)
-        # nothing in scope is still searched: a query of the wrong length is an error
-        scope = np.zeros(0, dtype=bool) if mask is None else mask
-        notes = self.notes
-        semantic, spread = [], NO_SPREAD
-        if space is not None:
-            found = space.search(query.vector, query.depth, scope, notes.order)
-            semantic = [self._candidate(row, score) for row, score in found]
-            if query.spread_sample:
-                spread = Spread(*space.spread(query.vector, scope, query.spread_sample))
-        keyword = []
-        if query.text is not None and mask is not None:
-            row_of = notes.row_of
-            where = query.where
-            whole = where.group_id is None and not where.tags.values and where.window == TimeWindow()
-
-            def accept(ids: list[str]) -> np.ndarray:
-                return mask[np.fromiter((row_of[i] for i in ids), dtype=np.int64, count=len(ids))]
-
-            # a project's keyword index holds its live notes only: a filter of the project alone accepts them all
-            found = self.keywords.search(where.project_id.value, query.text, query.depth, None if whole else accept)
-            keyword = [self._candidate(row_of[i], score) for i, score in found]
-        rows = {notes.row_of[c.id] for c in (*semantic, *keyword)}
-        neighbours: dict[str, list[Neighbour]] = {}
-        if query.neighbours and mask is not None and rows:
-            near = notes.neighbours(sorted(rows), mask)
-            others = sorted({r for line in near.values() for r in line})
-            scores = space.cosines(query.vector, others) if space is not None else [None] * len(others)
-            cosines = dict(zip(others, scores))
-            for row, line in near.items():
-                neighbours[notes.ids[row]] = [Neighbour(notes.ids[r], self._instant(r), cosines[r]) for r in line]
-            rows.update(others)
-        return Candidates(semantic, keyword, spread, neighbours, AnswerNotes(self, rows, guard))
-
-    def _candidate(self, row: int, score: float) -> Candidate:
-        return Candidate(self.notes.ids[row], self._instant(row), score)
-
-    def _instant(self, row: int) -> datetime:
-        return _EPOCH + timedelta(microseconds=int(self.notes.created[row]))
-
     def list_recent(self, where: NoteFilter, limit: int) -> list[StoredNote]:
-        mask = self._mask(where)
+        mask = self.selection(where)
         if mask is None or limit <= 0:
             return []
         rows = np.flatnonzero(mask)
@@ -311,29 +258,3 @@ def _one_vector(data: bytes, namespace: str) -> np.ndarray:
         raise ValueError(f"a put record holds {len(data)} vector bytes for namespace {namespace}")
     return vector_rows(data, dim)[0]
 
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-
-
-class AnswerNotes(Mapping[str, StoredNote]):
-    """The notes named in one answer, by id, decoded on first read, as they were when the
-    answer was given (fields and home namespace captured then), under ``guard``."""
-
-    def __init__(self, state: StoreState, rows: set[int], guard: AbstractContextManager) -> None:
-        notes = state.notes
-        held = np.fromiter(rows, dtype=np.int64, count=len(rows))
-        homes = notes.home.values[held].tolist()
-        self._state, self._guard = state, guard
-        self._rows = {notes.ids[row]: (row, home, notes.captured(row)) for row, home in zip(held.tolist(), homes)}
-
-    def __getitem__(self, note_id: str) -> StoredNote:
-        row, home, fields = self._rows[note_id]
-        state = self._state
-        with self._guard:
-            return StoredNote(state.notes.note(row, fields), state.namespace(state.notes.names.names[home]))
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._rows)
-
-    def __len__(self) -> int:
-        return len(self._rows)

@@ -43,6 +43,7 @@ from pathlib import Path
 import faiss
 import structlog
 
+from adapters.faiss_store import answers
 from adapters.faiss_store.disk import FileLock, tree_bytes
 from adapters.faiss_store.generations import LOCK, Generations
 from adapters.faiss_store.lines import checked_line
@@ -203,11 +204,11 @@ class FaissNoteStore:
             return self._live.state.get(note_id.value)
 
     def candidates(self, query: CandidateQuery) -> Candidates:
-        """See ``NoteReader.candidates``: one pass over the state (``StoreState.candidates``);
-        ``StoreError`` for a vector of the wrong length."""
+        """See ``NoteReader.candidates``: one pass over the state (``answers``); ``StoreError``
+        for a vector of the wrong length."""
         with self._reading():
             self._live.sync()
-            return self._live.state.candidates(query, self._mutex)
+            return answers.candidates(self._live.state, query, self._mutex)
 
     def list_recent(self, where: NoteFilter, limit: int) -> list[StoredNote]:
         with self._reading():
