@@ -10,6 +10,7 @@ Field paths are in domain names (``group_id``, ``patch.tags``); the error table
 from __future__ import annotations
 
 from datetime import datetime
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from msgspec import Struct
@@ -100,6 +101,7 @@ def hit_view(hit: Hit) -> HitView:
     return _notes().struct(hit.stored.note, HitView, score=round(hit.score, 6))
 
 
+@cache
 def _notes() -> NoteMapping:
     # Imported on the first note answered, not with the tool list: start-up is on the clock.
     from adapters.json_converter import CAMEL
