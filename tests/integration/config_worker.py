@@ -19,7 +19,7 @@ import attrs
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from adapters.embedders.hashing_factory import HashingEmbedderFactory  # noqa: E402
+from tests.fakes.hashing_embedder_factory import HashingEmbedderFactory  # noqa: E402
 from adapters.json_config import JsonFileConfigRepository  # noqa: E402
 from application.embedding import Embedding  # noqa: E402
 from application.set_config import SetEmbedder  # noqa: E402

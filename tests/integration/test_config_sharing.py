@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from adapters.embedders.hashing_factory import HashingEmbedderFactory
+from tests.fakes.hashing_embedder_factory import HashingEmbedderFactory
 from adapters.json_config import JsonFileConfigRepository
 from application.embedding import Embedding
 from application.set_config import SetEmbedder

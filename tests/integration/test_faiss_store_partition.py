@@ -17,7 +17,7 @@ from domain.identifiers import CanonicalProjectId, GroupId, Namespace, NoteId
 from application.ports import CandidateQuery
 from domain.note import Note, NoteFilter
 from tests.integration.test_faiss_store_durability import flip_byte
-from tests.unit.test_partition import topics, unit
+from tests.unit.adapters.faiss_store.test_partition import topics, unit
 
 NS = Namespace("local", "partition-model", 64)
 PROJECT = CanonicalProjectId("/tmp/partition-project")

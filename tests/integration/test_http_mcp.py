@@ -19,9 +19,9 @@ import httpx
 import pytest
 import uvicorn
 
-from adapters.embedders.hashing_factory import HashingEmbedderFactory
-from adapters.memory_config import InMemoryConfigRepository
-from adapters.memory_store import InMemoryNoteStore
+from tests.fakes.hashing_embedder_factory import HashingEmbedderFactory
+from tests.fakes.memory_config import InMemoryConfigRepository
+from tests.fakes.memory_store import InMemoryNoteStore
 from entrypoints.bootstrap import LazyServices, ServerOptions, build
 from entrypoints.errors import INVALID_PARAMS, RpcError
 from entrypoints.http.app import HttpApp

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from adapters.embedders.hashing_factory import HashingEmbedderFactory
+from tests.fakes.hashing_embedder_factory import HashingEmbedderFactory
 from adapters.faiss_store import FaissNoteStore
 from application.add_note import AddNote, add_note
 from domain.identifiers import GroupId

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from adapters.embedders.hashing_factory import HashingEmbedderFactory
+from tests.fakes.hashing_embedder_factory import HashingEmbedderFactory
 from adapters.faiss_store import FaissNoteStore
-from adapters.manual_clock import ManualClock
+from tests.fakes.manual_clock import ManualClock
 from application.add_note import AddNote, add_note
 from application.delete_note import DeleteNote, delete_note
 from application.errors import NoteNotFound

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from adapters.embedders.hashing_factory import HashingEmbedderFactory
+from tests.fakes.hashing_embedder_factory import HashingEmbedderFactory
 from adapters.faiss_store import FaissNoteStore
 from adapters.json_config import ConfigFileError, JsonFileConfigRepository
 from adapters.postgres_store import PostgresNoteStore

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import structlog
 
-from adapters.embedders.hashing_factory import HashingEmbedderFactory
+from tests.fakes.hashing_embedder_factory import HashingEmbedderFactory
 from adapters.faiss_store import FaissNoteStore
 from application.errors import StoreCorrupt
 from application.ports import CandidateQuery, StoredNote

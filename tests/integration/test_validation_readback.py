@@ -16,7 +16,7 @@ import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from adapters.embedders.hashing_factory import HashingEmbedderFactory
+from tests.fakes.hashing_embedder_factory import HashingEmbedderFactory
 from adapters.faiss_store import FaissNoteStore
 from application.services import Services
 from domain.errors import InvalidValue

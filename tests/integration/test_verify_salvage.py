@@ -7,7 +7,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from adapters.embedders.hashing_factory import HashingEmbedderFactory
+from tests.fakes.hashing_embedder_factory import HashingEmbedderFactory
 from adapters.faiss_store import FaissNoteStore
 from application.import_notes import ImportNotes, import_notes
 from entrypoints.bootstrap import ServerOptions, build

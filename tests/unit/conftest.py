@@ -4,10 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from adapters.embedders.hashing_factory import HashingEmbedderFactory
-from adapters.manual_clock import ManualClock
-from adapters.memory_config import InMemoryConfigRepository
-from adapters.memory_store import InMemoryNoteStore
+from tests.fakes.hashing_embedder_factory import HashingEmbedderFactory
+from tests.fakes.manual_clock import ManualClock
+from tests.fakes.memory_config import InMemoryConfigRepository
+from tests.fakes.memory_store import InMemoryNoteStore
 from application.services import Services
 from entrypoints.bootstrap import ServerOptions, build
 

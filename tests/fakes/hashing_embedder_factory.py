@@ -7,14 +7,12 @@ settings exactly as they do with real embedders.
 from __future__ import annotations
 
 from application.settings import EmbedderSettings
-from adapters.embedders.hashing import HashingEmbedder
+from tests.fakes.hashing_embedder import HashingEmbedder
 
 
 class HashingEmbedderFactory:
     def __init__(self, dim: int = 64) -> None:
         self.dim = dim
-        self.created: list[EmbedderSettings] = []
 
     def create(self, settings: EmbedderSettings) -> HashingEmbedder:
-        self.created.append(settings)
         return HashingEmbedder(self.dim, provider=settings.provider, model=settings.effective_model)

@@ -13,7 +13,7 @@ import pytest
 
 from application.services import Services
 from entrypoints.mcp import TextBounds
-from tests.unit.test_mcp import Client, _ok, client, project  # noqa: F401 (client, project: the same fixtures)
+from tests.unit.entrypoints.mcp.test_protocol import Client, _ok, client, project  # noqa: F401 (client, project: the same fixtures)
 
 BUDGET = TextBounds().result_bytes
 

@@ -9,7 +9,7 @@ import attrs
 import msgspec
 import pytest
 
-from adapters.memory_store import InMemoryNoteStore
+from tests.fakes.memory_store import InMemoryNoteStore
 from application.add_notes import AddNotes, add_notes
 from application.errors import StoreError
 from application.list_recent import ListRecent, list_recent

@@ -1,5 +1,5 @@
-"""memory.get_config never shows a secret: the apiKey stays in the file, and a baseUrl
-shows its userinfo as ``***``."""
+"""memory.get_config's use case: the paths and the embedder, and never a secret: the apiKey
+stays in the file, and a baseUrl shows its userinfo as ``***``."""
 
 from __future__ import annotations
 
@@ -27,3 +27,9 @@ def test_the_base_url_is_shown_with_its_userinfo_masked(services: Services, base
 def test_the_api_key_is_not_in_the_view(services: Services) -> None:
     set_config(SetConfig(SetEmbedder(provider="openai", api_key="sk-kept-in-the-file-only")), services)
     assert "sk-kept-in-the-file-only" not in repr(get_config(services))
+
+
+def test_get_config_reports_paths_and_the_embedder(services: Services) -> None:
+    view = get_config(services)
+    assert view.config_path.endswith("config.json") and view.data_dir.endswith("data")
+    assert (view.provider, view.model) == ("local", "all-MiniLM-L6-v2")

@@ -7,7 +7,7 @@ from pathlib import Path
 from application.search import DEFAULT_MODE, MODES
 from entrypoints.methods import METHODS
 
-SKILL = Path(__file__).resolve().parents[2] / "skills" / "mcp-memory" / "SKILL.md"
+SKILL = Path(__file__).resolve().parents[3] / "skills" / "mcp-memory" / "SKILL.md"
 
 
 def test_the_skill_names_every_tool() -> None:

@@ -1,0 +1,91 @@
+"""Keyword and meaning blended into one 0..1 score (application/ranking.py)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from hypothesis import given, strategies as st
+
+from application.ports import Candidate, Spread
+from application.ranking import KEYWORD_EVIDENCE, SPREAD_MIN_NOTES, blend, calibrated_scores, with_context
+
+
+T0 = datetime(2024, 1, 15, 10, 30, tzinfo=timezone.utc)
+
+
+def hit(key: int, score: float, minutes: int = 0) -> Candidate:
+    return Candidate(f"00000000-0000-4000-8000-{key:012x}", T0 + timedelta(minutes=minutes), score)
+
+
+def ids(found: list[Candidate]) -> list[int]:
+    return [int(c.id[-12:], 16) for c in found]
+
+
+def test_a_note_in_both_rankings_outranks_notes_in_one() -> None:
+    fused = blend([hit(0xA, 0.8), hit(0xB, 0.8)], [hit(0xB, 0.6), hit(0xC, 0.9)], 0.5, depth=10)
+
+    assert ids(fused)[0] == 0xB
+
+
+def test_a_keyword_match_below_the_evidence_threshold_counts_as_none() -> None:
+    weak = KEYWORD_EVIDENCE / 2
+    fused = blend([hit(0xA, 0.9), hit(0xB, 0.85)], [hit(0xB, weak)], 0.5, depth=10)
+
+    assert ids(fused) == [0xA, 0xB]
+    assert fused[1].score == 0.5 * 0.85
+
+
+def test_a_note_below_a_ranking_cut_at_depth_gets_that_rankings_lowest_score() -> None:
+    semantic = [hit(0xA, 0.9), hit(0xB, 0.7)]  # cut at depth 2: "c" scores at most 0.7 there
+    fused = blend(semantic, [hit(0xC, 0.8)], 0.5, depth=2)
+
+    assert dict(zip(ids(fused), (h.score for h in fused)))[0xC] == 0.5 * 0.8 + 0.5 * 0.7
+
+
+def test_calibrated_scores_are_the_same_for_cosines_shifted_and_squeezed_by_another_model() -> None:
+    cosines = [0.62, 0.40, 0.15, 0.05]
+    spread = Spread(100, 0.08, 0.07)
+    squeezed = Spread(100, 0.8 + 0.08 / 4, 0.07 / 4)  # the same notes as a model with cosines near 0.8
+
+    plain = calibrated_scores([hit(i, c) for i, c in enumerate(cosines)], spread)
+    other = calibrated_scores([hit(i, 0.8 + c / 4) for i, c in enumerate(cosines)], squeezed)
+
+    assert [round(h.score, 9) for h in plain] == [round(h.score, 9) for h in other]
+    assert plain[0].score > plain[1].score > plain[2].score > plain[3].score == 0.0
+
+
+def test_calibration_needs_enough_notes_to_measure_a_spread() -> None:
+    few = calibrated_scores([hit(1, 0.6)], Spread(SPREAD_MIN_NOTES - 1, 0.5, 0.1))
+
+    assert few[0].score == (1 + 0.6) / 2
+
+
+def test_the_neighbours_of_the_best_hits_share_their_score() -> None:
+    fused = [hit(0xA, 0.8), hit(0xB, 0.5), hit(0xC, 0.45), hit(0xD, 0.3)]
+
+    rescored = with_context(fused, {hit(0xA, 0).id: [hit(0xC, 0).id]}, 0.3)
+
+    assert ids(rescored) == [0xA, 0xC, 0xB, 0xD]
+    assert [round(h.score, 6) for h in rescored] == [round(0.8 + 0.3 * 0.45, 6), round(0.45 + 0.3 * 0.8, 6), 0.5, 0.3]
+
+
+scores = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
+
+
+@given(
+    st.lists(scores, max_size=12),
+    st.lists(scores, max_size=12),
+    st.floats(min_value=0.0, max_value=1.0),
+    st.integers(min_value=1, max_value=20),
+)
+def test_hybrid_scores_are_in_0_1_and_sorted_highest_first(
+    semantic: list[float], keyword: list[float], weight: float, depth: int
+) -> None:
+    sem_hits = [hit(i, s, i) for i, s in enumerate(sorted(semantic, reverse=True))]
+    kw_hits = [hit(i if i % 2 else 100 + i, s, i) for i, s in enumerate(sorted(keyword, reverse=True))]
+
+    fused = blend(sem_hits, kw_hits, weight, depth)
+
+    assert all(0.0 <= h.score <= 1.0 for h in fused)
+    assert [h.score for h in fused] == sorted((h.score for h in fused), reverse=True)
+    assert len(fused) == len({c.id for c in sem_hits + kw_hits})

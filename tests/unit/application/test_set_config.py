@@ -1,0 +1,29 @@
+"""memory.set_config's use case: a new embedder starts a new namespace, old notes stay home."""
+
+from __future__ import annotations
+
+from application.get_config import get_config
+from application.get_note import GetNote, get_note
+from application.search import SearchNotes, search
+from application.services import Services
+from application.set_config import SetConfig, SetEmbedder, set_config
+from tests.fakes.memory_config import InMemoryConfigRepository
+from tests.unit.steps import LOCAL, OLLAMA, add, homes, switch_to_ollama
+
+
+def test_set_config_switches_namespace_and_keeps_old_notes_readable(
+    services: Services, config: InMemoryConfigRepository
+) -> None:
+    note_id = add(services, "written with the first model")
+    namespace = set_config(SetConfig(SetEmbedder(provider="ollama")), services)
+    assert str(namespace) == "ollama:nomic-embed-text:64"
+    assert config.settings.embedder.provider == "ollama"
+    assert str(get_note(GetNote(note_id), services).namespace) == "local:all-MiniLM-L6-v2:64"
+    assert search(SearchNotes(project_id="proj", query="written with the first model", mode="semantic"), services).hits == []
+    assert get_config(services).provider == "ollama"
+
+
+def test_switching_provider_starts_a_new_namespace_and_old_notes_stay_home(services: Services) -> None:
+    note_id = add(services, "old note")
+    assert switch_to_ollama(services) == OLLAMA
+    assert homes(services) == {note_id.value: str(LOCAL)}
