@@ -1,7 +1,9 @@
 """The composition root: the one place that builds real adapters and wires them in.
 
 Nothing happens at import time. Heavy adapters (FAISS, ONNX, httpx) are imported inside
-``build`` so that a server answers ``initialize`` before they load.
+``compose`` so that a server answers ``initialize`` before they load. Tests and the
+command line get their services from ``compose`` too, passing fakes or settings as
+keywords; nothing else constructs adapters.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ STORE_ENV = "MCP_MEMORY_STORE"
 POSTGRES_EXTRA = "pip install 'mcp-memory[postgres]'"
 HOME_DIR = ".local-mcp-memory"
 
-if TYPE_CHECKING:  # the application is imported by ``build``, after ``initialize`` is answered
+if TYPE_CHECKING:  # the application is imported by ``compose``, after ``initialize`` is answered
     from adapters.json_config import HttpSection
     from application.ports import Clock, ConfigRepository, EmbedderFactory, NoteStore, ProjectResolver
     from application.services import Services
@@ -31,11 +33,10 @@ if TYPE_CHECKING:  # the application is imported by ``build``, after ``initializ
 
 @attrs.frozen
 class ServerOptions:
-    """Where the server keeps its files and what it was built to default to."""
+    """Where the server keeps its files."""
 
     config_path: Path
     data_dir: Path
-    default_transport: str
     environ: Mapping[str, str] = attrs.field(factory=lambda: dict(os.environ), repr=False)
     store: str | None = attrs.field(default=None, repr=False)  # --store or MCP_MEMORY_STORE; may hold a password
 
@@ -43,9 +44,8 @@ class ServerOptions:
     def resolve(
         cls,
         environ: Mapping[str, str],
-        default_transport: str,
-        config_path: str | None = None,
-        data_dir: str | None = None,
+        config_path: str | Path | None = None,
+        data_dir: str | Path | None = None,
         store: str | None = None,
     ) -> ServerOptions:
         """Flags win over the environment, which wins over ``~/.local-mcp-memory``. The
@@ -56,7 +56,6 @@ class ServerOptions:
         return cls(
             config_path=Path(os.path.expanduser(str(config))).absolute(),
             data_dir=Path(os.path.expanduser(str(data))).absolute(),
-            default_transport=default_transport,
             environ=dict(environ),
             store=store or environ.get(STORE_ENV) or None,
         )
@@ -76,7 +75,7 @@ def store_location(options: ServerOptions) -> str | None:
 
 def store_setting_at_start(options: ServerOptions) -> str | None:
     """``store_location`` read with the standard library only, for the checks a command makes
-    before it loads the application; None when the config file cannot be read (``build``
+    before it loads the application; None when the config file cannot be read (``compose``
     reports that)."""
     if options.store:
         return options.store
@@ -109,16 +108,27 @@ def store_problem(location: str | None) -> str | None:
     return None
 
 
-def build(
-    options: ServerOptions,
+def compose(
     *,
+    options: ServerOptions | None = None,
+    config_path: str | Path | None = None,
+    data_dir: str | Path | None = None,
+    store_url: str | None = None,
+    environ: Mapping[str, str] | None = None,
     embedders: EmbedderFactory | None = None,
     store: NoteStore | None = None,
     clock: Clock | None = None,
     config: ConfigRepository | None = None,
     projects: ProjectResolver | None = None,
 ) -> Services:
-    """The server's services; None for a dependency means the real one."""
+    """The server's services, built with the production defaults; each keyword replaces one
+    part, and None means the real one. The settings are ``options`` when given, else
+    resolved as the command line resolves its flags (``ServerOptions.resolve``) from
+    ``config_path``, ``data_dir``, ``store_url`` and ``environ`` (default ``os.environ``)."""
+    if options is None:
+        options = ServerOptions.resolve(
+            os.environ if environ is None else environ, config_path=config_path, data_dir=data_dir, store=store_url
+        )
     logs.ensure_configured()  # before any adapter can log
     from adapters.json_config import JsonFileConfigRepository
     from adapters.system import OsProjectResolver, SystemClock
@@ -217,5 +227,5 @@ class LazyServices:
 
 def configure_logging(environ: Mapping[str, str]) -> None:
     """structlog, once per process: JSON lines on stderr, never stdout. Applied on the
-    first log line or the first ``build``, so that start-up does not wait for structlog."""
+    first log line or the first ``compose``, so that start-up does not wait for structlog."""
     logs.configure(environ)

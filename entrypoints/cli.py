@@ -231,16 +231,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _serve(args)
     from entrypoints.lifecycle_cli import run
 
-    return run(args, DEFAULT_TRANSPORT)
+    return run(args)
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from entrypoints.bootstrap import LazyServices, ServerOptions, build, configure_logging
+    from entrypoints.bootstrap import LazyServices, ServerOptions, compose, configure_logging
     from entrypoints.mcp import McpOptions, TextBounds
     from entrypoints.server import build_dispatcher
 
     configure_logging(os.environ)
-    options = ServerOptions.resolve(os.environ, DEFAULT_TRANSPORT, args.config, args.data_dir, args.store)
+    options = ServerOptions.resolve(os.environ, args.config, args.data_dir, args.store)
     if (problem := _store_problem(options)) is not None:
         print(f"mcp-memory: {problem}", file=sys.stderr)
         return 2
@@ -251,7 +251,7 @@ def _serve(args: argparse.Namespace) -> int:
         return 2
     project = os.path.abspath(os.path.expanduser(args.project or os.getcwd()))
     mcp = McpOptions(project=project, bounds=TextBounds(note_chars=max_text_chars))
-    services = LazyServices(lambda: build(options))
+    services = LazyServices(lambda: compose(options=options))
     dispatcher = build_dispatcher(services, mcp)
     if args.transport == "stdio":
         from entrypoints.stdio import run_stdio

@@ -42,15 +42,15 @@ EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 
 
-def run(args: argparse.Namespace, default_transport: str) -> int:
+def run(args: argparse.Namespace) -> int:
     """Run a parsed data command against the store and config that its flags name."""
     from adapters.postgres_store.url import is_postgres_url
-    from entrypoints.bootstrap import LOG_LEVEL_ENV, ServerOptions, build, configure_logging, store_location, store_problem
+    from entrypoints.bootstrap import LOG_LEVEL_ENV, ServerOptions, compose, configure_logging, store_location, store_problem
 
     configure_logging({LOG_LEVEL_ENV: "WARNING", **os.environ})
     name, err = args.command, sys.stderr
     if name in ("verify", "salvage"):  # the data directory only, read-only: no services built
-        local = ServerOptions.resolve(os.environ, default_transport, None, args.data_dir, args.store)
+        local = ServerOptions.resolve(os.environ, None, args.data_dir, args.store)
         if local.store and is_postgres_url(local.store):
             err.write(
                 f"mcp-memory {name}: checks the local store's files only; for a PostgreSQL store use the "
@@ -66,17 +66,17 @@ def run(args: argparse.Namespace, default_transport: str) -> int:
     except (ImportFileInvalid, OSError) as exc:
         err.write(f"mcp-memory import: {args.file}: {_reason(exc)}; nothing was imported\n")
         return EXIT_FAILED
-    options = ServerOptions.resolve(os.environ, default_transport, args.config, args.data_dir, args.store)
+    options = ServerOptions.resolve(os.environ, args.config, args.data_dir, args.store)
     try:
         problem = store_problem(store_location(options))
     except ApplicationError:
-        problem = None  # an unreadable config file is reported by build, below
+        problem = None  # an unreadable config file is reported by compose, below
     if problem is not None:
         err.write(f"mcp-memory {name}: {problem}\n")
         return EXIT_USAGE
 
     def against_the_store() -> int:
-        services = build(options)
+        services = compose(options=options)
         try:
             return _dispatch(args, services, export_file, err)
         finally:

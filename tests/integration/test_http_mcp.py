@@ -22,7 +22,7 @@ import uvicorn
 from tests.fakes.hashing_embedder_factory import HashingEmbedderFactory
 from tests.fakes.memory_config import InMemoryConfigRepository
 from tests.fakes.memory_store import InMemoryNoteStore
-from entrypoints.bootstrap import LazyServices, ServerOptions, build
+from entrypoints.bootstrap import LazyServices, compose
 from entrypoints.errors import INVALID_PARAMS, RpcError
 from entrypoints.http.app import HttpApp
 from entrypoints.http.guard import Policy
@@ -50,9 +50,15 @@ class InProcessServer:
     """``HttpApp`` on uvicorn in a thread, with stand-in MCP methods."""
 
     def __init__(self, home: Path) -> None:
-        options = ServerOptions(home / "config.json", home / "data", "stdio", environ={})
         services = LazyServices(
-            lambda: build(options, embedders=HashingEmbedderFactory(), store=InMemoryNoteStore(), config=InMemoryConfigRepository())
+            lambda: compose(
+                config_path=home / "config.json",
+                data_dir=home / "data",
+                environ={},
+                embedders=HashingEmbedderFactory(),
+                store=InMemoryNoteStore(),
+                config=InMemoryConfigRepository(),
+            )
         )
         routes = {
             **memory_routes(services),

@@ -16,11 +16,10 @@ from typing import Any
 import pytest
 
 from tests.fakes.hashing_embedder_factory import HashingEmbedderFactory
-from adapters.faiss_store import FaissNoteStore
 from application.add_note import AddNote, add_note
 from domain.identifiers import GroupId
 from domain.note import Tags
-from entrypoints.bootstrap import ServerOptions, build
+from entrypoints.bootstrap import compose
 from tests.fakes.embedding_servers import FakeOllamaServer
 from tests.integration.serve import MCP_MEMORY, StdioServer, server_env
 
@@ -31,8 +30,12 @@ NOTE_ID = "0b7a4c1e-5d2f-4a3b-8c9d-1e2f3a4b5c6d"
 
 def fill(home: Path, count: int) -> None:
     """``count`` notes in ``home/data``, namespace LOCAL recorded in ``home/config.json``."""
-    options = ServerOptions(home / "config.json", home / "data", "stdio", environ={})
-    services = build(options, embedders=HashingEmbedderFactory(), store=FaissNoteStore(home / "data"))
+    services = compose(
+        config_path=home / "config.json",
+        data_dir=home / "data",
+        environ={},
+        embedders=HashingEmbedderFactory(),
+    )
     for i in range(count):
         command = AddNote(project_id="/work/app", group_id=GroupId("feature-1"), text=f"note {i} on caching", tags=Tags(("db",)))
         add_note(command, services)

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.hashing_embedder_factory import HashingEmbedderFactory
-from adapters.faiss_store import FaissNoteStore
 from tests.fakes.manual_clock import ManualClock
 from application.add_note import AddNote, add_note
 from application.delete_note import DeleteNote, delete_note
@@ -23,7 +22,7 @@ from application.services import Services
 from application.upsert_global import UpsertGlobal, upsert_global
 from domain.identifiers import GlobalKey, GroupId
 from domain.note import Tags
-from entrypoints.bootstrap import ServerOptions, build
+from entrypoints.bootstrap import compose
 from entrypoints.export_format import read_export
 from entrypoints.lifecycle_cli import export_command, import_command
 
@@ -33,8 +32,13 @@ T0 = datetime(2024, 1, 15, 10, 30, tzinfo=timezone.utc)
 def services_on(data_dir: Path, clock: ManualClock | None = None) -> Services:
     """A server's services on ``data_dir``, its config file beside it (as another process
     on the same files would have them)."""
-    options = ServerOptions(data_dir.with_suffix(".json"), data_dir, "stdio", environ={})
-    return build(options, embedders=HashingEmbedderFactory(), store=FaissNoteStore(data_dir), clock=clock or ManualClock(T0))
+    return compose(
+        config_path=data_dir.with_suffix(".json"),
+        data_dir=data_dir,
+        environ={},
+        embedders=HashingEmbedderFactory(),
+        clock=clock or ManualClock(T0),
+    )
 
 
 def populate(services: Services, count: int) -> None:

@@ -14,14 +14,13 @@ from typing import Any
 import pytest
 
 from tests.fakes.hashing_embedder_factory import HashingEmbedderFactory
-from adapters.faiss_store import FaissNoteStore
 from adapters.json_config import ConfigFileError, JsonFileConfigRepository
 from adapters.postgres_store import PostgresNoteStore
 from application.add_note import AddNote, add_note
 from application.upsert_global import UpsertGlobal, upsert_global
 from domain.identifiers import GlobalKey, GroupId, NoteId
 from domain.note import Tags
-from entrypoints.bootstrap import POSTGRES_EXTRA, ServerOptions, build
+from entrypoints.bootstrap import POSTGRES_EXTRA, compose
 from tests.integration.serve import MCP_MEMORY, StdioServer, server_env
 from tests.postgres_server import TEAM_PASSWORD, EmbeddedPostgres, postgres, postgres_url  # noqa: F401
 
@@ -146,8 +145,12 @@ def test_the_config_file_keeps_its_store_section_through_updates_and_refuses_unk
 
 def fill_local(home: Path) -> list[str]:
     """Notes and a global in ``home``'s local store, namespace LOCAL; the notes' ids."""
-    options = ServerOptions(home / "config.json", home / "data", "stdio", environ={})
-    services = build(options, embedders=HashingEmbedderFactory(), store=FaissNoteStore(home / "data"))
+    services = compose(
+        config_path=home / "config.json",
+        data_dir=home / "data",
+        environ={},
+        embedders=HashingEmbedderFactory(),
+    )
     ids = []
     for i in range(12):
         command = AddNote(project_id="/work/app", group_id=GroupId(f"g{i % 3}"), text=f"note {i} on caching \x00 ok",

@@ -15,7 +15,7 @@ from adapters.faiss_store import FaissNoteStore
 from application.errors import StoreCorrupt
 from application.ports import CandidateQuery, StoredNote
 from domain.note import NoteFilter
-from entrypoints.bootstrap import LazyServices, ServerOptions, build
+from entrypoints.bootstrap import LazyServices, compose
 from entrypoints.mcp.protocol import McpOptions
 from entrypoints.server import build_dispatcher
 from tests.integration.small_store import NS, PROJECTS, Written, build as build_small_store, note, vector
@@ -90,8 +90,9 @@ def test_damage_is_answered_32006_naming_the_file_not_32603(small, tmp_path: Pat
     data, written = small
     sidecar = snapshot_of(data) / "sidecar.json"
     flip_byte(sidecar, 40)
-    options = ServerOptions(tmp_path / "config.json", data, "stdio", environ={})
-    services = LazyServices(lambda: build(options, embedders=HashingEmbedderFactory()))
+    services = LazyServices(
+        lambda: compose(config_path=tmp_path / "config.json", data_dir=data, environ={}, embedders=HashingEmbedderFactory())
+    )
     dispatcher = build_dispatcher(services, McpOptions(project=str(tmp_path)))
     note_id = next(iter(written.notes)).value
     request = {"jsonrpc": "2.0", "id": 1, "method": "memory.get", "params": {"id": note_id}}

@@ -17,12 +17,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from tests.fakes.hashing_embedder_factory import HashingEmbedderFactory
-from adapters.faiss_store import FaissNoteStore
 from application.services import Services
 from domain.errors import InvalidValue
 from domain.identifiers import CanonicalProjectId, GlobalKey, GroupId, Namespace, NoteId
 from domain.note import GlobalEntry, Note
-from entrypoints.bootstrap import ServerOptions, build
+from entrypoints.bootstrap import compose
 from entrypoints.errors import ImportFileInvalid
 from entrypoints.export_format import read_export
 from entrypoints.lifecycle_cli import export_command
@@ -40,8 +39,12 @@ class Server:
         self.services = self._build()
 
     def _build(self) -> Services:
-        options = ServerOptions(self.data_dir.with_suffix(".json"), self.data_dir, "stdio", environ={})
-        return build(options, embedders=HashingEmbedderFactory(), store=FaissNoteStore(self.data_dir))
+        return compose(
+            config_path=self.data_dir.with_suffix(".json"),
+            data_dir=self.data_dir,
+            environ={},
+            embedders=HashingEmbedderFactory(),
+        )
 
     def rpc(self, method: str, params: Any) -> dict[str, Any]:
         message = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}

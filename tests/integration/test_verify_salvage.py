@@ -10,7 +10,7 @@ from pathlib import Path
 from tests.fakes.hashing_embedder_factory import HashingEmbedderFactory
 from adapters.faiss_store import FaissNoteStore
 from application.import_notes import ImportNotes, import_notes
-from entrypoints.bootstrap import ServerOptions, build
+from entrypoints.bootstrap import compose
 from entrypoints.export_format import read_export
 from tests.integration.serve import MCP_MEMORY, server_env
 from tests.integration.small_store import Written, build as build_small_store
@@ -59,8 +59,12 @@ def salvaged_into_a_new_store(home: Path, data: Path) -> tuple[subprocess.Comple
     assert done.returncode == 0, done.stderr
     with out.open("rb") as stream:
         export = read_export(stream)
-    options = ServerOptions(home / "config.json", home / "new", "stdio", environ={})
-    services = build(options, embedders=HashingEmbedderFactory(), store=FaissNoteStore(home / "new"))
+    services = compose(
+        config_path=home / "config.json",
+        data_dir=home / "new",
+        environ={},
+        embedders=HashingEmbedderFactory(),
+    )
     import_notes(ImportNotes(export.notes, export.globals), services)
     return done, services.store
 

@@ -4,12 +4,12 @@ from pathlib import Path
 
 import pytest
 
+from application.services import Services
+from entrypoints.bootstrap import compose
 from tests.fakes.hashing_embedder_factory import HashingEmbedderFactory
 from tests.fakes.manual_clock import ManualClock
 from tests.fakes.memory_config import InMemoryConfigRepository
 from tests.fakes.memory_store import InMemoryNoteStore
-from application.services import Services
-from entrypoints.bootstrap import ServerOptions, build
 
 
 @pytest.fixture
@@ -24,18 +24,24 @@ def config() -> InMemoryConfigRepository:
 
 @pytest.fixture
 def services(tmp_path: Path, clock: ManualClock, config: InMemoryConfigRepository) -> Services:
-    options = ServerOptions(tmp_path / "config.json", tmp_path / "data", "stdio", environ={})
-    return build(
-        options, embedders=HashingEmbedderFactory(), store=InMemoryNoteStore(), clock=clock, config=config
+    return compose(
+        config_path=tmp_path / "config.json",
+        data_dir=tmp_path / "data",
+        environ={},
+        embedders=HashingEmbedderFactory(),
+        store=InMemoryNoteStore(),
+        clock=clock,
+        config=config,
     )
 
 
 @pytest.fixture
 def fresh(tmp_path: Path, clock: ManualClock) -> Services:
     """A second, empty server: the target of an import."""
-    options = ServerOptions(tmp_path / "fresh.json", tmp_path / "fresh", "stdio", environ={})
-    return build(
-        options,
+    return compose(
+        config_path=tmp_path / "fresh.json",
+        data_dir=tmp_path / "fresh",
+        environ={},
         embedders=HashingEmbedderFactory(),
         store=InMemoryNoteStore(),
         clock=clock,

@@ -19,7 +19,7 @@ from application.settings import EmbedderSettings
 from domain.identifiers import GroupId
 from domain.note import Tags
 from domain.time import TimeWindow
-from entrypoints.bootstrap import ServerOptions, build
+from entrypoints.bootstrap import compose
 from tests.fakes.manual_clock import ManualClock
 from tests.fakes.memory_config import InMemoryConfigRepository
 from tests.fakes.memory_store import InMemoryNoteStore
@@ -55,9 +55,10 @@ class TableEmbedderFactory:
 
 
 def services_with(tmp_path: Path, embedder: TableEmbedder) -> Services:
-    options = ServerOptions(tmp_path / "config.json", tmp_path / "data", "stdio", environ={})
-    return build(
-        options,
+    return compose(
+        config_path=tmp_path / "config.json",
+        data_dir=tmp_path / "data",
+        environ={},
         embedders=TableEmbedderFactory(embedder),
         store=InMemoryNoteStore(),
         clock=ManualClock(),
