@@ -1,11 +1,13 @@
 """An ``EmbedderFactory`` for tests: every setting gets a ``HashingEmbedder``.
 
 The embedder reports the requested provider and model, so namespaces change with the
-settings exactly as they do with real embedders.
+settings exactly as they do with real embedders. A provider the server does not know is
+refused with ``EmbedderNotConfigured``, as ``DefaultEmbedderFactory`` refuses it.
 """
 
 from __future__ import annotations
 
+from application.errors import EmbedderNotConfigured
 from application.settings import EmbedderSettings
 from tests.fakes.hashing_embedder import HashingEmbedder
 
@@ -15,4 +17,6 @@ class HashingEmbedderFactory:
         self.dim = dim
 
     def create(self, settings: EmbedderSettings) -> HashingEmbedder:
+        if settings.provider not in EmbedderSettings.DEFAULT_MODELS:
+            raise EmbedderNotConfigured(settings.provider, f"unknown embedder provider {settings.provider!r}")
         return HashingEmbedder(self.dim, provider=settings.provider, model=settings.effective_model)

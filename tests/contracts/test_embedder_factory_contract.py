@@ -1,0 +1,52 @@
+"""The ``EmbedderFactory`` contract, run against ``DefaultEmbedderFactory`` and the
+``HashingEmbedderFactory`` fake: ``create`` is cheap (no request leaves the process), the
+embedder reports the provider and model the settings name, and an unknown provider is
+refused with ``EmbedderNotConfigured`` naming it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from adapters.embedders.factory import DefaultEmbedderFactory
+from application.errors import EmbedderNotConfigured
+from application.ports import EmbedderFactory
+from application.settings import EmbedderSettings
+from tests.fakes.hashing_embedder_factory import HashingEmbedderFactory
+
+KNOWN = [
+    EmbedderSettings(),
+    EmbedderSettings(provider="openai", api_key="sk-test"),
+    EmbedderSettings(provider="ollama"),
+    EmbedderSettings(provider="ollama", model="mxbai-embed-large", base_url="http://127.0.0.1:9"),
+]
+
+
+def _refuse(request: httpx.Request) -> httpx.Response:
+    raise AssertionError(f"create sent a request: {request.method} {request.url}")
+
+
+@pytest.fixture(params=["default", "hashing"])
+def factory(request: pytest.FixtureRequest) -> Iterator[EmbedderFactory]:
+    if request.param == "hashing":
+        yield HashingEmbedderFactory()
+        return
+    client = httpx.Client(transport=httpx.MockTransport(_refuse))
+    yield DefaultEmbedderFactory(environ={}, http_client=client)
+    client.close()
+
+
+@pytest.mark.parametrize("settings", KNOWN, ids=lambda s: f"{s.provider}:{s.effective_model}")
+def test_the_embedder_reports_the_provider_and_model_the_settings_name(
+    factory: EmbedderFactory, settings: EmbedderSettings
+) -> None:
+    embedder = factory.create(settings)
+    assert (embedder.provider, embedder.model) == (settings.provider, settings.effective_model)
+
+
+def test_an_unknown_provider_is_not_configured_and_named(factory: EmbedderFactory) -> None:
+    with pytest.raises(EmbedderNotConfigured) as raised:
+        factory.create(EmbedderSettings(provider="cohere"))
+    assert raised.value.provider == "cohere"
