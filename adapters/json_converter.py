@@ -119,11 +119,15 @@ def _first(refused: ClassValidationError) -> BaseException:
     return error
 
 
+def _tag_list(tags: Tags) -> list[str]:
+    return list(tags.values)
+
+
 def _mapping(tags: Callable[[Any, Any], Tags] | None = None, **names: str) -> NoteMapping:
     overrides = {attribute: override(rename=name) for attribute, name in names.items()}
     overrides["metadata"] = override(struct_hook=_as_is, unstruct_hook=identity)
-    if tags is not None:
-        overrides["tags"] = override(struct_hook=tags)
+    if tags is not None:  # the camelCase forms hold a list, as their Structs declare
+        overrides["tags"] = override(struct_hook=tags, unstruct_hook=_tag_list)
     return NoteMapping(
         make_dict_unstructure_fn(Note, _CONVERTER, **overrides),
         make_dict_structure_fn(Note, _CONVERTER, **overrides),

@@ -89,7 +89,8 @@ def test_a_wire_view_keeps_its_bytes_and_reads_back_as_the_note(note: Note, name
 def test_both_namings_are_one_mapping(note: Note) -> None:
     stored, camel = STORED.fields(note), CAMEL.fields(note)
     renamed = {"project": "project_id", "group": "group_id", "created": "created_at"}
-    assert {renamed.get(name, name): value for name, value in stored.items()} == camel
+    assert {renamed.get(name, name): value for name, value in stored.items()} == {**camel, "tags": tuple(camel["tags"])}
+    assert camel["tags"] == list(note.tags.values)  # a list, as the camelCase Structs declare
 
 
 GOOD = {
