@@ -187,6 +187,29 @@ def _is_postgres(location: str) -> bool:
     return is_postgres_url(location)
 
 
+def is_database_store(location: str | None) -> bool:
+    """Whether a store setting names a database server rather than a local directory."""
+    return bool(location) and _is_postgres(location)
+
+
+def check_local_store(data_dir: Path):
+    """The local store's ``Checkup`` (``adapters.faiss_store.checkup``): every file of its
+    live generation checked, nothing written."""
+    from adapters.faiss_store.checkup import verify
+
+    return verify(data_dir)
+
+
+def salvage_local_store(data_dir: Path):
+    """Every record of the local store that verifies (``adapters.faiss_store.salvage``),
+    as ``(found, export, unusable)``; nothing written into ``data_dir``."""
+    from adapters.faiss_store.salvage import as_export, salvage
+
+    found = salvage(data_dir)
+    export, unusable = as_export(found)
+    return found, export, unusable
+
+
 def _make_private(directory: Path, file: Path | None = None) -> None:
     """Create ``directory`` (and the parents it lacks) with mode 0700, and make ``file``
     0600 if it exists, from the first start: the config file may hold an API key, the data

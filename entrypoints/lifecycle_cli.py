@@ -44,14 +44,21 @@ EXIT_INTERRUPTED = 130
 
 def run(args: argparse.Namespace) -> int:
     """Run a parsed data command against the store and config that its flags name."""
-    from adapters.postgres_store.url import is_postgres_url
-    from entrypoints.bootstrap import LOG_LEVEL_ENV, ServerOptions, compose, configure_logging, store_location, store_problem
+    from entrypoints.bootstrap import (
+        LOG_LEVEL_ENV,
+        ServerOptions,
+        compose,
+        configure_logging,
+        is_database_store,
+        store_location,
+        store_problem,
+    )
 
     configure_logging({LOG_LEVEL_ENV: "WARNING", **os.environ})
     name, err = args.command, sys.stderr
     if name in ("verify", "salvage"):  # the data directory only, read-only: no services built
         local = ServerOptions.resolve(os.environ, None, args.data_dir, args.store)
-        if local.store and is_postgres_url(local.store):
+        if is_database_store(local.store):
             err.write(
                 f"mcp-memory {name}: checks the local store's files only; for a PostgreSQL store use the "
                 "database's own tools (pg_dump for a backup, pg_amcheck for damage)\n"
@@ -150,12 +157,12 @@ def stats_command(services: Services, out: TextIO, *, project: str | None) -> in
 
 
 def verify_command(data_dir: Path, out: TextIO) -> int:
-    from adapters.faiss_store.checkup import verify
+    from entrypoints.bootstrap import check_local_store
 
     if not data_dir.is_dir():
         out.write(f"{data_dir}: no such directory\n")
         return EXIT_FAILED
-    checkup = verify(data_dir)
+    checkup = check_local_store(data_dir)
     for path, problems in checkup.problems.items():
         out.write(f"{path}: damaged ({len(problems)} found)\n")
         out.writelines(f"  {problem}\n" for problem in problems)
@@ -168,7 +175,7 @@ def verify_command(data_dir: Path, out: TextIO) -> int:
 
 
 def salvage_command(data_dir: Path, out: str, *, err: TextIO) -> int:
-    from adapters.faiss_store.salvage import as_export, salvage
+    from entrypoints.bootstrap import salvage_local_store
 
     target = Path(out).absolute()
     if not data_dir.is_dir():
@@ -177,8 +184,7 @@ def salvage_command(data_dir: Path, out: str, *, err: TextIO) -> int:
     if target.resolve().is_relative_to(data_dir.resolve()):
         err.write(f"mcp-memory salvage: {out} is inside the data directory; write it elsewhere\n")
         return EXIT_FAILED
-    found = salvage(data_dir)
-    export, unusable = as_export(found)
+    found, export, unusable = salvage_local_store(data_dir)
     with _output(str(target)) as stream:
         write_export(export, stream, datetime.now(timezone.utc), vectors=any(v is not None for _f, _h, v in found.notes.values()))
     err.writelines(f"  {problem}\n" for problem in found.problems)

@@ -34,7 +34,7 @@ from entrypoints.http.guard import RequestHeaders
 from entrypoints.http.responses import Response
 from entrypoints.jsonrpc import decode_message, error_reply
 from entrypoints.logs import get_logger
-from entrypoints.mcp.protocol import PROTOCOL_VERSIONS
+from entrypoints.mcp_revisions import PROTOCOL_VERSIONS
 
 SUPPORTED_PROTOCOL_VERSIONS = frozenset(PROTOCOL_VERSIONS)
 SESSION_HEADER = b"mcp-session-id"

@@ -24,6 +24,7 @@ import msgspec
 
 from entrypoints.jsonrpc import Route
 from entrypoints.mcp import texts
+from entrypoints.mcp_revisions import LATEST_PROTOCOL_VERSION, PROTOCOL_VERSIONS
 from entrypoints.mcp.bounds import TextBounds
 from entrypoints.mcp.tools import ToolSet
 
@@ -33,8 +34,6 @@ if TYPE_CHECKING:
 
 SERVER_NAME = "mcp-memory"
 SERVER_VERSION = "0.1.0"  # pyproject's version; importlib.metadata would cost ~30 ms at start-up (a test pins them equal)
-PROTOCOL_VERSIONS = ("2025-03-26", "2025-06-18", "2025-11-25")
-LATEST_PROTOCOL_VERSION = PROTOCOL_VERSIONS[-1]
 
 CAPABILITIES = {
     "tools": {"listChanged": False},
