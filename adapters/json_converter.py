@@ -38,10 +38,10 @@ from cattrs.errors import AttributeValidationNote, ClassValidationError
 from cattrs.fns import identity
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
-from domain.errors import InvalidValue
-from domain.identifiers import CanonicalProjectId, GroupId, NoteId
-from domain.note import Note, Tags
-from domain.time import format_instant, parse_instant
+from mcp_memory.domain.errors import InvalidValue
+from mcp_memory.domain.identifiers import CanonicalProjectId, GroupId, NoteId
+from mcp_memory.domain.note import Note, Tags
+from mcp_memory.domain.time import format_instant, parse_instant
 
 S = TypeVar("S", bound=msgspec.Struct)
 

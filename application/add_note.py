@@ -5,9 +5,9 @@ from typing import Any
 
 import attrs
 
-from application.services import Services
-from domain.identifiers import GroupId, Namespace, NoteId
-from domain.note import Note, Tags
+from mcp_memory.application.services import Services
+from mcp_memory.domain.identifiers import GroupId, Namespace, NoteId
+from mcp_memory.domain.note import Note, Tags
 
 
 @attrs.frozen

@@ -4,12 +4,12 @@ from typing import ClassVar
 
 import attrs
 
-from application.add_note import AddNote, new_note
-from application.errors import InvalidRequest
-from application.services import Services, at
-from domain.errors import InvalidValue
-from domain.identifiers import Namespace, NoteId
-from domain.note import Note
+from mcp_memory.application.add_note import AddNote, new_note
+from mcp_memory.application.errors import InvalidRequest
+from mcp_memory.application.services import Services, at
+from mcp_memory.domain.errors import InvalidValue
+from mcp_memory.domain.identifiers import Namespace, NoteId
+from mcp_memory.domain.note import Note
 
 
 @attrs.frozen

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import attrs
 
-from application.errors import NoteNotFound
-from application.services import Services
-from domain.identifiers import NoteId
+from mcp_memory.application.errors import NoteNotFound
+from mcp_memory.application.services import Services
+from mcp_memory.domain.identifiers import NoteId
 
 
 @attrs.frozen

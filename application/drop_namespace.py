@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import attrs
 
-from application.errors import InvalidRequest, NamespaceStillHome
-from application.services import Services
-from domain.identifiers import Namespace
+from mcp_memory.application.errors import InvalidRequest, NamespaceStillHome
+from mcp_memory.application.services import Services
+from mcp_memory.domain.identifiers import Namespace
 
 
 @attrs.frozen

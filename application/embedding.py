@@ -7,10 +7,10 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from application.errors import DimensionChanged, EmbedderRejected
-from application.ports import ConfigRepository, Embedder, EmbedderFactory, EmbedKind, Vector
-from application.settings import EmbedderSettings, Settings
-from domain.identifiers import Namespace
+from mcp_memory.application.errors import DimensionChanged, EmbedderRejected
+from mcp_memory.application.ports import ConfigRepository, Embedder, EmbedderFactory, EmbedKind, Vector
+from mcp_memory.application.settings import EmbedderSettings, Settings
+from mcp_memory.domain.identifiers import Namespace
 
 
 class Embedding:

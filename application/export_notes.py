@@ -4,10 +4,10 @@ from collections.abc import Iterator
 
 import attrs
 
-from application.ports import Vector
-from application.services import Services
-from domain.identifiers import CanonicalProjectId, Namespace
-from domain.note import GlobalEntry, Note
+from mcp_memory.application.ports import Vector
+from mcp_memory.application.services import Services
+from mcp_memory.domain.identifiers import CanonicalProjectId, Namespace
+from mcp_memory.domain.note import GlobalEntry, Note
 
 
 @attrs.frozen

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import attrs
 
-from application.redaction import mask_url
-from application.services import Services
+from mcp_memory.application.redaction import mask_url
+from mcp_memory.application.services import Services
 
 
 @attrs.frozen

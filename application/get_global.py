@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import attrs
 
-from application.services import Services
-from domain.identifiers import GlobalKey
-from domain.note import GlobalEntry
+from mcp_memory.application.services import Services
+from mcp_memory.domain.identifiers import GlobalKey
+from mcp_memory.domain.note import GlobalEntry
 
 
 @attrs.frozen

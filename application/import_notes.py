@@ -4,13 +4,13 @@ from collections.abc import Sequence
 
 import attrs
 
-from application import DEFAULT_BATCH, MAX_BATCH
-from application.errors import InvalidRequest
-from application.export_notes import ExportedNote
-from application.ports import Progress, Vector, no_progress
-from application.services import Services
-from domain.identifiers import Namespace
-from domain.note import GlobalEntry
+from mcp_memory.application import DEFAULT_BATCH, MAX_BATCH
+from mcp_memory.application.errors import InvalidRequest
+from mcp_memory.application.export_notes import ExportedNote
+from mcp_memory.application.ports import Progress, Vector, no_progress
+from mcp_memory.application.services import Services
+from mcp_memory.domain.identifiers import Namespace
+from mcp_memory.domain.note import GlobalEntry
 
 
 @attrs.frozen

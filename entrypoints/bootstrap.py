@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from entrypoints import logs
-from entrypoints.logs import LOG_LEVEL_ENV  # noqa: F401  (re-exported: the CLI sets it)
+from mcp_memory.entrypoints import logs
+from mcp_memory.entrypoints.logs import LOG_LEVEL_ENV  # noqa: F401  (re-exported: the CLI sets it)
 
 CONFIG_ENV = "MCP_MEMORY_CONFIG"
 DATA_DIR_ENV = "MCP_MEMORY_DATA_DIR"
@@ -26,9 +26,9 @@ POSTGRES_EXTRA = "pip install 'mcp-memory[postgres]'"
 HOME_DIR = ".local-mcp-memory"
 
 if TYPE_CHECKING:  # the application is imported by ``compose``, after ``initialize`` is answered
-    from adapters.json_config import HttpSection
-    from application.ports import Clock, ConfigRepository, EmbedderFactory, NoteStore, ProjectResolver
-    from application.services import Services
+    from mcp_memory.adapters.json_config import HttpSection
+    from mcp_memory.application.ports import Clock, ConfigRepository, EmbedderFactory, NoteStore, ProjectResolver
+    from mcp_memory.application.services import Services
 
 
 @attrs.frozen
@@ -68,7 +68,7 @@ def store_location(options: ServerOptions) -> str | None:
     config file cannot be read."""
     if options.store:
         return options.store
-    from adapters.json_config import JsonFileConfigRepository
+    from mcp_memory.adapters.json_config import JsonFileConfigRepository
 
     return JsonFileConfigRepository(options.config_path).store_url() or None
 
@@ -94,7 +94,7 @@ def store_problem(location: str | None) -> str | None:
     PostgreSQL URL that does not parse, or the ``postgres`` extra not installed."""
     import importlib.util
 
-    from adapters.postgres_store.url import StoreUrl, is_postgres_url
+    from mcp_memory.adapters.postgres_store.url import StoreUrl, is_postgres_url
 
     if location is None or not is_postgres_url(location):
         return None
@@ -130,10 +130,10 @@ def compose(
             os.environ if environ is None else environ, config_path=config_path, data_dir=data_dir, store=store_url
         )
     logs.ensure_configured()  # before any adapter can log
-    from adapters.json_config import JsonFileConfigRepository
-    from adapters.system import OsProjectResolver, SystemClock
-    from application.embedding import Embedding
-    from application.services import RuntimeInfo, Services
+    from mcp_memory.adapters.json_config import JsonFileConfigRepository
+    from mcp_memory.adapters.system import OsProjectResolver, SystemClock
+    from mcp_memory.application.embedding import Embedding
+    from mcp_memory.application.services import RuntimeInfo, Services
 
     if config is None:
         _make_private(options.config_path.parent, options.config_path)
@@ -144,18 +144,18 @@ def compose(
         _make_private(data_dir)
     config = config or JsonFileConfigRepository(options.config_path)
     if embedders is None:
-        from adapters.embedders.factory import DefaultEmbedderFactory
+        from mcp_memory.adapters.embedders.factory import DefaultEmbedderFactory
 
         embedders = DefaultEmbedderFactory(environ=options.environ)
     store_type = "faiss" if store is None else type(store).__name__
     store_url = None
     if team_store:
-        from adapters.postgres_store import PostgresNoteStore
+        from mcp_memory.adapters.postgres_store import PostgresNoteStore
 
         store = PostgresNoteStore(location)
         store_type, store_url = "postgresql", store.url.shown
     elif store is None:
-        from adapters.faiss_store import FaissNoteStore
+        from mcp_memory.adapters.faiss_store import FaissNoteStore
 
         store = FaissNoteStore(data_dir)
     return Services(
@@ -176,13 +176,13 @@ def compose(
 def http_section(options: ServerOptions) -> HttpSection:
     """The config file's ``http`` section, which only the HTTP transport reads. Raises
     ``StoreError`` when the file cannot be read as settings."""
-    from adapters.json_config import JsonFileConfigRepository
+    from mcp_memory.adapters.json_config import JsonFileConfigRepository
 
     return JsonFileConfigRepository(options.config_path).http_section()
 
 
 def _is_postgres(location: str) -> bool:
-    from adapters.postgres_store.url import is_postgres_url
+    from mcp_memory.adapters.postgres_store.url import is_postgres_url
 
     return is_postgres_url(location)
 
@@ -195,7 +195,7 @@ def is_database_store(location: str | None) -> bool:
 def check_local_store(data_dir: Path):
     """The local store's ``Checkup`` (``adapters.faiss_store.checkup``): every file of its
     live generation checked, nothing written."""
-    from adapters.faiss_store.checkup import verify
+    from mcp_memory.adapters.faiss_store.checkup import verify
 
     return verify(data_dir)
 
@@ -203,7 +203,7 @@ def check_local_store(data_dir: Path):
 def salvage_local_store(data_dir: Path):
     """Every record of the local store that verifies (``adapters.faiss_store.salvage``),
     as ``(found, export, unusable)``; nothing written into ``data_dir``."""
-    from adapters.faiss_store.salvage import as_export, salvage
+    from mcp_memory.adapters.faiss_store.salvage import as_export, salvage
 
     found = salvage(data_dir)
     export, unusable = as_export(found)
@@ -215,7 +215,7 @@ def _make_private(directory: Path, file: Path | None = None) -> None:
     0600 if it exists, from the first start: the config file may hold an API key, the data
     directory holds the notes. A failure is logged only; the adapter that needs the path
     reports it when it is used."""
-    from adapters.private_files import keep_private, make_private_dir
+    from mcp_memory.adapters.private_files import keep_private, make_private_dir
 
     try:
         make_private_dir(directory)

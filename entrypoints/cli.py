@@ -7,8 +7,8 @@ import os
 import sys
 from collections.abc import Sequence
 
-from application import DEFAULT_BATCH, MAX_BATCH
-from entrypoints.build_defaults import DEFAULT_TRANSPORT
+from mcp_memory.application import DEFAULT_BATCH, MAX_BATCH
+from mcp_memory.entrypoints.build_defaults import DEFAULT_TRANSPORT
 
 TRANSPORTS = ("stdio", "http")
 MAX_TEXT_CHARS_ENV = "MCP_MEMORY_MAX_TEXT_CHARS"
@@ -195,8 +195,8 @@ def _batch_size(text: str) -> int:
 
 
 def _namespace(text: str) -> object:
-    from domain.errors import InvalidValue
-    from domain.identifiers import Namespace
+    from mcp_memory.domain.errors import InvalidValue
+    from mcp_memory.domain.identifiers import Namespace
 
     try:
         return Namespace.parse(text)
@@ -229,15 +229,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "serve":
         return _serve(args)
-    from entrypoints.lifecycle_cli import run
+    from mcp_memory.entrypoints.lifecycle_cli import run
 
     return run(args)
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from entrypoints.bootstrap import LazyServices, ServerOptions, compose, configure_logging
-    from entrypoints.mcp import McpOptions, TextBounds
-    from entrypoints.server import build_dispatcher
+    from mcp_memory.entrypoints.bootstrap import LazyServices, ServerOptions, compose, configure_logging
+    from mcp_memory.entrypoints.mcp import McpOptions, TextBounds
+    from mcp_memory.entrypoints.server import build_dispatcher
 
     configure_logging(os.environ)
     options = ServerOptions.resolve(os.environ, args.config, args.data_dir, args.store)
@@ -254,12 +254,12 @@ def _serve(args: argparse.Namespace) -> int:
     services = LazyServices(lambda: compose(options=options))
     dispatcher = build_dispatcher(services, mcp)
     if args.transport == "stdio":
-        from entrypoints.stdio import run_stdio
+        from mcp_memory.entrypoints.stdio import run_stdio
 
         run_stdio(dispatcher, sys.stdin.buffer, sys.stdout.buffer, services.close)
         return 0
-    from entrypoints import logs
-    from entrypoints.http import run_http
+    from mcp_memory.entrypoints import logs
+    from mcp_memory.entrypoints.http import run_http
 
     logs.ensure_configured()  # uvicorn and the HTTP app log through structlog from the start
     return run_http(dispatcher, services, options, host=args.host, port=args.port)
@@ -269,7 +269,7 @@ def _store_problem(options: object) -> str | None:
     """A store setting that cannot work at all (bad URL, the postgres extra missing), from
     the flag, the environment or the config file, found before the first request without
     loading the application (start-up is on the clock)."""
-    from entrypoints.bootstrap import store_problem, store_setting_at_start
+    from mcp_memory.entrypoints.bootstrap import store_problem, store_setting_at_start
 
     return store_problem(store_setting_at_start(options))
 

@@ -21,9 +21,9 @@ from typing import Any
 
 import msgspec
 
-from application import errors as app
-from domain.errors import InvalidValue
-from entrypoints.logs import get_logger
+from mcp_memory.application import errors as app
+from mcp_memory.domain.errors import InvalidValue
+from mcp_memory.entrypoints.logs import get_logger
 
 PARSE_ERROR = -32700
 """The line or body is not JSON."""

@@ -34,14 +34,14 @@ import msgspec
 import numpy as np
 from msgspec import UNSET, Struct, UnsetType
 
-from adapters.json_converter import CAMEL
-from application.export_notes import Export, ExportedNote
-from application.services import at
-from domain.errors import InvalidValue
-from domain.identifiers import CanonicalProjectId, GlobalKey, Namespace
-from domain.note import GlobalEntry
-from domain.time import format_instant, parse_instant
-from entrypoints.errors import ImportFileInvalid, field_and_rule, wire_path
+from mcp_memory.adapters.json_converter import CAMEL
+from mcp_memory.application.export_notes import Export, ExportedNote
+from mcp_memory.application.services import at
+from mcp_memory.domain.errors import InvalidValue
+from mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, Namespace
+from mcp_memory.domain.note import GlobalEntry
+from mcp_memory.domain.time import format_instant, parse_instant
+from mcp_memory.entrypoints.errors import ImportFileInvalid, field_and_rule, wire_path
 
 FORMAT_NAME = "mcp-memory-export"
 VERSION = 1

@@ -11,12 +11,12 @@ import os
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
-from entrypoints.jsonrpc import Dispatcher, Route, memory_route
-from entrypoints.mcp import McpOptions, mcp_routes
-from entrypoints.mcp.protocol import load_methods
+from mcp_memory.entrypoints.jsonrpc import Dispatcher, Route, memory_route
+from mcp_memory.entrypoints.mcp import McpOptions, mcp_routes
+from mcp_memory.entrypoints.mcp.protocol import load_methods
 
 if TYPE_CHECKING:
-    from application.services import Services
+    from mcp_memory.application.services import Services
 
 MEMORY_PREFIX = "memory."
 

@@ -22,10 +22,10 @@ import msgspec
 import numpy as np
 import structlog
 
-from application.errors import EmbedderRejected
-from application.ports import EmbedKind
-from application.redaction import mask_url
-from adapters.embedders.remote import Backoff, EmbeddingHttp, Hints, standins, unit_rows
+from mcp_memory.application.errors import EmbedderRejected
+from mcp_memory.application.ports import EmbedKind
+from mcp_memory.application.redaction import mask_url
+from mcp_memory.adapters.embedders.remote import Backoff, EmbeddingHttp, Hints, standins, unit_rows
 
 log = structlog.get_logger()
 

@@ -7,6 +7,6 @@ names), ``notes`` (the note table), ``space`` (one namespace's vectors), ``state
 contents in memory), ``snapshot`` (compacted state), ``store`` (``FaissNoteStore``).
 """
 
-from adapters.faiss_store.store import FaissNoteStore
+from mcp_memory.adapters.faiss_store.store import FaissNoteStore
 
 __all__ = ["FaissNoteStore"]

@@ -16,9 +16,9 @@ from datetime import datetime, timedelta, timezone
 
 import numpy as np
 
-from adapters.faiss_store.state import StoreState
-from application.ports import NO_SPREAD, Candidate, CandidateQuery, Candidates, Neighbour, Spread, StoredNote
-from domain.time import TimeWindow
+from mcp_memory.adapters.faiss_store.state import StoreState
+from mcp_memory.application.ports import NO_SPREAD, Candidate, CandidateQuery, Candidates, Neighbour, Spread, StoredNote
+from mcp_memory.domain.time import TimeWindow
 
 
 def candidates(state: StoreState, query: CandidateQuery, guard: AbstractContextManager) -> Candidates:

@@ -15,13 +15,13 @@ from pathlib import Path
 
 import attrs
 
-from adapters.faiss_store.damage import Damaged
-from adapters.faiss_store.generations import LOCK, MANIFEST, read_manifest
-from adapters.faiss_store.journal import lines_of
-from adapters.faiss_store.snapshot import load_snapshot
-from adapters.faiss_store.state import StoreState
-from application.errors import StoreError
-from domain.errors import DomainError
+from mcp_memory.adapters.faiss_store.damage import Damaged
+from mcp_memory.adapters.faiss_store.generations import LOCK, MANIFEST, read_manifest
+from mcp_memory.adapters.faiss_store.journal import lines_of
+from mcp_memory.adapters.faiss_store.snapshot import load_snapshot
+from mcp_memory.adapters.faiss_store.state import StoreState
+from mcp_memory.application.errors import StoreError
+from mcp_memory.domain.errors import DomainError
 
 
 @attrs.define

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import attrs
 
-from adapters.faiss_store.lines import About
-from application.errors import StoreCorrupt
+from mcp_memory.adapters.faiss_store.lines import About
+from mcp_memory.application.errors import StoreCorrupt
 
 
 @attrs.frozen

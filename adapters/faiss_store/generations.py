@@ -23,16 +23,16 @@ from pathlib import Path
 
 import structlog
 
-from adapters.durable_files import replace_durably
-from adapters.faiss_store.damage import Damaged
-from adapters.faiss_store.disk import remove_path
-from adapters.faiss_store.journal import Journal
-from adapters.faiss_store.lines import about, decode_manifest, encode_manifest
-from adapters.faiss_store.records import FORMAT, Manifest, Record
-from adapters.faiss_store.snapshot import load_snapshot, write_snapshot
-from adapters.faiss_store.state import StoreState
-from application.errors import StoreCorrupt, StoreError
-from domain.errors import DomainError
+from mcp_memory.adapters.durable_files import replace_durably
+from mcp_memory.adapters.faiss_store.damage import Damaged
+from mcp_memory.adapters.faiss_store.disk import remove_path
+from mcp_memory.adapters.faiss_store.journal import Journal
+from mcp_memory.adapters.faiss_store.lines import about, decode_manifest, encode_manifest
+from mcp_memory.adapters.faiss_store.records import FORMAT, Manifest, Record
+from mcp_memory.adapters.faiss_store.snapshot import load_snapshot, write_snapshot
+from mcp_memory.adapters.faiss_store.state import StoreState
+from mcp_memory.application.errors import StoreCorrupt, StoreError
+from mcp_memory.domain.errors import DomainError
 
 log = structlog.get_logger()
 

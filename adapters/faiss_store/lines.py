@@ -20,7 +20,7 @@ import zlib
 
 import msgspec
 
-from adapters.faiss_store.records import (
+from mcp_memory.adapters.faiss_store.records import (
     FORMAT,
     Delete,
     Drop,
@@ -33,8 +33,8 @@ from adapters.faiss_store.records import (
     check_format,
     decode_checked,
 )
-from application.errors import StoreCorrupt
-from domain.errors import InvalidValue
+from mcp_memory.application.errors import StoreCorrupt
+from mcp_memory.domain.errors import InvalidValue
 
 _encoder = msgspec.json.Encoder()
 _entry_decoder = msgspec.json.Decoder(JournalEntry)

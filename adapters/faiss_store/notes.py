@@ -27,11 +27,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from adapters.faiss_store.columns import Column, Names
-from adapters.faiss_store.records import NoteFields, decode_fields, encode, note_of
-from domain.errors import DomainError
-from application.errors import StoreCorrupt
-from domain.note import Note
+from mcp_memory.adapters.faiss_store.columns import Column, Names
+from mcp_memory.adapters.faiss_store.records import NoteFields, decode_fields, encode, note_of
+from mcp_memory.domain.errors import DomainError
+from mcp_memory.application.errors import StoreCorrupt
+from mcp_memory.domain.note import Note
 
 
 class NoteBodies:

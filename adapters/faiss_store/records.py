@@ -20,10 +20,10 @@ from typing import Any, Union
 import msgspec
 import numpy as np
 
-from adapters.json_converter import STORED
-from application.errors import StoreCorrupt, StoreError
-from domain.identifiers import Namespace
-from domain.note import Note
+from mcp_memory.adapters.json_converter import STORED
+from mcp_memory.application.errors import StoreCorrupt, StoreError
+from mcp_memory.domain.identifiers import Namespace
+from mcp_memory.domain.note import Note
 
 FORMAT = 3
 READS = (2, 3)

@@ -25,10 +25,10 @@ from pathlib import Path
 import attrs
 import numpy as np
 
-from adapters.faiss_store.damage import Damaged
-from adapters.faiss_store.generations import GENERATION_FILE, read_manifest
-from adapters.faiss_store.journal import lines_of
-from adapters.faiss_store.records import (
+from mcp_memory.adapters.faiss_store.damage import Damaged
+from mcp_memory.adapters.faiss_store.generations import GENERATION_FILE, read_manifest
+from mcp_memory.adapters.faiss_store.journal import lines_of
+from mcp_memory.adapters.faiss_store.records import (
     NOTE_ROW,
     Delete,
     NoteFields,
@@ -41,13 +41,13 @@ from adapters.faiss_store.records import (
     note_of,
     vector_rows,
 )
-from adapters.faiss_store.snapshot import GLOBALS, load_snapshot
-from application.errors import StoreCorrupt, StoreError
-from application.export_notes import Export, ExportedNote
-from domain.errors import DomainError
-from domain.identifiers import CanonicalProjectId, GlobalKey, Namespace
-from domain.note import GlobalEntry
-from domain.time import parse_instant
+from mcp_memory.adapters.faiss_store.snapshot import GLOBALS, load_snapshot
+from mcp_memory.application.errors import StoreCorrupt, StoreError
+from mcp_memory.application.export_notes import Export, ExportedNote
+from mcp_memory.domain.errors import DomainError
+from mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, Namespace
+from mcp_memory.domain.note import GlobalEntry
+from mcp_memory.domain.time import parse_instant
 
 NOTE_START = b'{"id":"'
 LONGEST_SPLIT = 8  # parts of a note's bytes split by ``{"id":"`` inside its metadata

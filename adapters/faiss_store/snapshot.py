@@ -43,15 +43,15 @@ import numpy as np
 
 import structlog
 
-from adapters.durable_files import TMP_MARK, create_file, fsync_dir, write_durably
-from adapters.faiss_store.columns import Names, runs
-from adapters.faiss_store.damage import Damaged
-from adapters.faiss_store.disk import remove_path
-from adapters.faiss_store.journal import lines_of
-from adapters.faiss_store.lines import encode_line
-from adapters.faiss_store.notes import NoteBodies, NoteTable
-from adapters.faiss_store.partition import Partition
-from adapters.faiss_store.records import (
+from mcp_memory.adapters.durable_files import TMP_MARK, create_file, fsync_dir, write_durably
+from mcp_memory.adapters.faiss_store.columns import Names, runs
+from mcp_memory.adapters.faiss_store.damage import Damaged
+from mcp_memory.adapters.faiss_store.disk import remove_path
+from mcp_memory.adapters.faiss_store.journal import lines_of
+from mcp_memory.adapters.faiss_store.lines import encode_line
+from mcp_memory.adapters.faiss_store.notes import NoteBodies, NoteTable
+from mcp_memory.adapters.faiss_store.partition import Partition
+from mcp_memory.adapters.faiss_store.records import (
     FORMAT,
     NOTE_ROW,
     PutGlobal,
@@ -61,10 +61,10 @@ from adapters.faiss_store.records import (
     encode,
     namespace_dim,
 )
-from adapters.faiss_store.space import VectorSpace
-from adapters.faiss_store.state import StoreState
-from application.errors import StoreCorrupt
-from domain.errors import DomainError
+from mcp_memory.adapters.faiss_store.space import VectorSpace
+from mcp_memory.adapters.faiss_store.state import StoreState
+from mcp_memory.application.errors import StoreCorrupt
+from mcp_memory.domain.errors import DomainError
 
 log = structlog.get_logger()
 

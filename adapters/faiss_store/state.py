@@ -21,9 +21,9 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from adapters.faiss_store.damage import Damage, Damaged
-from adapters.faiss_store.notes import NoteTable
-from adapters.faiss_store.records import (
+from mcp_memory.adapters.faiss_store.damage import Damage, Damaged
+from mcp_memory.adapters.faiss_store.notes import NoteTable
+from mcp_memory.adapters.faiss_store.records import (
     Delete,
     Drop,
     NoteFields,
@@ -37,13 +37,13 @@ from adapters.faiss_store.records import (
     note_of,
     vector_rows,
 )
-from adapters.faiss_store.space import VectorSpace
-from adapters.keyword_index import KeywordIndex
-from adapters.text_analysis import document_tokens
-from application.errors import StoreError
-from application.ports import StoredNote
-from domain.identifiers import Namespace
-from domain.note import NoteFilter
+from mcp_memory.adapters.faiss_store.space import VectorSpace
+from mcp_memory.adapters.keyword_index import KeywordIndex
+from mcp_memory.adapters.text_analysis import document_tokens
+from mcp_memory.application.errors import StoreError
+from mcp_memory.application.ports import StoredNote
+from mcp_memory.domain.identifiers import Namespace
+from mcp_memory.domain.note import NoteFilter
 
 
 class StoreState:

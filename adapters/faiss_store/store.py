@@ -43,18 +43,18 @@ from pathlib import Path
 import faiss
 import structlog
 
-from adapters.faiss_store import answers
-from adapters.faiss_store.disk import FileLock, tree_bytes
-from adapters.faiss_store.generations import LOCK, Generations
-from adapters.faiss_store.lines import checked_line
-from adapters.faiss_store.records import FORMAT, Delete, Drop, Put, PutGlobal, Record, Rehome, fields_of, vector_bytes
-from adapters.private_files import make_private_dir
-from application.errors import StoreError
-from application.ports import CandidateQuery, Candidates, StoredNote, Vector
-from domain.errors import InvalidValue
-from domain.identifiers import CanonicalProjectId, GlobalKey, Namespace, NoteId
-from domain.note import GlobalEntry, Note, NoteFilter
-from domain.time import format_instant, parse_instant
+from mcp_memory.adapters.faiss_store import answers
+from mcp_memory.adapters.faiss_store.disk import FileLock, tree_bytes
+from mcp_memory.adapters.faiss_store.generations import LOCK, Generations
+from mcp_memory.adapters.faiss_store.lines import checked_line
+from mcp_memory.adapters.faiss_store.records import FORMAT, Delete, Drop, Put, PutGlobal, Record, Rehome, fields_of, vector_bytes
+from mcp_memory.adapters.private_files import make_private_dir
+from mcp_memory.application.errors import StoreError
+from mcp_memory.application.ports import CandidateQuery, Candidates, StoredNote, Vector
+from mcp_memory.domain.errors import InvalidValue
+from mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, Namespace, NoteId
+from mcp_memory.domain.note import GlobalEntry, Note, NoteFilter
+from mcp_memory.domain.time import format_instant, parse_instant
 
 log = structlog.get_logger()
 

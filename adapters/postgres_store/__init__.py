@@ -13,14 +13,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from adapters.postgres_store.store import PostgresNoteStore
+    from mcp_memory.adapters.postgres_store.store import PostgresNoteStore
 
 __all__ = ["PostgresNoteStore"]
 
 
 def __getattr__(name: str) -> Any:
     if name == "PostgresNoteStore":
-        from adapters.postgres_store.store import PostgresNoteStore
+        from mcp_memory.adapters.postgres_store.store import PostgresNoteStore
 
         return PostgresNoteStore
     raise AttributeError(name)

@@ -21,11 +21,11 @@ from typing import Any
 
 import msgspec
 
-from application.ports import StoredNote
-from domain.errors import InvalidValue
-from domain.identifiers import CanonicalProjectId, GlobalKey, GroupId, Namespace, NoteId
-from domain.note import GlobalEntry, Note, Tags
-from domain.time import format_instant, parse_instant
+from mcp_memory.application.ports import StoredNote
+from mcp_memory.domain.errors import InvalidValue
+from mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, GroupId, Namespace, NoteId
+from mcp_memory.domain.note import GlobalEntry, Note, Tags
+from mcp_memory.domain.time import format_instant, parse_instant
 
 
 class NoteDoc(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True, gc=False):

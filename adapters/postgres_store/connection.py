@@ -21,10 +21,10 @@ import psycopg
 import psycopg_pool
 from pgvector.psycopg import register_vector
 
-from adapters.postgres_store.queries import SESSION_SETTINGS
-from adapters.postgres_store.url import StoreUrl
-from application.errors import StoreError
-from application.redaction import redact
+from mcp_memory.adapters.postgres_store.queries import SESSION_SETTINGS
+from mcp_memory.adapters.postgres_store.url import StoreUrl
+from mcp_memory.application.errors import StoreError
+from mcp_memory.application.redaction import redact
 
 APPLICATION_NAME = "mcp-memory"
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import psycopg
 
-from application.errors import StoreError
+from mcp_memory.application.errors import StoreError
 
 LOCK_KEY = 0x6D63_706D_656D  # pg_advisory_xact_lock key shared by every mcp-memory server
 

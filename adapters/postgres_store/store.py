@@ -34,18 +34,18 @@ from typing import Any
 import numpy as np
 import psycopg
 
-from adapters.postgres_store import codec
-from adapters.postgres_store.connection import connect, failures, open_pool
-from adapters.postgres_store.queries import candidates_sql, filter_sql
-from adapters.postgres_store.schema import LOCK_KEY, hnsw_index_sql, migrate
-from adapters.postgres_store.url import StoreUrl
-from adapters.text_analysis import document_tokens, tokens
-from application.errors import StoreError
-from application.ports import NO_SPREAD, Candidate, CandidateQuery, Candidates, Neighbour, Spread, StoredNote, Vector
-from domain.errors import InvalidValue
-from domain.identifiers import CanonicalProjectId, GlobalKey, Namespace, NoteId
-from domain.note import GlobalEntry, Note, NoteFilter
-from domain.time import format_instant
+from mcp_memory.adapters.postgres_store import codec
+from mcp_memory.adapters.postgres_store.connection import connect, failures, open_pool
+from mcp_memory.adapters.postgres_store.queries import candidates_sql, filter_sql
+from mcp_memory.adapters.postgres_store.schema import LOCK_KEY, hnsw_index_sql, migrate
+from mcp_memory.adapters.postgres_store.url import StoreUrl
+from mcp_memory.adapters.text_analysis import document_tokens, tokens
+from mcp_memory.application.errors import StoreError
+from mcp_memory.application.ports import NO_SPREAD, Candidate, CandidateQuery, Candidates, Neighbour, Spread, StoredNote, Vector
+from mcp_memory.domain.errors import InvalidValue
+from mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, Namespace, NoteId
+from mcp_memory.domain.note import GlobalEntry, Note, NoteFilter
+from mcp_memory.domain.time import format_instant
 
 HNSW_MAX_DIM = 2000
 """pgvector indexes ``vector`` columns of at most 2,000 dimensions; larger namespaces are

@@ -1,7 +1,7 @@
 """MCP (the Model Context Protocol) on the shared JSON-RPC dispatcher: the lifecycle
 methods and the ``memory.*`` methods as tools. Transports know nothing of it."""
 
-from entrypoints.mcp.bounds import TextBounds
-from entrypoints.mcp.protocol import McpOptions, mcp_routes
+from mcp_memory.entrypoints.mcp.bounds import TextBounds
+from mcp_memory.entrypoints.mcp.protocol import McpOptions, mcp_routes
 
 __all__ = ["McpOptions", "TextBounds", "mcp_routes"]

@@ -22,15 +22,15 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import msgspec
 
-from entrypoints.jsonrpc import Route
-from entrypoints.mcp import texts
-from entrypoints.mcp_revisions import LATEST_PROTOCOL_VERSION, PROTOCOL_VERSIONS
-from entrypoints.mcp.bounds import TextBounds
-from entrypoints.mcp.tools import ToolSet
+from mcp_memory.entrypoints.jsonrpc import Route
+from mcp_memory.entrypoints.mcp import texts
+from mcp_memory.entrypoints.mcp_revisions import LATEST_PROTOCOL_VERSION, PROTOCOL_VERSIONS
+from mcp_memory.entrypoints.mcp.bounds import TextBounds
+from mcp_memory.entrypoints.mcp.tools import ToolSet
 
 if TYPE_CHECKING:
-    from application.services import Services
-    from entrypoints.methods import Method
+    from mcp_memory.application.services import Services
+    from mcp_memory.entrypoints.methods import Method
 
 SERVER_NAME = "mcp-memory"
 SERVER_VERSION = "0.1.0"  # pyproject's version; importlib.metadata would cost ~30 ms at start-up (a test pins them equal)
@@ -85,7 +85,7 @@ def _listing(key: str) -> Route:
 
 def load_methods() -> Mapping[str, Method]:
     """The ``memory.*`` method table, and with it the application (imported on first use)."""
-    from entrypoints.methods import METHODS
+    from mcp_memory.entrypoints.methods import METHODS
 
     return METHODS
 

@@ -17,7 +17,7 @@ its ``METHOD``, then import the module below and list it in ``_MODULES``.
 
 from __future__ import annotations
 
-from entrypoints.methods import (
+from mcp_memory.entrypoints.methods import (
     add_note,
     add_notes,
     delete,
@@ -33,7 +33,7 @@ from entrypoints.methods import (
     update,
     upsert_global,
 )
-from entrypoints.methods.method import Method
+from mcp_memory.entrypoints.methods.method import Method
 
 _MODULES = (
     add_note,

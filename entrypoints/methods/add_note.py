@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from application.add_note import AddNote, add_note
-from application.services import Services
-from entrypoints import wire
-from entrypoints.mcp.texts import GROUPS, PROJECT
-from entrypoints.methods.method import Method
+from mcp_memory.application.add_note import AddNote, add_note
+from mcp_memory.application.services import Services
+from mcp_memory.entrypoints import wire
+from mcp_memory.entrypoints.mcp.texts import GROUPS, PROJECT
+from mcp_memory.entrypoints.methods.method import Method
 
 
 class AddNoteParams(wire.Params):

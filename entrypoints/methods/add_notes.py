@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from application.add_note import AddNote
-from application.add_notes import AddNotes, add_notes
-from application.services import Services
-from domain.errors import InvalidValue
-from entrypoints import wire
-from entrypoints.mcp.texts import GROUPS, PROJECT
-from entrypoints.methods.add_note import AddNoteParams
-from entrypoints.methods.method import Method
+from mcp_memory.application.add_note import AddNote
+from mcp_memory.application.add_notes import AddNotes, add_notes
+from mcp_memory.application.services import Services
+from mcp_memory.domain.errors import InvalidValue
+from mcp_memory.entrypoints import wire
+from mcp_memory.entrypoints.mcp.texts import GROUPS, PROJECT
+from mcp_memory.entrypoints.methods.add_note import AddNoteParams
+from mcp_memory.entrypoints.methods.method import Method
 
 
 class AddNotesParams(wire.Params):

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from application.drop_namespace import DropNamespace, drop_namespace
-from application.services import Services
-from entrypoints import wire
-from entrypoints.methods.method import Method
+from mcp_memory.application.drop_namespace import DropNamespace, drop_namespace
+from mcp_memory.application.services import Services
+from mcp_memory.entrypoints import wire
+from mcp_memory.entrypoints.methods.method import Method
 
 
 class DropNamespaceParams(wire.Params):

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from application.list_recent import ListRecent, list_recent
-from application.services import Services
-from entrypoints import wire
-from entrypoints.mcp.texts import PROJECT
-from entrypoints.methods.method import Method
+from mcp_memory.application.list_recent import ListRecent, list_recent
+from mcp_memory.application.services import Services
+from mcp_memory.entrypoints import wire
+from mcp_memory.entrypoints.mcp.texts import PROJECT
+from mcp_memory.entrypoints.methods.method import Method
 
 
 class ListRecentParams(wire.Params):

@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from entrypoints.wire import Params, View
+from mcp_memory.entrypoints.wire import Params, View
 
 if TYPE_CHECKING:
-    from application.services import Services
+    from mcp_memory.application.services import Services
 
 
 @attrs.frozen(kw_only=True)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from application.search import Mode, SearchNotes, search
-from application.services import Services, at
-from domain.time import TimeWindow
-from entrypoints import wire
-from entrypoints.mcp.texts import PROJECT
-from entrypoints.methods.method import Method
+from mcp_memory.application.search import Mode, SearchNotes, search
+from mcp_memory.application.services import Services, at
+from mcp_memory.domain.time import TimeWindow
+from mcp_memory.entrypoints import wire
+from mcp_memory.entrypoints.mcp.texts import PROJECT
+from mcp_memory.entrypoints.methods.method import Method
 
 
 class SearchParams(wire.Params):

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from application.services import Services
-from application.stats import GetStats, StoreStats, get_stats
-from entrypoints import wire
-from entrypoints.methods.method import Method
+from mcp_memory.application.services import Services
+from mcp_memory.application.stats import GetStats, StoreStats, get_stats
+from mcp_memory.entrypoints import wire
+from mcp_memory.entrypoints.methods.method import Method
 
 
 class StatsParams(wire.Params):

@@ -6,11 +6,11 @@ from typing import Any
 
 from msgspec import UNSET, UnsetType
 
-from application.services import Services, at
-from application.update_note import UpdateNote, update_note
-from domain.note import NotePatch
-from entrypoints import wire
-from entrypoints.methods.method import Method
+from mcp_memory.application.services import Services, at
+from mcp_memory.application.update_note import UpdateNote, update_note
+from mcp_memory.domain.note import NotePatch
+from mcp_memory.entrypoints import wire
+from mcp_memory.entrypoints.methods.method import Method
 
 
 class PatchParams(wire.Params):

@@ -14,12 +14,12 @@ from itertools import count
 
 import numpy as np
 
-from adapters.keyword_index import KeywordIndex
-from adapters.text_analysis import document_tokens
-from application.errors import StoreError
-from application.ports import NO_SPREAD, Candidate, CandidateQuery, Candidates, Neighbour, Spread, StoredNote, Vector
-from domain.identifiers import CanonicalProjectId, GlobalKey, Namespace, NoteId
-from domain.note import GlobalEntry, Note, NoteFilter
+from mcp_memory.adapters.keyword_index import KeywordIndex
+from mcp_memory.adapters.text_analysis import document_tokens
+from mcp_memory.application.errors import StoreError
+from mcp_memory.application.ports import NO_SPREAD, Candidate, CandidateQuery, Candidates, Neighbour, Spread, StoredNote, Vector
+from mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, Namespace, NoteId
+from mcp_memory.domain.note import GlobalEntry, Note, NoteFilter
 
 
 class InMemoryNoteStore:

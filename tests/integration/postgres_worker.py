@@ -16,8 +16,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from adapters.postgres_store import PostgresNoteStore  # noqa: E402
-from domain.note import NoteFilter  # noqa: E402
+from mcp_memory.adapters.postgres_store import PostgresNoteStore  # noqa: E402
+from mcp_memory.domain.note import NoteFilter  # noqa: E402
 from tests.integration.store_worker import NS, PROJECT, expected_note, expected_vector  # noqa: E402
 
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import attrs
 import numpy as np
 
-from adapters.faiss_store import FaissNoteStore
-from domain.identifiers import CanonicalProjectId, GlobalKey, GroupId, Namespace, NoteId
-from domain.note import GlobalEntry, Note, Tags
+from mcp_memory.adapters.faiss_store import FaissNoteStore
+from mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, GroupId, Namespace, NoteId
+from mcp_memory.domain.note import GlobalEntry, Note, Tags
 
 NS = Namespace("local", "damage-model", 8)
 PROJECTS = (CanonicalProjectId("/tmp/damage/app"), CanonicalProjectId("api"))

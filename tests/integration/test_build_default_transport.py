@@ -34,7 +34,7 @@ def get_config_from(wheel: Path, tmp_path: Path) -> dict:
         archive.extractall(target)
     dependencies = site.getsitepackages()
     script = (
-        "import sys; sys.path[:0] = %r; from entrypoints.cli import main; "
+        "import sys; sys.path[:0] = %r; from mcp_memory.entrypoints.cli import main; "
         "sys.exit(main(['serve', '--transport', 'stdio']))" % ([str(target), *dependencies],)
     )
     env = {
@@ -71,3 +71,13 @@ def test_an_unknown_transport_fails_the_build(tmp_path: Path) -> None:
     )
     assert done.returncode != 0
     assert "MCP_MEMORY_DEFAULT_TRANSPORT must be one of" in done.stdout + done.stderr
+
+
+def test_the_wheel_adds_one_package_and_ships_no_test_fakes(tmp_path: Path) -> None:
+    wheel = build_wheel(tmp_path / "dist", None)
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+    top = {name.split("/", 1)[0] for name in names}
+    assert {name for name in top if not name.endswith(".dist-info")} == {"mcp_memory"}
+    assert "mcp_memory/entrypoints/build_defaults.py" in names
+    assert not [name for name in names if "memory_store.py" in name or "hashing" in name or "manual_clock" in name]

@@ -136,5 +136,5 @@ def test_the_wheel_ships_every_dashboard_file(tmp_path: Path) -> None:
     )
     (wheel,) = tmp_path.glob("mcp_memory-*.whl")
     with zipfile.ZipFile(wheel) as archive:
-        shipped = {name.removeprefix("entrypoints/http/dashboard/") for name in archive.namelist() if name.startswith("entrypoints/http/dashboard/")}
+        shipped = {name.removeprefix("mcp_memory/entrypoints/http/dashboard/") for name in archive.namelist() if name.startswith("mcp_memory/entrypoints/http/dashboard/")}
     assert shipped == {file.name for file in ASSETS.iterdir()}

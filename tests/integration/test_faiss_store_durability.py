@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from adapters.faiss_store import FaissNoteStore
-from adapters.faiss_store.lines import decode_line
-from application.errors import StoreCorrupt
-from application.ports import Candidate, CandidateQuery
-from domain.note import NoteFilter
+from mcp_memory.adapters.faiss_store import FaissNoteStore
+from mcp_memory.adapters.faiss_store.lines import decode_line
+from mcp_memory.application.errors import StoreCorrupt
+from mcp_memory.application.ports import Candidate, CandidateQuery
+from mcp_memory.domain.note import NoteFilter
 from tests.integration.store_worker import NS, PROJECT, expected_note, expected_vector
 
 WORKER = str(Path(__file__).with_name("store_worker.py"))

@@ -11,11 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from adapters.faiss_store import FaissNoteStore
-from adapters.faiss_store import partition as partitioning
-from domain.identifiers import CanonicalProjectId, GroupId, Namespace, NoteId
-from application.ports import CandidateQuery
-from domain.note import Note, NoteFilter
+from mcp_memory.adapters.faiss_store import FaissNoteStore
+from mcp_memory.adapters.faiss_store import partition as partitioning
+from mcp_memory.domain.identifiers import CanonicalProjectId, GroupId, Namespace, NoteId
+from mcp_memory.application.ports import CandidateQuery
+from mcp_memory.domain.note import Note, NoteFilter
 from tests.integration.test_faiss_store_durability import flip_byte
 from tests.unit.adapters.faiss_store.test_partition import topics, unit
 

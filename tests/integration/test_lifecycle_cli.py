@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 from tests.fakes.hashing_embedder_factory import HashingEmbedderFactory
-from application.add_note import AddNote, add_note
-from domain.identifiers import GroupId
-from domain.note import Tags
-from entrypoints.bootstrap import compose
+from mcp_memory.application.add_note import AddNote, add_note
+from mcp_memory.domain.identifiers import GroupId
+from mcp_memory.domain.note import Tags
+from mcp_memory.entrypoints.bootstrap import compose
 from tests.fakes.embedding_servers import FakeOllamaServer
 from tests.integration.serve import MCP_MEMORY, StdioServer, server_env
 

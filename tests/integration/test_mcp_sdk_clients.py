@@ -18,7 +18,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from entrypoints.methods import METHODS
+from mcp_memory.entrypoints.methods import METHODS
 from tests.integration.http_server import HttpServer
 from tests.integration.serve import MCP_MEMORY, server_env
 

@@ -11,9 +11,9 @@ import sys
 import time
 from pathlib import Path
 
-from adapters.postgres_store import PostgresNoteStore
-from application.ports import CandidateQuery
-from domain.note import NoteFilter
+from mcp_memory.adapters.postgres_store import PostgresNoteStore
+from mcp_memory.application.ports import CandidateQuery
+from mcp_memory.domain.note import NoteFilter
 from tests.integration.store_worker import NS, PROJECT, expected_note, expected_vector
 from tests.postgres_server import EmbeddedPostgres, postgres, postgres_url  # noqa: F401
 

@@ -14,14 +14,14 @@ import psycopg
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from adapters.faiss_store import FaissNoteStore
-from adapters.postgres_store import PostgresNoteStore
-from adapters.postgres_store.schema import LATEST
-from application.errors import StoreError
-from application.ports import CandidateQuery
-from domain.errors import InvalidValue
-from domain.identifiers import CanonicalProjectId, GlobalKey, GroupId, NoteId
-from domain.note import GlobalEntry, Note, NoteFilter, Tags
+from mcp_memory.adapters.faiss_store import FaissNoteStore
+from mcp_memory.adapters.postgres_store import PostgresNoteStore
+from mcp_memory.adapters.postgres_store.schema import LATEST
+from mcp_memory.application.errors import StoreError
+from mcp_memory.application.ports import CandidateQuery
+from mcp_memory.domain.errors import InvalidValue
+from mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, GroupId, NoteId
+from mcp_memory.domain.note import GlobalEntry, Note, NoteFilter, Tags
 from tests.contracts.test_note_store_contract import NS, PROJECT, make_note, unit
 from tests.postgres_server import SUPERUSER, TEAM_PASSWORD, EmbeddedPostgres, _free_port, postgres, postgres_url  # noqa: F401
 from tests.strategies import any_json_values

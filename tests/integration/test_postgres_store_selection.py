@@ -14,13 +14,13 @@ from typing import Any
 import pytest
 
 from tests.fakes.hashing_embedder_factory import HashingEmbedderFactory
-from adapters.json_config import ConfigFileError, JsonFileConfigRepository
-from adapters.postgres_store import PostgresNoteStore
-from application.add_note import AddNote, add_note
-from application.upsert_global import UpsertGlobal, upsert_global
-from domain.identifiers import GlobalKey, GroupId, NoteId
-from domain.note import Tags
-from entrypoints.bootstrap import POSTGRES_EXTRA, compose
+from mcp_memory.adapters.json_config import ConfigFileError, JsonFileConfigRepository
+from mcp_memory.adapters.postgres_store import PostgresNoteStore
+from mcp_memory.application.add_note import AddNote, add_note
+from mcp_memory.application.upsert_global import UpsertGlobal, upsert_global
+from mcp_memory.domain.identifiers import GlobalKey, GroupId, NoteId
+from mcp_memory.domain.note import Tags
+from mcp_memory.entrypoints.bootstrap import POSTGRES_EXTRA, compose
 from tests.integration.serve import MCP_MEMORY, StdioServer, server_env
 from tests.postgres_server import TEAM_PASSWORD, EmbeddedPostgres, postgres, postgres_url  # noqa: F401
 
@@ -106,7 +106,7 @@ def without_the_extra(tmp_path: Path) -> Path:
 @pytest.mark.parametrize("command", [["serve"], ["export"], ["stats"]])
 def test_a_postgresql_url_without_the_extra_exits_2_with_the_pip_command(tmp_path: Path, command: list[str]) -> None:
     shim = without_the_extra(tmp_path)
-    program = f"import sys; sys.path[:0] = [{str(ROOT)!r}, {str(shim)!r}]; from entrypoints.cli import main; sys.exit(main())"
+    program = f"import sys; sys.path[:0] = [{str(ROOT)!r}, {str(shim)!r}]; from mcp_memory.entrypoints.cli import main; sys.exit(main())"
     done = subprocess.run(
         [sys.executable, "-S", "-c", program, *command, "--store", "postgresql://team:pw@127.0.0.1:5432/team"],
         capture_output=True, text=True, env=server_env(tmp_path), timeout=60, stdin=subprocess.DEVNULL,

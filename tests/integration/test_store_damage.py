@@ -11,13 +11,13 @@ import pytest
 import structlog
 
 from tests.fakes.hashing_embedder_factory import HashingEmbedderFactory
-from adapters.faiss_store import FaissNoteStore
-from application.errors import StoreCorrupt
-from application.ports import CandidateQuery, StoredNote
-from domain.note import NoteFilter
-from entrypoints.bootstrap import LazyServices, compose
-from entrypoints.mcp.protocol import McpOptions
-from entrypoints.server import build_dispatcher
+from mcp_memory.adapters.faiss_store import FaissNoteStore
+from mcp_memory.application.errors import StoreCorrupt
+from mcp_memory.application.ports import CandidateQuery, StoredNote
+from mcp_memory.domain.note import NoteFilter
+from mcp_memory.entrypoints.bootstrap import LazyServices, compose
+from mcp_memory.entrypoints.mcp.protocol import McpOptions
+from mcp_memory.entrypoints.server import build_dispatcher
 from tests.integration.small_store import NS, PROJECTS, Written, build as build_small_store, note, vector
 from tests.integration.test_faiss_store_durability import flip_byte
 

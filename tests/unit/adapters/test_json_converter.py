@@ -11,16 +11,16 @@ import msgspec
 import pytest
 from hypothesis import given
 
-from adapters.faiss_store.records import NoteFields, encode, fields_of, note_of
-from adapters.json_converter import CAMEL, STORED
-from application.export_notes import Export, ExportedNote
-from application.ports import StoredNote
-from domain.errors import InvalidValue
-from domain.identifiers import CanonicalProjectId, GroupId, Namespace, NoteId
-from domain.note import Note, Tags
-from domain.time import format_instant
-from entrypoints.export_format import NoteLine, read_export, write_export
-from entrypoints.wire import stored_view
+from mcp_memory.adapters.faiss_store.records import NoteFields, encode, fields_of, note_of
+from mcp_memory.adapters.json_converter import CAMEL, STORED
+from mcp_memory.application.export_notes import Export, ExportedNote
+from mcp_memory.application.ports import StoredNote
+from mcp_memory.domain.errors import InvalidValue
+from mcp_memory.domain.identifiers import CanonicalProjectId, GroupId, Namespace, NoteId
+from mcp_memory.domain.note import Note, Tags
+from mcp_memory.domain.time import format_instant
+from mcp_memory.entrypoints.export_format import NoteLine, read_export, write_export
+from mcp_memory.entrypoints.wire import stored_view
 from tests.strategies import namespaces, notes
 
 NOW = datetime(2024, 1, 15, 10, 30, tzinfo=timezone.utc)

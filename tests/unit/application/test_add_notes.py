@@ -10,13 +10,13 @@ import msgspec
 import pytest
 
 from tests.fakes.memory_store import InMemoryNoteStore
-from application.add_notes import AddNotes, add_notes
-from application.errors import StoreError
-from application.list_recent import ListRecent, list_recent
-from application.search import SearchNotes, search
-from application.services import Services
-from entrypoints.server import build_dispatcher
-from entrypoints.methods.add_notes import AddNotesParams
+from mcp_memory.application.add_notes import AddNotes, add_notes
+from mcp_memory.application.errors import StoreError
+from mcp_memory.application.list_recent import ListRecent, list_recent
+from mcp_memory.application.search import SearchNotes, search
+from mcp_memory.application.services import Services
+from mcp_memory.entrypoints.server import build_dispatcher
+from mcp_memory.entrypoints.methods.add_notes import AddNotesParams
 
 
 def rpc(services: Services, method: str, params: Any) -> dict[str, Any]:

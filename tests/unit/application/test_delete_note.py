@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from application.delete_note import DeleteNote, delete_note
-from application.errors import NoteNotFound
-from application.get_note import GetNote, get_note
-from application.list_recent import ListRecent, list_recent
-from application.search import SearchNotes, search
-from application.services import Services
-from domain.identifiers import NoteId
+from mcp_memory.application.delete_note import DeleteNote, delete_note
+from mcp_memory.application.errors import NoteNotFound
+from mcp_memory.application.get_note import GetNote, get_note
+from mcp_memory.application.list_recent import ListRecent, list_recent
+from mcp_memory.application.search import SearchNotes, search
+from mcp_memory.application.services import Services
+from mcp_memory.domain.identifiers import NoteId
 from tests.unit.steps import add
 
 

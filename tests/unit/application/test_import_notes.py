@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from application.export_notes import ExportNotes, export_notes
-from application.import_notes import ImportNotes, import_notes
-from application.services import Services
-from application.upsert_global import UpsertGlobal, upsert_global
-from domain.identifiers import GlobalKey
+from mcp_memory.application.export_notes import ExportNotes, export_notes
+from mcp_memory.application.import_notes import ImportNotes, import_notes
+from mcp_memory.application.services import Services
+from mcp_memory.application.upsert_global import UpsertGlobal, upsert_global
+from mcp_memory.domain.identifiers import GlobalKey
 from tests.unit.steps import LOCAL, add, homes, switch_to_ollama
 
 

@@ -6,8 +6,8 @@ from datetime import datetime, timedelta, timezone
 
 from hypothesis import given, strategies as st
 
-from application.ports import Candidate, Spread
-from application.ranking import KEYWORD_EVIDENCE, SPREAD_MIN_NOTES, blend, calibrated_scores, with_context
+from mcp_memory.application.ports import Candidate, Spread
+from mcp_memory.application.ranking import KEYWORD_EVIDENCE, SPREAD_MIN_NOTES, blend, calibrated_scores, with_context
 
 
 T0 = datetime(2024, 1, 15, 10, 30, tzinfo=timezone.utc)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from application.redaction import mask_url, redact
+from mcp_memory.application.redaction import mask_url, redact
 
 
 @pytest.mark.parametrize(

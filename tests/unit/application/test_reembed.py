@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from application.errors import InvalidRequest
-from application.reembed import Reembed, reembed
-from application.search import SearchNotes, search
-from application.services import Services
-from application.update_note import UpdateNote, update_note
-from domain.identifiers import Namespace
-from domain.note import NotePatch
+from mcp_memory.application.errors import InvalidRequest
+from mcp_memory.application.reembed import Reembed, reembed
+from mcp_memory.application.search import SearchNotes, search
+from mcp_memory.application.services import Services
+from mcp_memory.application.update_note import UpdateNote, update_note
+from mcp_memory.domain.identifiers import Namespace
+from mcp_memory.domain.note import NotePatch
 from tests.unit.steps import LOCAL, OLLAMA, add, homes, switch_to_ollama
 
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from application.errors import NoteNotFound
-from application.get_note import GetNote, get_note
-from application.search import SearchNotes, search
-from application.services import Services
-from application.update_note import UpdateNote, update_note
-from domain.errors import InvalidValue
-from domain.identifiers import GroupId, NoteId
-from domain.note import NotePatch, Tags
+from mcp_memory.application.errors import NoteNotFound
+from mcp_memory.application.get_note import GetNote, get_note
+from mcp_memory.application.search import SearchNotes, search
+from mcp_memory.application.services import Services
+from mcp_memory.application.update_note import UpdateNote, update_note
+from mcp_memory.domain.errors import InvalidValue
+from mcp_memory.domain.identifiers import GroupId, NoteId
+from mcp_memory.domain.note import NotePatch, Tags
 from tests.fakes.manual_clock import ManualClock
 from tests.unit.steps import add
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from application.get_global import GetGlobal, get_global
-from application.services import Services
-from application.upsert_global import UpsertGlobal, upsert_global
-from domain.identifiers import GlobalKey
+from mcp_memory.application.get_global import GetGlobal, get_global
+from mcp_memory.application.services import Services
+from mcp_memory.application.upsert_global import UpsertGlobal, upsert_global
+from mcp_memory.domain.identifiers import GlobalKey
 from tests.fakes.manual_clock import ManualClock
 
 

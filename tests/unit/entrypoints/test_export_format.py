@@ -12,11 +12,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from application.export_notes import Export, ExportedNote
-from domain.identifiers import CanonicalProjectId, GlobalKey, Namespace
-from domain.note import GlobalEntry, Note
-from entrypoints.errors import ImportFileInvalid
-from entrypoints.export_format import read_export, write_export
+from mcp_memory.application.export_notes import Export, ExportedNote
+from mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, Namespace
+from mcp_memory.domain.note import GlobalEntry, Note
+from mcp_memory.entrypoints.errors import ImportFileInvalid
+from mcp_memory.entrypoints.export_format import read_export, write_export
 from tests.strategies import json_values, namespaces, notes
 
 NOW = datetime(2024, 1, 15, 10, 30, tzinfo=timezone.utc)

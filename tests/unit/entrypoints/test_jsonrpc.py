@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 import structlog
 
-from application.errors import NoteNotFound
-from entrypoints.jsonrpc import MAX_DEPTH, Dispatcher
+from mcp_memory.application.errors import NoteNotFound
+from mcp_memory.entrypoints.jsonrpc import MAX_DEPTH, Dispatcher
 
 
 def _boom(params: Any) -> Any:

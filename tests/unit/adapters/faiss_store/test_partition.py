@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from adapters.faiss_store import partition as partitioning
-from adapters.faiss_store.partition import Partition, train
+from mcp_memory.adapters.faiss_store import partition as partitioning
+from mcp_memory.adapters.faiss_store.partition import Partition, train
 
 
 def unit(x: np.ndarray) -> np.ndarray:

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from adapters.faiss_store.lines import about, checked_line, decode_line, encode_line, read_line
-from adapters.faiss_store.records import (
+from mcp_memory.adapters.faiss_store.lines import about, checked_line, decode_line, encode_line, read_line
+from mcp_memory.adapters.faiss_store.records import (
     FORMAT,
     Delete,
     Drop,
@@ -26,8 +26,8 @@ from adapters.faiss_store.records import (
     vector_bytes,
     vector_rows,
 )
-from domain.errors import InvalidValue
-from domain.time import format_instant
+from mcp_memory.domain.errors import InvalidValue
+from mcp_memory.domain.time import format_instant
 from tests.strategies import group_ids, instants, json_values, namespaces, notes, opaque_project_ids
 
 vectors = st.integers(1, 16).flatmap(

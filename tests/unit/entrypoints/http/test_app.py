@@ -9,9 +9,9 @@ from typing import Any
 
 import structlog
 
-from entrypoints.http.app import HttpApp
-from entrypoints.http.guard import Policy
-from entrypoints.jsonrpc import Dispatcher
+from mcp_memory.entrypoints.http.app import HttpApp
+from mcp_memory.entrypoints.http.guard import Policy
+from mcp_memory.entrypoints.jsonrpc import Dispatcher
 
 
 class RefusingPool(Executor):

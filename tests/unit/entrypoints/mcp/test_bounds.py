@@ -11,8 +11,8 @@ import jsonschema
 import msgspec
 import pytest
 
-from application.services import Services
-from entrypoints.mcp import TextBounds
+from mcp_memory.application.services import Services
+from mcp_memory.entrypoints.mcp import TextBounds
 from tests.unit.entrypoints.mcp.test_protocol import Client, _ok, client, project  # noqa: F401 (client, project: the same fixtures)
 
 BUDGET = TextBounds().result_bytes

@@ -12,12 +12,12 @@ import jsonschema
 import msgspec
 import pytest
 
-from application.services import Services
-from entrypoints.mcp import McpOptions, TextBounds
-from entrypoints.mcp.protocol import LATEST_PROTOCOL_VERSION, PROTOCOL_VERSIONS, SERVER_VERSION
-from entrypoints.mcp.schemas import self_contained
-from entrypoints.methods import METHODS
-from entrypoints.server import build_dispatcher
+from mcp_memory.application.services import Services
+from mcp_memory.entrypoints.mcp import McpOptions, TextBounds
+from mcp_memory.entrypoints.mcp.protocol import LATEST_PROTOCOL_VERSION, PROTOCOL_VERSIONS, SERVER_VERSION
+from mcp_memory.entrypoints.mcp.schemas import self_contained
+from mcp_memory.entrypoints.methods import METHODS
+from mcp_memory.entrypoints.server import build_dispatcher
 
 
 class Client:
