@@ -95,7 +95,9 @@ def without_the_extra(tmp_path: Path) -> Path:
     import site
 
     shim = tmp_path / "site"
-    shim.mkdir()
+    (shim / "mcp_memory").mkdir(parents=True)
+    for layer in ("domain", "application", "adapters", "entrypoints"):  # the package, as a wheel installs it
+        (shim / "mcp_memory" / layer).symlink_to(ROOT / layer)
     for packages in site.getsitepackages():
         for entry in Path(packages).iterdir():
             if not entry.name.lower().startswith(("psycopg", "pgvector")) and not (shim / entry.name).exists():
@@ -106,7 +108,7 @@ def without_the_extra(tmp_path: Path) -> Path:
 @pytest.mark.parametrize("command", [["serve"], ["export"], ["stats"]])
 def test_a_postgresql_url_without_the_extra_exits_2_with_the_pip_command(tmp_path: Path, command: list[str]) -> None:
     shim = without_the_extra(tmp_path)
-    program = f"import sys; sys.path[:0] = [{str(ROOT)!r}, {str(shim)!r}]; from mcp_memory.entrypoints.cli import main; sys.exit(main())"
+    program = f"import sys; sys.path[:0] = [{str(shim)!r}]; from mcp_memory.entrypoints.cli import main; sys.exit(main())"
     done = subprocess.run(
         [sys.executable, "-S", "-c", program, *command, "--store", "postgresql://team:pw@127.0.0.1:5432/team"],
         capture_output=True, text=True, env=server_env(tmp_path), timeout=60, stdin=subprocess.DEVNULL,
