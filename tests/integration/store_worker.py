@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import time
 import uuid
@@ -23,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from mcp_memory.adapters.faiss_store import FaissNoteStore  # noqa: E402
+from mcp_memory.application.ports import CandidateQuery, NoteStore  # noqa: E402
 from mcp_memory.domain.identifiers import CanonicalProjectId, GroupId, Namespace, NoteId  # noqa: E402
 from mcp_memory.domain.note import Note, NoteFilter, Tags  # noqa: E402
 
@@ -51,14 +53,22 @@ def expected_vector(tag: str, index: int) -> np.ndarray:
 
 
 def write(data_dir: str, tag: str, start: int, count: int, compact_after: int) -> None:
-    store = FaissNoteStore(Path(data_dir), compact_after_records=compact_after)
+    write_with(FaissNoteStore(Path(data_dir), compact_after_records=compact_after), tag, start, count)
+
+
+def share(data_dir: str, tag: str, count: int, compact_after: int, other: str) -> None:
+    share_with(FaissNoteStore(Path(data_dir), compact_after_records=compact_after), tag, count, other)
+
+
+def write_with(store: NoteStore, tag: str, start: int, count: int) -> None:
+    """Put notes TAG/START.. one by one, printing each index once put has returned."""
     for index in range(start, start + count):
         store.put(expected_note(tag, index), NS, expected_vector(tag, index))
         print(index, flush=True)
 
 
-def share(data_dir: str, tag: str, count: int, compact_after: int, other: str) -> None:
-    store = FaissNoteStore(Path(data_dir), compact_after_records=compact_after)
+def share_with(store: NoteStore, tag: str, count: int, other: str) -> None:
+    """Write COUNT notes, wait to see the other writer's COUNT too, then print "ok"."""
     for index in range(count):
         store.put(expected_note(tag, index), NS, expected_vector(tag, index))
     deadline = time.monotonic() + 60
@@ -71,6 +81,26 @@ def share(data_dir: str, tag: str, count: int, compact_after: int, other: str) -
     missing = [n.id.value for n in wanted if (s := store.get(n.id)) is None or s.note != n]
     listed = {s.note.id.value for s in store.list_recent(NoteFilter(PROJECT), 10 * count)}
     print("ok" if not missing and listed == {n.id.value for n in wanted} else f"missing {missing[:3]}", flush=True)
+
+
+def assert_holds(store: NoteStore, tag: str, indexes: list[int]) -> None:
+    """Every acknowledged note of ``tag`` reads back as written and is found by its vector;
+    closes ``store``."""
+    try:
+        for index in indexes:
+            note = expected_note(tag, index)
+            stored = store.get(note.id)
+            assert stored is not None, f"acknowledged note {index} is missing"
+            assert stored.note == note and stored.namespace == NS
+            found = store.candidates(CandidateQuery(NoteFilter(PROJECT), 1, NS, expected_vector(tag, index)))
+            assert found.semantic[0].id == note.id.value
+        assert len(store.list_recent(NoteFilter(PROJECT), 100_000)) >= len(set(indexes))
+    finally:
+        store.close()
+
+
+def run_worker(worker: str, *args: object) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, worker, *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
 
 
 def compact(data_dir: str, stop_file: str) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import random
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from mcp_memory.adapters.faiss_store.lines import decode_line
 from mcp_memory.application.errors import StoreCorrupt
 from mcp_memory.application.ports import Candidate, CandidateQuery
 from mcp_memory.domain.note import NoteFilter
+from tests.integration import store_worker
 from tests.integration.store_worker import NS, PROJECT, expected_note, expected_vector
 
 WORKER = str(Path(__file__).with_name("store_worker.py"))
@@ -24,24 +24,11 @@ CYCLES = 24
 
 
 def run_worker(*args: object) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, WORKER, *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
-    )
+    return store_worker.run_worker(WORKER, *args)
 
 
 def assert_holds(data: Path, tag: str, indexes: list[int]) -> None:
-    store = FaissNoteStore(data)
-    try:
-        for index in indexes:
-            note = expected_note(tag, index)
-            stored = store.get(note.id)
-            assert stored is not None, f"acknowledged note {index} is missing"
-            assert stored.note == note and stored.namespace == NS
-            found = store.candidates(CandidateQuery(NoteFilter(PROJECT), 1, NS, expected_vector(tag, index)))
-            assert found.semantic[0].id == note.id.value
-        assert len(store.list_recent(NoteFilter(PROJECT), 100_000)) >= len(set(indexes))
-    finally:
-        store.close()
+    store_worker.assert_holds(FaissNoteStore(data), tag, indexes)
 
 
 def keyword_candidates(store: FaissNoteStore, text: str) -> list[Candidate]:

@@ -7,14 +7,14 @@ from __future__ import annotations
 import random
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 from mcp_memory.adapters.postgres_store import PostgresNoteStore
 from mcp_memory.application.ports import CandidateQuery
 from mcp_memory.domain.note import NoteFilter
-from tests.integration.store_worker import NS, PROJECT, expected_note, expected_vector
+from tests.integration import store_worker
+from tests.integration.store_worker import PROJECT, expected_note
 from tests.postgres_server import EmbeddedPostgres, postgres, postgres_url  # noqa: F401
 
 WORKER = str(Path(__file__).with_name("postgres_worker.py"))
@@ -22,24 +22,11 @@ CYCLES = 12
 
 
 def run_worker(*args: object) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, WORKER, *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
-    )
+    return store_worker.run_worker(WORKER, *args)
 
 
 def assert_holds(url: str, tag: str, indexes: list[int]) -> None:
-    store = PostgresNoteStore(url)
-    try:
-        for index in indexes:
-            note = expected_note(tag, index)
-            stored = store.get(note.id)
-            assert stored is not None, f"acknowledged note {index} is missing"
-            assert stored.note == note and stored.namespace == NS
-            found = store.candidates(CandidateQuery(NoteFilter(PROJECT), 1, NS, expected_vector(tag, index)))
-            assert found.semantic[0].id == note.id.value
-        assert len(store.list_recent(NoteFilter(PROJECT), 100_000)) >= len(set(indexes))
-    finally:
-        store.close()
+    store_worker.assert_holds(PostgresNoteStore(url), tag, indexes)
 
 
 def test_acknowledged_writes_survive_kill_9_of_the_writer_at_random_instants(postgres_url: str) -> None:
