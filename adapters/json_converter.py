@@ -136,3 +136,24 @@ def _mapping(tags: Callable[[Any, Any], Tags] | None = None, **names: str) -> No
 
 STORED = _mapping(project_id="project", group_id="group", created_at="created")
 CAMEL = _mapping(tags=_tags_of)
+
+
+READ_BACK_RULE = "must hold only what JSON carries unchanged (no NaN, non-string keys or lone surrogates)"
+_DOMAIN_NAMES = {"project": "project_id", "group": "group_id", "created": "created_at", "updated": "updated_at"}
+
+
+def unreadable_field(fields: msgspec.Struct) -> str | None:
+    """The first field of a stored form (``STORED`` names) whose value JSON would not carry
+    back unchanged, in the domain's name (``metadata``, ``created_at``); None if none."""
+    for name in fields.__struct_fields__:
+        if not _reads_back(getattr(fields, name)):
+            return _DOMAIN_NAMES.get(name, name)
+    return None
+
+
+def _reads_back(value: object) -> bool:
+    try:
+        return msgspec.json.decode(msgspec.json.encode(value)) == value or isinstance(value, (tuple, bytes))
+    except (msgspec.MsgspecError, TypeError, ValueError, OverflowError):
+        return False
+

@@ -33,6 +33,7 @@ from mcp_memory.adapters.faiss_store.records import (
     check_format,
     decode_checked,
 )
+from mcp_memory.adapters.json_converter import READ_BACK_RULE, unreadable_field
 from mcp_memory.application.errors import StoreCorrupt
 from mcp_memory.domain.errors import InvalidValue
 
@@ -159,10 +160,6 @@ def decode_manifest(data: bytes, path: str) -> Manifest:
     return manifest
 
 
-# Stored names that differ from the domain's, for a refusal named at the domain's field.
-_DOMAIN_NAMES = {"project": "project_id", "group": "group_id", "created": "created_at", "updated": "updated_at"}
-
-
 def checked_line(record: Record) -> bytes:
     """The line of ``record``, once it has been read back from that line and found equal.
     ``InvalidValue`` naming the first field that would not read back as written (a value
@@ -174,13 +171,4 @@ def checked_line(record: Record) -> bytes:
     if line is not None and decode_line(line[:-1]) == record:
         return line
     fields = record.note if isinstance(record, Put) else record
-    field = next((name for name in fields.__struct_fields__ if not _reads_back(getattr(fields, name))), None)
-    rule = "must hold only what JSON carries unchanged (no NaN, non-string keys or lone surrogates)"
-    raise InvalidValue(type(record).__name__, rule, "a value that would not read back", _DOMAIN_NAMES.get(field, field))
-
-
-def _reads_back(value: object) -> bool:
-    try:
-        return msgspec.json.decode(_encoder.encode(value)) == value or isinstance(value, (tuple, bytes))
-    except (msgspec.MsgspecError, TypeError, ValueError, OverflowError):
-        return False
+    raise InvalidValue(type(record).__name__, READ_BACK_RULE, "a value that would not read back", unreadable_field(fields))

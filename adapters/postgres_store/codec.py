@@ -21,11 +21,12 @@ from typing import Any
 
 import msgspec
 
+from mcp_memory.adapters.json_converter import READ_BACK_RULE, STORED, unreadable_field
 from mcp_memory.application.ports import StoredNote
 from mcp_memory.domain.errors import InvalidValue
-from mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, GroupId, Namespace, NoteId
+from mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, Namespace
 from mcp_memory.domain.note import GlobalEntry, Note, Tags
-from mcp_memory.domain.time import format_instant, parse_instant
+from mcp_memory.domain.time import parse_instant
 
 
 class NoteDoc(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True, gc=False):
@@ -44,50 +45,25 @@ class NoteDoc(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=T
 
 _encoder = msgspec.json.Encoder()
 _doc_decoder = msgspec.json.Decoder(NoteDoc)
-_RULE = "must hold only what JSON carries unchanged (no NaN, non-string keys or lone surrogates)"
-_DOMAIN_NAMES = {"group": "group_id", "project": "project_id", "created": "created_at"}
 
 
 def note_doc(note: Note) -> str:
     """The JSON text of a note, checked to read back as written."""
-    doc = NoteDoc(
-        id=note.id.value,
-        project=note.project_id.value,
-        group=note.group_id.value,
-        text=note.text,
-        created=format_instant(note.created_at),
-        title=note.title,
-        tags=note.tags.values,
-        source=note.source,
-        metadata=note.metadata,
-    )
+    doc = STORED.struct(note, NoteDoc)
     text = _encoded(doc)
     if text is not None and _doc_decoder.decode(text) == doc:
         return text
-    field = next((name for name in doc.__struct_fields__ if not _reads_back(getattr(doc, name))), None)
-    raise InvalidValue("Note", _RULE, "a value that would not read back", _DOMAIN_NAMES.get(field, field))
+    raise InvalidValue("Note", READ_BACK_RULE, "a value that would not read back", unreadable_field(doc))
 
 
 def stored_note(doc: str, namespace: str) -> StoredNote:
-    d = _doc_decoder.decode(doc)
-    note = Note(
-        id=NoteId(d.id),
-        project_id=CanonicalProjectId(d.project),
-        group_id=GroupId(d.group),
-        text=d.text,
-        created_at=parse_instant(d.created),
-        title=d.title,
-        tags=Tags(d.tags),
-        source=d.source,
-        metadata=d.metadata,
-    )
-    return StoredNote(note, Namespace.parse(namespace))
+    return StoredNote(STORED.note(_doc_decoder.decode(doc)), Namespace.parse(namespace))
 
 
 def global_value(entry: GlobalEntry) -> str:
     text = _encoded(entry.value)
     if text is None or msgspec.json.decode(text) != entry.value:
-        raise InvalidValue("GlobalEntry", _RULE, "a value that would not read back", "value")
+        raise InvalidValue("GlobalEntry", READ_BACK_RULE, "a value that would not read back", "value")
     return text
 
 
@@ -105,11 +81,3 @@ def _encoded(value: Any) -> str | None:
         return _encoder.encode(value).decode()
     except (msgspec.EncodeError, TypeError, ValueError, OverflowError, UnicodeError):
         return None
-
-
-def _reads_back(value: object) -> bool:
-    text = _encoded(value)
-    try:
-        return text is not None and (msgspec.json.decode(text) == value or isinstance(value, tuple))
-    except (msgspec.MsgspecError, ValueError):
-        return False
