@@ -29,6 +29,7 @@ import attrs
 
 from mcp_memory.application.settings import EmbedderSettings, Settings
 from mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, Namespace, NoteId
+from mcp_memory.domain.link import Link, LinkKey
 from mcp_memory.domain.note import GlobalEntry, Note, NoteFilter
 
 Vector = Sequence[float]
@@ -234,10 +235,31 @@ class NoteWriter(Protocol):
         """``put`` each (note, vector) into ``namespace``, all or none: one durable write.
         ``StoreError`` (nothing written) if any vector has the wrong length."""
 
+    def add(self, notes: Sequence[tuple[Note, Vector]], namespace: Namespace, now: datetime) -> list[NoteId]:
+        """Add new notes with dedup on write (SPEC §11), all or none: one durable write.
+
+        An entry whose ``note.dedup_key`` equals that of a stored note not expired at
+        ``now``, or of an earlier entry of the same call, is not written. Returns, per entry
+        in order, the id of the note that holds it: the entry's own id when it was written,
+        else the stored (or earlier) note's, which is left exactly as it was. The decision
+        and the write are one step under the store's write lock or transaction, so two
+        processes adding the same text at once store it once. ``StoreError`` (nothing
+        written) for a vector of the wrong length; ``InvalidValue`` at ``[i].<field>`` as
+        ``put_many``."""
+
     def delete(self, note_id: NoteId) -> bool:
-        """Remove a note with all its vectors; False when there was none."""
+        """Remove a note with all its vectors and every link from or to it; False when
+        there was none."""
 
     def put_global(self, entry: GlobalEntry) -> None: ...
+
+    def link(self, link: Link) -> bool:
+        """Store ``link`` unless a link with its key is stored (then nothing changes and the
+        first one's ``created_at`` stays). False, and nothing written, when either note is
+        not stored (as of the write: a note deleted meanwhile is caught)."""
+
+    def unlink(self, key: LinkKey) -> bool:
+        """Remove the link with ``key``; False when there was none."""
 
 
 class NoteReader(Protocol):
@@ -258,6 +280,10 @@ class NoteReader(Protocol):
         """Matching notes of every namespace, newest createdAt first (ties: last written first)."""
 
     def get_global(self, project_id: CanonicalProjectId, key: GlobalKey) -> GlobalEntry | None: ...
+
+    def links(self, note_id: NoteId) -> list[Link]:
+        """Every link from or to the note, newest ``created_at`` first (ties: last written
+        first). Links of expired notes are returned too: the caller hides them."""
 
 
 class StoreMaintenance(Protocol):
@@ -283,6 +309,14 @@ class StoreMaintenance(Protocol):
 
     def drop_namespace(self, namespace: Namespace) -> int:
         """Remove every vector of ``namespace`` that is not a note's home; the count removed."""
+
+    def iter_links(self, project_id: CanonicalProjectId | None = None) -> Iterable[Link]:
+        """Every link (whose notes are of one project), oldest first."""
+
+    def purge_expired(self, now: datetime) -> int:
+        """Remove the notes expired at ``now`` (``Note.expired``) with their vectors and
+        links, as ``delete`` would; the count removed. Stores also do it on their own
+        (FAISS at each compaction, PostgreSQL periodically)."""
 
 
 class NoteStore(NoteWriter, NoteReader, StoreMaintenance, Protocol):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from datetime import datetime
 from typing import Any, ClassVar
 
@@ -59,8 +61,50 @@ class Tags:
 
 
 @attrs.frozen
+class SyncOrigin:
+    """Where a note synced from a markdown folder came from: the folder (``root``, as the
+    sync resolved it), the file's path relative to it (``path``, ``#slug`` added for a
+    section) and the SHA-256 of the whole file (``digest``, 64 hex digits). The sync owns
+    the notes carrying its root, and only those."""
+
+    root: str
+    path: str
+    digest: str
+
+    LIMIT: ClassVar[int] = 4_096
+
+    def __attrs_post_init__(self) -> None:
+        for field in ("root", "path", "digest"):
+            value = getattr(self, field)
+            if not isinstance(value, str) or not value or len(value) > self.LIMIT:
+                raise InvalidValue("SyncOrigin", f"{field} must be a non-empty string of at most {self.LIMIT} characters", value, field)
+
+
+_WHITESPACE = re.compile(r"\s+")
+
+
+def dedup_text(text: str) -> str:
+    """A note text as dedup compares it: Unicode NFC, every run of whitespace one space,
+    the ends trimmed; case kept."""
+    return _WHITESPACE.sub(" ", unicodedata.normalize("NFC", text)).strip()
+
+
+@attrs.frozen
+class DedupKey:
+    """What makes two notes the same note for dedup on write (SPEC §11)."""
+
+    project_id: str
+    group_id: str
+    text: str
+
+
+@attrs.frozen
 class Note:
-    """The stored form of a note. Its id and createdAt never change after creation."""
+    """The stored form of a note. Its id and createdAt never change after creation.
+
+    ``expires_at``: from that instant on the note is expired — absent from every answer,
+    dropped from disk later. ``origin``: set on notes a markdown sync wrote (never on the
+    wire; export files carry it)."""
 
     id: NoteId
     project_id: CanonicalProjectId
@@ -71,6 +115,8 @@ class Note:
     tags: Tags = Tags()
     source: str | None = None
     metadata: dict[str, Any] | None = None
+    expires_at: datetime | None = None
+    origin: SyncOrigin | None = None
 
     TEXT_MAX: ClassVar[int] = 100_000
     TITLE_MAX: ClassVar[int] = 1_000
@@ -88,6 +134,22 @@ class Note:
         _check_json("Note", "metadata", self.metadata)
         if self.created_at.tzinfo is None:
             raise InvalidValue("Note", "created_at must be timezone-aware", self.created_at, "created_at")
+        if self.expires_at is not None and self.expires_at.tzinfo is None:
+            raise InvalidValue("Note", "expires_at must be timezone-aware", self.expires_at, "expires_at")
+
+    def expired(self, now: datetime) -> bool:
+        """Expired means ``now >= expires_at``, decided at read time."""
+        return self.expires_at is not None and now >= self.expires_at
+
+    @property
+    def dedup_key(self) -> DedupKey:
+        return DedupKey(self.project_id.value, self.group_id.value, dedup_text(self.text))
+
+
+def require_future(expires_at: datetime | None, now: datetime) -> None:
+    """An ``expiresAt`` a request sets must lie after ``now`` (None clears it)."""
+    if expires_at is not None and expires_at <= now:
+        raise InvalidValue("Note", "expires_at must be in the future", expires_at, "expires_at")
 
 
 _UNSET: Any = attrs.make_class("_Unset", [], repr=False)()
@@ -103,6 +165,7 @@ class NotePatch:
     source: str | None = _UNSET
     group_id: GroupId = _UNSET
     metadata: dict[str, Any] | None = _UNSET
+    expires_at: datetime | None = _UNSET
 
     def __attrs_post_init__(self) -> None:
         if not self.changes():
@@ -122,12 +185,14 @@ class NotePatch:
 
 @attrs.frozen
 class NoteFilter:
-    """Which notes a search or a listing may return. Tags are ANDed."""
+    """Which notes a search or a listing may return. Tags are ANDed. With ``now``, notes
+    expired at that instant are left out (use cases always pass it)."""
 
     project_id: CanonicalProjectId
     group_id: GroupId | None = None
     tags: Tags = Tags()
     window: TimeWindow = TimeWindow()
+    now: datetime | None = None
 
     def matches(self, note: Note) -> bool:
         return (
@@ -135,6 +200,7 @@ class NoteFilter:
             and (self.group_id is None or note.group_id == self.group_id)
             and note.tags.include(self.tags)
             and self.window.contains(note.created_at)
+            and (self.now is None or not note.expired(self.now))
         )
 
 
