@@ -27,6 +27,7 @@ gives its wire name.
 from __future__ import annotations
 
 import operator
+from functools import cache
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, TypeVar
@@ -37,10 +38,11 @@ import msgspec
 from cattrs.errors import AttributeValidationNote, ClassValidationError
 from cattrs.fns import identity
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
+from msgspec import UNSET
 
 from mcp_memory.domain.errors import InvalidValue
 from mcp_memory.domain.identifiers import CanonicalProjectId, GroupId, NoteId
-from mcp_memory.domain.note import Note, Tags
+from mcp_memory.domain.note import Note, SyncOrigin, Tags
 from mcp_memory.domain.time import format_instant, parse_instant
 
 S = TypeVar("S", bound=msgspec.Struct)
@@ -95,12 +97,15 @@ class NoteMapping:
     _structure: Callable[[Mapping[str, Any]], Note]
 
     def fields(self, note: Note) -> dict[str, Any]:
-        """The note's fields under this format's names."""
-        return self._unstructure(note)
+        """The note's fields under this format's names (those left out absent)."""
+        return {k: v for k, v in self._unstructure(note).items() if v is not UNSET}
 
     def struct(self, note: Note, struct: type[S], **extra: Any) -> S:
-        """The note as ``struct``, with ``extra`` fields beside its own."""
-        return struct(**self._unstructure(note), **extra)
+        """The note as ``struct``, with ``extra`` fields beside its own; attributes the
+        struct does not declare are left out (the wire has no ``origin``)."""
+        names = _declared(struct)
+        fields = {k: v for k, v in self._unstructure(note).items() if k in names}
+        return struct(**fields, **extra)
 
     def note(self, fields: msgspec.Struct) -> Note:
         """The note of a Struct holding this format's fields (others are the caller's);
@@ -109,6 +114,11 @@ class NoteMapping:
             return self._structure(_asdict(fields))
         except ClassValidationError as refused:
             raise _first(refused) from None
+
+
+@cache
+def _declared(struct: type[msgspec.Struct]) -> frozenset[str]:
+    return frozenset(struct.__struct_fields__)
 
 
 def _first(refused: ClassValidationError) -> BaseException:
@@ -123,9 +133,37 @@ def _tag_list(tags: Tags) -> list[str]:
     return list(tags.values)
 
 
-def _mapping(tags: Callable[[Any, Any], Tags] | None = None, **names: str) -> NoteMapping:
+def _expiry_or_unset(moment: datetime | None) -> Any:
+    return UNSET if moment is None else format_instant(moment)
+
+
+def _expiry(text: Any, _type: Any) -> datetime | None:
+    return None if text is None or text is UNSET else parse_instant(text)
+
+
+def _origin_or_unset(origin: SyncOrigin | None) -> Any:
+    return UNSET if origin is None else {"root": origin.root, "path": origin.path, "digest": origin.digest}
+
+
+_ORIGIN_KEYS = {"root", "path", "digest"}
+
+
+def _origin(value: Any, _type: Any) -> SyncOrigin | None:
+    if value is None or value is UNSET:
+        return None
+    if not isinstance(value, dict) or set(value) != _ORIGIN_KEYS:
+        raise InvalidValue("SyncOrigin", "must be an object of root, path and digest", value)
+    return SyncOrigin(value["root"], value["path"], value["digest"])
+
+
+def _mapping(tags: Callable[[Any, Any], Tags] | None = None, *, omit_expiry: bool, **names: str) -> NoteMapping:
+    """``omit_expiry``: a note without ``expires_at`` leaves the field out (UNSET) rather
+    than writing null. ``origin`` is always left out when None."""
     overrides = {attribute: override(rename=name) for attribute, name in names.items()}
     overrides["metadata"] = override(struct_hook=_as_is, unstruct_hook=identity)
+    overrides["origin"] = override(struct_hook=_origin, unstruct_hook=_origin_or_unset)
+    expiry = override(rename=names.get("expires_at"), struct_hook=_expiry, unstruct_hook=_expiry_or_unset)
+    overrides["expires_at"] = expiry if omit_expiry else override(rename=names.get("expires_at"), struct_hook=_expiry)
     if tags is not None:  # the camelCase forms hold a list, as their Structs declare
         overrides["tags"] = override(struct_hook=tags, unstruct_hook=_tag_list)
     return NoteMapping(
@@ -134,12 +172,12 @@ def _mapping(tags: Callable[[Any, Any], Tags] | None = None, **names: str) -> No
     )
 
 
-STORED = _mapping(project_id="project", group_id="group", created_at="created")
-CAMEL = _mapping(tags=_tags_of)
+STORED = _mapping(project_id="project", group_id="group", created_at="created", expires_at="expires", omit_expiry=True)
+CAMEL = _mapping(tags=_tags_of, omit_expiry=False)
 
 
 READ_BACK_RULE = "must hold only what JSON carries unchanged (no NaN, non-string keys or lone surrogates)"
-_DOMAIN_NAMES = {"project": "project_id", "group": "group_id", "created": "created_at", "updated": "updated_at"}
+_DOMAIN_NAMES = {"project": "project_id", "group": "group_id", "created": "created_at", "updated": "updated_at", "expires": "expires_at"}
 
 
 def unreadable_field(fields: msgspec.Struct) -> str | None:

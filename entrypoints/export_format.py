@@ -70,6 +70,8 @@ class NoteLine(Struct, tag="note", tag_field="type", **_STRICT):
     source: str | None = None
     created_at: str
     metadata: dict[str, Any] | None = None
+    expires_at: str | None = None
+    origin: dict[str, str] | UnsetType = UNSET
     namespace: str | None = None
     vector: bytes | None | UnsetType = UNSET
 

@@ -83,6 +83,7 @@ class NoteView(View):
     source: str | None
     created_at: str
     metadata: dict[str, Any] | None
+    expires_at: str | None
 
 
 class StoredNoteView(NoteView):

@@ -32,7 +32,7 @@ opaque_project_ids = st.text(
 from datetime import datetime, timezone  # noqa: E402
 
 from mcp_memory.domain.identifiers import CanonicalProjectId, GroupId, Namespace, NoteId  # noqa: E402
-from mcp_memory.domain.note import Note, Tags  # noqa: E402
+from mcp_memory.domain.note import Note, SyncOrigin, Tags  # noqa: E402
 
 json_values = st.recursive(
     st.none()
@@ -67,6 +67,8 @@ notes = st.builds(
     tags=tag_tuples.map(Tags),
     source=st.none() | st.text(max_size=30),
     metadata=st.none() | json_objects,
+    expires_at=st.none() | instants,
+    origin=st.none() | st.builds(SyncOrigin, root=st.text(min_size=1, max_size=20), path=st.text(min_size=1, max_size=20), digest=st.from_regex(r"[0-9a-f]{64}", fullmatch=True)),
 )
 
 namespaces = st.builds(

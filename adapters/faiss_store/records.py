@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any, Union
 
 import msgspec
+from msgspec import UNSET, UnsetType
 import numpy as np
 
 from mcp_memory.adapters.json_converter import STORED
@@ -46,6 +47,8 @@ class NoteFields(msgspec.Struct, **_STRUCT):
     tags: tuple[str, ...] = ()
     source: str | None = None
     metadata: dict[str, Any] | None = None
+    expires: str | UnsetType = UNSET
+    origin: dict[str, str] | UnsetType = UNSET
 
 
 class Header(msgspec.Struct, tag="header", **_STRUCT):

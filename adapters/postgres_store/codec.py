@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 from mcp_memory.adapters.json_converter import READ_BACK_RULE, STORED, unreadable_field
 from mcp_memory.application.ports import StoredNote
@@ -41,6 +42,8 @@ class NoteDoc(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=T
     tags: tuple[str, ...] = ()
     source: str | None = None
     metadata: dict[str, Any] | None = None
+    expires: str | UnsetType = UNSET
+    origin: dict[str, str] | UnsetType = UNSET
 
 
 _encoder = msgspec.json.Encoder()
