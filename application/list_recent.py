@@ -33,6 +33,6 @@ class RecentNotes:
 
 
 def list_recent(command: ListRecent, services: Services) -> RecentNotes:
-    where = NoteFilter(services.project(command.project_id), command.group_id, command.tags)
+    where = NoteFilter(services.project(command.project_id), command.group_id, command.tags, now=services.clock.now())
     items = services.reader.list_recent(where, command.limit or command.DEFAULT_LIMIT)
     return RecentNotes(services.embedding.namespace(), items)

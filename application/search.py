@@ -61,7 +61,7 @@ class SearchResults:
 
 def search(command: SearchNotes, services: Services) -> SearchResults:
     where = NoteFilter(
-        services.project(command.project_id), command.group_id, command.tags, command.window
+        services.project(command.project_id), command.group_id, command.tags, command.window, services.clock.now()
     )
     k = command.top_k
     if command.mode == "keyword":
