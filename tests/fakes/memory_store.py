@@ -19,7 +19,8 @@ from mcp_memory.adapters.text_analysis import document_tokens
 from mcp_memory.application.errors import StoreError
 from mcp_memory.application.ports import NO_SPREAD, Candidate, CandidateQuery, Candidates, Neighbour, Spread, StoredNote, Vector
 from mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, Namespace, NoteId
-from mcp_memory.domain.note import GlobalEntry, Note, NoteFilter
+from mcp_memory.domain.link import Link, LinkKey
+from mcp_memory.domain.note import DedupKey, GlobalEntry, Note, NoteFilter
 
 
 class InMemoryNoteStore:
@@ -29,6 +30,7 @@ class InMemoryNoteStore:
         self._clock = count()
         self._vectors: dict[Namespace, dict[str, np.ndarray]] = {}
         self._globals: dict[tuple[str, str], GlobalEntry] = {}
+        self._links: dict[LinkKey, tuple[Link, int]] = {}  # each with its write order
         self._keywords = KeywordIndex(self._documents)
         self._lock = threading.RLock()
 
@@ -38,6 +40,24 @@ class InMemoryNoteStore:
                 _row(vector, namespace.dim)  # every length checked before anything is stored
             for note, vector in notes:
                 self.put(note, namespace, vector)
+
+    def add(self, notes: Sequence[tuple[Note, Vector]], namespace: Namespace, now: datetime) -> list[NoteId]:
+        with self._lock:
+            for _note, vector in notes:
+                _row(vector, namespace.dim)
+            held: dict[DedupKey, NoteId] = {}
+            for stored in self._notes.values():  # the first written holder of a key answers
+                if not stored.note.expired(now):
+                    held.setdefault(stored.note.dedup_key, stored.note.id)
+            ids, new = [], []
+            for note, vector in notes:
+                holder = held.setdefault(note.dedup_key, note.id)
+                ids.append(holder)
+                if holder == note.id:
+                    new.append((note, vector))
+            for note, vector in new:
+                self.put(note, namespace, vector)
+            return ids
 
     def put(self, note: Note, namespace: Namespace, vector: Vector | None) -> None:
         key = note.id.value
@@ -73,7 +93,44 @@ class InMemoryNoteStore:
             self._keywords.remove(stored.note.project_id.value, note_id.value)
             for rows in self._vectors.values():
                 rows.pop(note_id.value, None)
+            for key in [k for k, (link, _) in self._links.items() if link.touches(note_id)]:
+                del self._links[key]
             return True
+
+    def purge_expired(self, now: datetime) -> int:
+        with self._lock:
+            doomed = [s.note.id for s in self._notes.values() if s.note.expired(now)]
+            for note_id in doomed:
+                self.delete(note_id)
+            return len(doomed)
+
+    def link(self, link: Link) -> bool:
+        with self._lock:
+            key = link.key
+            if key.from_id.value not in self._notes or key.to_id.value not in self._notes:
+                return False
+            if key not in self._links:
+                self._links[key] = (link, next(self._clock))
+            return True
+
+    def unlink(self, key: LinkKey) -> bool:
+        with self._lock:
+            return self._links.pop(key, None) is not None
+
+    def links(self, note_id: NoteId) -> list[Link]:
+        with self._lock:
+            found = [(link, order) for link, order in self._links.values() if link.touches(note_id)]
+        found.sort(key=lambda item: (item[0].created_at, item[1]), reverse=True)
+        return [link for link, _ in found]
+
+    def iter_links(self, project_id: CanonicalProjectId | None = None) -> Iterable[Link]:
+        with self._lock:
+            found = sorted(self._links.values(), key=lambda item: (item[0].created_at, item[1]))
+            return [
+                link
+                for link, _ in found
+                if project_id is None or self._notes[link.key.from_id.value].note.project_id == project_id
+            ]
 
     def drop_namespace(self, namespace: Namespace) -> int:
         with self._lock:
