@@ -20,6 +20,7 @@ from __future__ import annotations
 from mcp_memory.entrypoints.methods import (
     add_note,
     add_notes,
+    context,
     delete,
     drop_namespace,
     get,
@@ -42,6 +43,7 @@ _MODULES = (
     get,
     update,
     list_recent,
+    context,
     get_config,
     set_config,
     upsert_global,

@@ -230,6 +230,7 @@ def test_every_tools_structured_content_matches_its_output_schema_and_the_text_b
         ("memory_get", {"id": added["id"]}),
         ("memory_update", {"id": added["id"], "patch": {"tags": ["decision", "cache"]}}),
         ("memory_list_recent", {"limit": 5}),
+        ("memory_context", {"query": "cache", "limit": 5}),
         ("memory_get_config", {}),
         ("memory_upsert_global", {"key": "global.project.conventions", "value": "Small commits."}),
         ("memory_get_global", {"key": "global.project.conventions"}),
