@@ -90,7 +90,10 @@ class StoredNoteView(NoteView):
     namespace: str
 
 
-class HitView(NoteView):
+class HitView(StoredNoteView):
+    """A search result: the note, its home namespace (where its vector is; another than the
+    search's own when it was found by its words alone, before ``reembed`` moved it) and its score."""
+
     score: float
 
 
@@ -99,7 +102,7 @@ def stored_view(stored: StoredNote) -> StoredNoteView:
 
 
 def hit_view(hit: Hit) -> HitView:
-    return _notes().struct(hit.stored.note, HitView, score=round(hit.score, 6))
+    return _notes().struct(hit.stored.note, HitView, namespace=str(hit.stored.namespace), score=round(hit.score, 6))
 
 
 @cache

@@ -60,8 +60,9 @@ METHOD = Method(
         "tags: only notes carrying all of them. since/until: ISO 8601 UTC bounds on createdAt. "
         "mode: leave it out for the default, \"hybrid\" (meaning and exact words blended); \"semantic\" "
         "(meaning only, for paraphrases) or \"keyword\" (exact words only, e.g. a function name or error code). "
-        f"topK: 1..{SearchNotes.MAX_TOP_K}, default 5. {PROJECT} Results are sorted by score (0..1, 1 most similar); long "
-        "texts are shortened: call memory_get with the id for the whole note."
+        f"topK: 1..{SearchNotes.MAX_TOP_K}, default 5. {PROJECT} Results are sorted by score (0..1, 1 most similar); each "
+        "carries its namespace, which differs from the search's when the note was found by its words "
+        "and has not been re-embedded yet (memory_reembed). Long texts are shortened: call memory_get with the id for the whole note."
     ),
     left_out=(
         "call memory_search again with a smaller topK or a narrower groupId or tags; memory_get with an id "
