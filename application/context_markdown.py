@@ -8,18 +8,20 @@ with nothing in it is left out, so a project with nothing stored is the header a
 
 The budget (``Budget``, sizes in characters as Python counts them, code points):
 
-1. A global value is cut to ``value_chars``. The settings section stops before the first
-   setting that would take it past ``globals_chars``; one line then says how many were
-   left out.
+1. A global value is cut to ``value_chars``. The settings are listed while the section,
+   keeping 80 characters for one more line, stays within ``globals_chars``; the first
+   setting that does not fit is left out with all after it, and that line says how many.
 2. Each note is one list item: a line with its createdAt, group, title (cut to
    ``label_chars``), tags (cut to ``label_chars``), score (relevant notes) and id, then
-   its text, indented. The notes share what the header and the settings leave, less
-   ``reserve`` for a closing line: in order, each note may take the larger of the room
-   left divided by the notes not yet placed and ``min_share``, but never more than the
-   room left (a short note leaves the rest to the notes after it). A text longer than
-   its share is cut with "…" (``memory.get`` returns it whole). A note whose share holds
-   fewer than ``min_text`` characters of its text is left out with every note after it,
-   and a closing line says how many.
+   its text, indented two spaces. The notes share what the header and the settings
+   leave, less ``reserve`` for a closing line, in the order of the page: a note's text
+   may take the room left divided by the notes not yet placed, less the note's own line
+   (and its section's heading, for the first note of a section), or ``min_share``
+   characters if that is more, but never more than the room left. A text longer than
+   that is cut with "…" (``memory.get`` returns it whole); a short note leaves what it
+   does not use to the notes after it. A note that would keep fewer than ``min_text``
+   characters of its text is left out with every note after it, and a closing line
+   says how many.
 
 So the page is never longer than ``total`` characters.
 """
@@ -53,8 +55,8 @@ class Budget:
     total: int = 8_000
     globals_chars: int = 3_000
     value_chars: int = 500
-    label_chars: int = 200
-    min_share: int = 300
+    label_chars: int = 120
+    min_share: int = 200
     min_text: int = 40
     reserve: int = 200
 
@@ -85,13 +87,14 @@ def render(
     section = None
     for placed, (heading, stored, score) in enumerate(notes):
         opening = f"\n{heading}\n" if heading != section else ""
-        share = min(room, max(room // (len(notes) - placed), budget.min_share))
-        block = _note(stored, score, share - len(opening), budget)
-        if block is None:
+        line = _head(stored, score, budget)
+        fair = room // (len(notes) - placed) - len(opening) - len(line)
+        body = _body_within(stored.note.text.strip(), min(room - len(opening) - len(line), max(fair, budget.min_share)), budget)
+        if body is None:
             parts.append(f"\n{CUT} {len(notes) - placed} more notes left out to stay within {budget.total:,} characters.\n")
             break
-        parts += [opening, block]
-        room -= len(opening) + len(block)
+        parts += [opening, line, body]
+        room -= len(opening) + len(line) + len(body)
         items.append(stored)
         section = heading
     return Page("".join(parts), items)
@@ -110,7 +113,7 @@ def _settings(settings: Sequence[GlobalEntry], budget: Budget) -> str:
     return "".join(lines)
 
 
-def _note(stored: StoredNote, score: float | None, share: int, budget: Budget) -> str | None:
+def _head(stored: StoredNote, score: float | None, budget: Budget) -> str:
     note = stored.note
     head = [format_instant(note.created_at), f"group {note.group_id}"]
     if note.title is not None and note.title.strip():
@@ -120,18 +123,21 @@ def _note(stored: StoredNote, score: float | None, share: int, budget: Budget) -
     if score is not None:
         head.append(f"score {score:.2f}")
     head.append(f"id {note.id}")
-    line = "- " + " · ".join(head) + "\n"
-    text = note.text.strip()
-    room = share - len(line)
+    return "- " + " · ".join(head) + "\n"
+
+
+def _body_within(text: str, room: int, budget: Budget) -> str | None:
+    """``text`` indented under its list item in at most ``room`` characters, cut with "…"
+    if need be; None when fewer than ``min_text`` of its characters would be left."""
     if len(_body(text)) <= room:
-        return line + _body(text)
+        return _body(text)
     if len(_body(_cut(text, budget.min_text + 1))) > room:
         return None
     low, high = budget.min_text + 1, len(text)  # _body(_cut(text, low)) fits, _body(text) does not
     while high - low > 1:
         middle = (low + high) // 2
         low, high = (middle, high) if len(_body(_cut(text, middle))) <= room else (low, middle)
-    return line + _body(_cut(text, low))
+    return _body(_cut(text, low))
 
 
 def _body(text: str) -> str:
