@@ -27,6 +27,7 @@ from typing import Literal, Protocol
 
 import attrs
 
+from mcp_memory.application.folder_documents import Document, FolderFile, Skipped
 from mcp_memory.application.settings import EmbedderSettings, Settings
 from mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, Namespace, NoteId
 from mcp_memory.domain.link import Link, LinkKey
@@ -209,6 +210,25 @@ class ConfigRepository(Protocol):
         moment (read afresh, maybe written by another process), and return it. Updates are
         serialized, so one never loses another's change. ``change`` must be pure: it
         may see newer settings than the caller last loaded."""
+
+
+class MarkdownFolder(Protocol):
+    """A folder of markdown files, as a sync reads it (``application.folder_documents``).
+
+    ``root`` is the folder's absolute path with symlinks resolved: the sync's key to the
+    notes it owns. ``files`` lists the markdown files to sync, sorted by path, each once,
+    and the files it will not read (outside the folder through a symlink, a name that is
+    not UTF-8) as ``Skipped``. ``read`` reads one file: a ``Document``; ``Skipped`` when it
+    cannot be read as markdown (not UTF-8, bad front matter, unreadable); None when it is
+    gone (deleted or replaced meanwhile). Neither raises for a file's problem.
+    """
+
+    @property
+    def root(self) -> str: ...
+
+    def files(self) -> Iterator[FolderFile | Skipped]: ...
+
+    def read(self, path: str) -> Document | Skipped | None: ...
 
 
 class NoteWriter(Protocol):

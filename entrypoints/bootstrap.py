@@ -27,7 +27,8 @@ HOME_DIR = ".local-mcp-memory"
 
 if TYPE_CHECKING:  # the application is imported by ``compose``, after ``initialize`` is answered
     from mcp_memory.adapters.json_config import HttpSection
-    from mcp_memory.application.ports import Clock, ConfigRepository, EmbedderFactory, NoteStore, ProjectResolver
+    from mcp_memory.adapters.markdown_folder import FolderWatch
+    from mcp_memory.application.ports import Clock, ConfigRepository, EmbedderFactory, MarkdownFolder, NoteStore, ProjectResolver
     from mcp_memory.application.services import Services
 
 
@@ -171,6 +172,15 @@ def compose(
             store_url=store_url,
         ),
     )
+
+
+def markdown_folder(path: str) -> tuple[MarkdownFolder, FolderWatch]:
+    """The folder ``mcp-memory sync`` reads (``adapters.markdown_folder``), and its watch.
+    ``OSError`` (``NotADirectoryError``, ``FileNotFoundError``) when ``path`` is no folder."""
+    from mcp_memory.adapters.markdown_folder import FolderWatch, OsMarkdownFolder
+
+    folder = OsMarkdownFolder(path)
+    return folder, FolderWatch(folder)
 
 
 def http_section(options: ServerOptions) -> HttpSection:

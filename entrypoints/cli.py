@@ -67,6 +67,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     _add_path_flags(serve)
     _add_data_commands(commands)
+    from mcp_memory.entrypoints.sync_cli import add_parser as add_sync
+
+    add_sync(commands, _add_path_flags, EXIT_CODES)
     return parser
 
 
@@ -229,6 +232,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "serve":
         return _serve(args)
+    if args.command == "sync":
+        from mcp_memory.entrypoints.sync_cli import run as sync
+
+        return sync(args)
     from mcp_memory.entrypoints.lifecycle_cli import run
 
     return run(args)
