@@ -7,7 +7,7 @@ import attrs
 
 from mcp_memory.application.services import Services
 from mcp_memory.domain.identifiers import GroupId, Namespace, NoteId
-from mcp_memory.domain.note import Note, Tags
+from mcp_memory.domain.note import Note, Tags, require_future
 
 
 @attrs.frozen
@@ -20,31 +20,41 @@ class AddNote:
     source: str | None = None
     created_at: datetime | None = None
     metadata: dict[str, Any] | None = None
+    expires_at: datetime | None = None
 
 
 @attrs.frozen
 class NoteAdded:
+    """``duplicate``: a live note of the same project and group already held this text
+    (SPEC §11); ``id`` is that note's and nothing was written."""
+
     id: NoteId
     namespace: Namespace
+    duplicate: bool = False
 
 
 def add_note(command: AddNote, services: Services) -> NoteAdded:
-    note = new_note(command, services)
+    now = services.clock.now()
+    note = new_note(command, services, now)
     namespace, (vector,) = services.embedding.embed([note.text], "passage")
-    services.writer.put(note, namespace, vector)
-    return NoteAdded(note.id, namespace)
+    (holder,) = services.writer.add([(note, vector)], namespace, now)
+    services.counters.duplicates_refused += holder != note.id
+    return NoteAdded(holder, namespace, holder != note.id)
 
 
-def new_note(command: AddNote, services: Services) -> Note:
-    """The note ``command`` describes, with a fresh id."""
+def new_note(command: AddNote, services: Services, now: datetime) -> Note:
+    """The note ``command`` describes, with a fresh id; its ``expires_at`` must lie after
+    ``now``."""
+    require_future(command.expires_at, now)
     return Note(
         id=NoteId.new(),
         project_id=services.project(command.project_id),
         group_id=command.group_id,
         text=command.text,
-        created_at=command.created_at or services.clock.now(),
+        created_at=command.created_at or now,
         title=command.title,
         tags=command.tags,
         source=command.source,
         metadata=command.metadata,
+        expires_at=command.expires_at,
     )

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from datetime import datetime
 from typing import ClassVar
 
 import attrs
@@ -25,21 +26,29 @@ class AddNotes:
 
 @attrs.frozen
 class NotesAdded:
+    """``ids`` in the order of the request; ``duplicates`` the indexes of the entries
+    that were duplicates (of a stored note or of an earlier entry), whose id is the
+    holder's."""
+
     ids: list[NoteId]
     namespace: Namespace
+    duplicates: list[int]
 
 
 def add_notes(command: AddNotes, services: Services) -> NotesAdded:
     """All or nothing: every note is checked before any is embedded, all are embedded in one
-    call and written in one durable store write."""
-    notes = [_checked(i, c, services) for i, c in enumerate(command.notes)]
+    call and written in one durable store write, with dedup on write (SPEC §11)."""
+    now = services.clock.now()
+    notes = [_checked(i, c, services, now) for i, c in enumerate(command.notes)]
     namespace, vectors = services.embedding.embed([n.text for n in notes], "passage")
-    at("notes", services.writer.put_many, list(zip(notes, vectors)), namespace)
-    return NotesAdded([n.id for n in notes], namespace)
+    holders = at("notes", services.writer.add, list(zip(notes, vectors)), namespace, now)
+    duplicates = [i for i, (note, holder) in enumerate(zip(notes, holders)) if holder != note.id]
+    services.counters.duplicates_refused += len(duplicates)
+    return NotesAdded(holders, namespace, duplicates)
 
 
-def _checked(index: int, command: AddNote, services: Services) -> Note:
+def _checked(index: int, command: AddNote, services: Services, now: datetime) -> Note:
     try:
-        return new_note(command, services)
+        return new_note(command, services, now)
     except InvalidValue as exc:
         raise exc.at(f"notes[{index}]") from None

@@ -3,6 +3,7 @@ from __future__ import annotations
 import attrs
 
 from mcp_memory.application.errors import NoteNotFound
+from mcp_memory.application.get_note import live_note
 from mcp_memory.application.services import Services
 from mcp_memory.domain.identifiers import NoteId
 
@@ -13,7 +14,9 @@ class DeleteNote:
 
 
 def delete_note(command: DeleteNote, services: Services) -> None:
-    """Remove a note with every vector it has. A second delete of the same id finds
-    nothing and says so (NoteNotFound); it changes nothing further."""
+    """Remove a note with every vector and link it has. A second delete of the same id
+    finds nothing and says so (NoteNotFound); it changes nothing further. An expired note
+    is not found either (the store drops it later)."""
+    live_note(command.id, services)
     if not services.writer.delete(command.id):
         raise NoteNotFound(command.id.value)

@@ -14,7 +14,12 @@ class GetNote:
 
 
 def get_note(command: GetNote, services: Services) -> StoredNote:
-    stored = services.reader.get(command.id)
-    if stored is None:
-        raise NoteNotFound(command.id.value)
+    return live_note(command.id, services)
+
+
+def live_note(note_id: NoteId, services: Services) -> StoredNote:
+    """The stored note, unless it is missing or expired (``NoteNotFound``, naming the id)."""
+    stored = services.reader.get(note_id)
+    if stored is None or stored.note.expired(services.clock.now()):
+        raise NoteNotFound(note_id.value)
     return stored

@@ -25,6 +25,13 @@ class RuntimeInfo:
     store_url: str | None = None  # the team store's URL, its password masked
 
 
+@attrs.define
+class Counters:
+    """What this server process counted since it started (``stats`` reports them)."""
+
+    duplicates_refused: int = 0
+
+
 @attrs.frozen
 class Services:
     """The ports of one server. Use cases reach the store through the part they need —
@@ -37,6 +44,7 @@ class Services:
     clock: Clock
     config: ConfigRepository
     runtime: RuntimeInfo
+    counters: Counters = attrs.field(factory=Counters)
 
     @property
     def writer(self) -> NoteWriter:

@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import attrs
 
-from mcp_memory.application.errors import NoteNotFound
+from mcp_memory.application.get_note import live_note
 from mcp_memory.application.services import Services, at
 from mcp_memory.domain.identifiers import NoteId
-from mcp_memory.domain.note import NotePatch
+from mcp_memory.domain.note import NotePatch, require_future
 
 
 @attrs.frozen
@@ -17,9 +17,9 @@ class UpdateNote:
 def update_note(command: UpdateNote, services: Services) -> None:
     """Only a text change re-embeds (into the current namespace); any other change keeps
     the note's vector and namespace. id and created_at never change."""
-    stored = services.reader.get(command.id)
-    if stored is None:
-        raise NoteNotFound(command.id.value)
+    stored = live_note(command.id, services)
+    if "expires_at" in command.patch.changes():
+        at("patch", require_future, command.patch.expires_at, services.clock.now())
     note = at("patch", command.patch.apply, stored.note)
     if command.patch.changes_text:
         namespace, (vector,) = services.embedding.embed([note.text], "passage")

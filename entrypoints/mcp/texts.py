@@ -19,6 +19,10 @@ PROJECT_RULE = (
 
 GROUPS = f"groupId: {GROUP_RULE}"
 PROJECT = f"projectId: {PROJECT_RULE}"
+EXPIRY = (
+    "expiresAt (optional, RFC 3339, in the future): from then on the note is forgotten — for facts "
+    "that stop being true (a release freeze, a temporary workaround)."
+)
 
 STANDARD_KEYS = (
     "Standard keys: global.memory.embedder.provider (\"ollama\" | \"openai\", a recommendation), "

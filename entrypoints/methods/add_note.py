@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from msgspec import UNSET, UnsetType
+
 from mcp_memory.application.add_note import AddNote, add_note
 from mcp_memory.application.services import Services
 from mcp_memory.entrypoints import wire
-from mcp_memory.entrypoints.mcp.texts import GROUPS, PROJECT
+from mcp_memory.entrypoints.mcp.texts import EXPIRY, GROUPS, PROJECT
 from mcp_memory.entrypoints.methods.method import Method
 
 
@@ -20,6 +22,7 @@ class AddNoteParams(wire.Params):
     source: str | None = None
     created_at: str | None = None
     metadata: dict[str, Any] | None = None
+    expires_at: str | None = None
 
     def command(self) -> AddNote:
         return AddNote(
@@ -31,17 +34,22 @@ class AddNoteParams(wire.Params):
             source=self.source,
             created_at=wire.instant(self.created_at, "created_at"),
             metadata=self.metadata,
+            expires_at=wire.instant(self.expires_at, "expires_at"),
         )
 
 
 class AddNoteResult(wire.View):
+    """``duplicate`` is present (true) only when the note was not written because a live
+    note of the project and group holds the same text; ``id`` is that note's."""
+
     id: str
     namespace: str
+    duplicate: bool | UnsetType = UNSET
 
 
 def run(params: AddNoteParams, services: Services) -> AddNoteResult:
     added = add_note(params.command(), services)
-    return AddNoteResult(id=added.id.value, namespace=str(added.namespace))
+    return AddNoteResult(id=added.id.value, namespace=str(added.namespace), duplicate=True if added.duplicate else UNSET)
 
 
 METHOD = Method(
@@ -55,6 +63,7 @@ METHOD = Method(
         "Store it when something worth remembering happens: a decision and its reason, a project "
         "convention, a non-obvious fix, a finding, or a summary at the end of a task. Keep a note short "
         "and self-contained (one fact, readable without this conversation); give it a title and a few "
-        f"tags. Never store secrets. {GROUPS} {PROJECT} Returns the new note's id."
+        f"tags. Never store secrets. {GROUPS} {PROJECT} {EXPIRY} Returns the new note's id, or with "
+        "duplicate: true the id of the stored note that already says exactly this (nothing is written)."
     ),
 )

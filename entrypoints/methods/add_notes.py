@@ -29,13 +29,17 @@ def _item(index: int, note: AddNoteParams) -> AddNote:
 
 
 class AddNotesResult(wire.View):
+    """``duplicates``: the indexes of the entries that were not written because a live note
+    (or an earlier entry) of their project and group holds the same text; their id is that note's."""
+
     ids: list[str]
     namespace: str
+    duplicates: list[int]
 
 
 def run(params: AddNotesParams, services: Services) -> AddNotesResult:
     added = add_notes(params.command(), services)
-    return AddNotesResult(ids=[i.value for i in added.ids], namespace=str(added.namespace))
+    return AddNotesResult(ids=[i.value for i in added.ids], namespace=str(added.namespace), duplicates=added.duplicates)
 
 
 METHOD = Method(
@@ -46,7 +50,9 @@ METHOD = Method(
     title="Store several notes",
     description=(
         f"Store several notes at once (1..{AddNotes.MAX_NOTES}), each shaped like memory_add_note's arguments; use it "
-        f"to save a batch of findings or an imported list. {GROUPS} {PROJECT} Returns the ids in order."
+        f"to save a batch of findings or an imported list. {GROUPS} {PROJECT} Returns the ids in order; "
+        "duplicates lists the indexes of notes not written because a stored note already says exactly the same "
+        "(their id is that note's)."
     ),
     left_out=(
         "every note was stored, only this list of their ids was cut; memory_list_recent lists the newest "

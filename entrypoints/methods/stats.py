@@ -29,6 +29,9 @@ class StatsResult(wire.View):
     by_tag: dict[str, int]
     vectors: dict[str, int]
     disk_bytes: int
+    expired: int
+    links: int
+    duplicates_refused: int
 
 
 def stats_view(stats: StoreStats) -> StatsResult:
@@ -43,6 +46,9 @@ def stats_view(stats: StoreStats) -> StatsResult:
         by_tag=stats.by_tag,
         vectors=stats.vectors,
         disk_bytes=stats.disk_bytes,
+        expired=stats.expired,
+        links=stats.links,
+        duplicates_refused=stats.duplicates_refused,
     )
 
 
@@ -57,7 +63,8 @@ METHOD = Method(
     run=run,
     title="Count notes",
     description=(
-        "Count notes by namespace, group and tag, with vectors per namespace and bytes on disk. "
+        "Count notes by namespace, group and tag, with vectors per namespace and bytes on disk, expired "
+        "notes not yet removed, links, and duplicates this server refused since it started. "
         "projectId: omit it for this project; null for every project."
     ),
     left_out="counts by namespace, project, group and tag come largest first; `mcp-memory stats` prints them all",

@@ -20,6 +20,7 @@ class PatchParams(wire.Params):
     source: str | None | UnsetType = UNSET
     group_id: str | UnsetType = UNSET
     metadata: dict[str, Any] | None | UnsetType = UNSET
+    expires_at: str | None | UnsetType = UNSET
 
     def patch(self) -> NotePatch:
         given = {f: getattr(self, f) for f in self.__struct_fields__ if getattr(self, f) is not UNSET}
@@ -27,6 +28,8 @@ class PatchParams(wire.Params):
             given["tags"] = wire.tags(given["tags"], "patch.tags")
         if "group_id" in given:
             given["group_id"] = wire.group(given["group_id"], "patch.group_id")
+        if "expires_at" in given:
+            given["expires_at"] = wire.instant(given["expires_at"], "patch.expires_at")
         return at("patch", lambda: NotePatch(**given))
 
 
@@ -51,7 +54,7 @@ METHOD = Method(
     title="Change a note",
     description=(
         "Change fields of an existing note by id: patch holds only the fields to change (title, text, "
-        "tags, source, groupId, metadata). Use it to correct or extend a note instead of adding a "
+        "tags, source, groupId, metadata, expiresAt — null clears it). Use it to correct or extend a note instead of adding a "
         "near-duplicate. Changing text re-embeds the note; a groupId change moves it to another topic."
     ),
     destructive=True,

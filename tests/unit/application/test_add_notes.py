@@ -17,6 +17,7 @@ from mcp_memory.application.search import SearchNotes, search
 from mcp_memory.application.services import Services
 from mcp_memory.entrypoints.server import build_dispatcher
 from mcp_memory.entrypoints.methods.add_notes import AddNotesParams
+from tests.unit.steps import rpc
 
 
 def rpc(services: Services, method: str, params: Any) -> dict[str, Any]:
@@ -87,7 +88,7 @@ def test_an_empty_or_oversized_batch_is_refused(services: Services, count: int) 
 class FailingStore(InMemoryNoteStore):
     """A store whose writes fail (a full disk)."""
 
-    def put_many(self, *args: Any, **kwargs: Any) -> None:
+    def add(self, *args: Any, **kwargs: Any) -> list:
         raise StoreError("disk full", "/data")
 
 
@@ -103,3 +104,19 @@ def test_a_store_failure_is_reported_and_stores_none_of_the_batch(services: Serv
 
 def rpc_command(notes: list[dict[str, Any]]) -> AddNotes:
     return msgspec.convert({"notes": notes}, AddNotesParams).command()
+
+
+def test_duplicates_of_the_store_and_of_the_batch_are_listed_and_written_once(services: Services) -> None:
+    stored = rpc(services, "memory.add_note", {"projectId": "p", "groupId": "g", "text": "known"})["result"]["id"]
+    texts = ["known", "new one", " new  one", "another"]
+    result = rpc(services, "memory.add_notes", {"notes": [{"projectId": "p", "groupId": "g", "text": t} for t in texts]})["result"]
+    assert result["duplicates"] == [0, 2]
+    assert result["ids"][0] == stored and result["ids"][2] == result["ids"][1]
+    assert len(set(result["ids"])) == 3 and len(list(services.store.iter_notes())) == 3
+
+
+def test_an_expiry_in_the_past_is_refused_at_its_entry(services: Services) -> None:
+    notes = [{"projectId": "p", "groupId": "g", "text": "a"}, {"projectId": "p", "groupId": "g", "text": "b", "expiresAt": "2001-01-01T00:00:00Z"}]
+    reply = rpc(services, "memory.add_notes", {"notes": notes})
+    assert reply["error"]["data"]["field"] == "notes[1].expiresAt"
+    assert list(services.store.iter_notes()) == []

@@ -13,7 +13,8 @@ import pytest
 
 from mcp_memory.application.services import Services
 from mcp_memory.entrypoints.mcp import TextBounds
-from tests.unit.entrypoints.mcp.test_protocol import Client, _ok, client, project  # noqa: F401 (client, project: the same fixtures)
+from tests.unit.entrypoints.mcp.dispatch_client import Client
+from tests.unit.entrypoints.mcp.test_protocol import _ok
 
 BUDGET = TextBounds().result_bytes
 
@@ -105,9 +106,9 @@ def test_a_result_in_bounds_is_the_methods_answer_untouched(client: Client, proj
 
 
 def test_many_notes_share_half_of_the_structured_budget(client: Client) -> None:
-    _ok(client.tool("memory_add_notes", notes=[{"groupId": "task-1", "text": "x" * 1000} for _ in range(100)]))
+    _ok(client.tool("memory_add_notes", notes=[{"groupId": "task-1", "text": f"{i:03} " + "x" * 996} for i in range(100)]))
     items = checked(client, "memory_list_recent", limit=100)["items"]
-    assert items and all(n["text"].startswith("x" * 200) and not n["text"].startswith("x" * 201) for n in items)
+    assert items and all(n["text"][4:].startswith("x" * 196) and not n["text"][4:].startswith("x" * 197) for n in items)
 
 
 def test_the_ids_of_a_large_batch_are_cut_but_every_note_is_stored(services: Services, project: Path) -> None:
