@@ -4,9 +4,13 @@
     notifications/initialized   accepted, never required before other calls
     ping                        {}
     tools/list, tools/call      ``entrypoints.mcp.tools``
-    resources/list              empty
-    resources/templates/list    empty
-    prompts/list                empty
+    resources/list, resources/templates/list, resources/read
+                                ``entrypoints.mcp.resources``
+    prompts/list, prompts/get   ``entrypoints.mcp.prompts``
+
+The capabilities declare these three features and nothing more: no ``listChanged`` (the
+lists never change while the server runs, except the recent notes that ``resources/list``
+reads anew on each call) and no ``subscribe``; nor ``logging`` or ``completions``.
 
 The server keeps no session state: any request may come first, on any transport.
 ``server/discover`` (newer clients probe it first) and every other method not listed
@@ -26,6 +30,8 @@ from mcp_memory.entrypoints.jsonrpc import Route
 from mcp_memory.entrypoints.mcp import texts
 from mcp_memory.entrypoints.mcp_revisions import LATEST_PROTOCOL_VERSION, PROTOCOL_VERSIONS
 from mcp_memory.entrypoints.mcp.bounds import TextBounds
+from mcp_memory.entrypoints.mcp.prompts import PromptSet
+from mcp_memory.entrypoints.mcp.resources import ResourceSet
 from mcp_memory.entrypoints.mcp.tools import ToolSet
 
 if TYPE_CHECKING:
@@ -35,11 +41,7 @@ if TYPE_CHECKING:
 SERVER_NAME = "mcp-memory"
 SERVER_VERSION = "0.1.0"  # pyproject's version; importlib.metadata would cost ~30 ms at start-up (a test pins them equal)
 
-CAPABILITIES = {
-    "tools": {"listChanged": False},
-    "resources": {"subscribe": False, "listChanged": False},
-    "prompts": {"listChanged": False},
-}
+CAPABILITIES: dict[str, dict[str, Any]] = {"tools": {}, "resources": {}, "prompts": {}}
 
 
 @attrs.frozen
@@ -79,10 +81,6 @@ def _empty(params: Any) -> dict[str, Any]:
     return {}
 
 
-def _listing(key: str) -> Route:
-    return lambda params: {key: []}
-
-
 def load_methods() -> Mapping[str, Method]:
     """The ``memory.*`` method table, and with it the application (imported on first use)."""
     from mcp_memory.entrypoints.methods import METHODS
@@ -96,13 +94,17 @@ def mcp_routes(
     methods: Callable[[], Mapping[str, Method]] = load_methods,
 ) -> dict[str, Route]:
     tools = ToolSet(methods, services, options.project, options.bounds)
+    resources = ResourceSet(methods, services, options.project)
+    prompts = PromptSet(services)
     return {
         "initialize": initialize,
         "notifications/initialized": _empty,
         "ping": _empty,
         "tools/list": tools.list_tools,
         "tools/call": tools.call_tool,
-        "resources/list": _listing("resources"),
-        "resources/templates/list": _listing("resourceTemplates"),
-        "prompts/list": _listing("prompts"),
+        "resources/list": resources.list_resources,
+        "resources/templates/list": resources.list_templates,
+        "resources/read": resources.read,
+        "prompts/list": prompts.list_prompts,
+        "prompts/get": prompts.get_prompt,
     }
