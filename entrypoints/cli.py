@@ -70,6 +70,9 @@ def _parser() -> argparse.ArgumentParser:
     from mcp_memory.entrypoints.sync_cli import add_parser as add_sync
 
     add_sync(commands, _add_path_flags, EXIT_CODES)
+    from mcp_memory.entrypoints.context_cli import add_session_commands
+
+    add_session_commands(commands, _add_path_flags, EXIT_CODES)
     return parser
 
 
@@ -236,6 +239,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from mcp_memory.entrypoints.sync_cli import run as sync
 
         return sync(args)
+    if args.command in ("context", "install-claude"):
+        return args.handler(args)
     from mcp_memory.entrypoints.lifecycle_cli import run
 
     return run(args)

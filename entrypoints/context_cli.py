@@ -1,0 +1,212 @@
+"""The session commands of ``mcp-memory``: ``context`` prints a project's session page,
+``install-claude`` installs the Claude Code SessionStart hook that runs it.
+
+``context`` runs at the start of every Claude Code session, so it is quick and quiet: the
+page alone on stdout (UTF-8), logs on stderr, nothing embedded without ``--query`` (so no
+model is loaded). Importing this module costs only argparse: ``entrypoints.cli`` imports
+it to build its parser.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable
+from typing import Any, TextIO
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+def add_session_commands(
+    commands: argparse._SubParsersAction, add_path_flags: Callable[[argparse.ArgumentParser], None], epilog: str
+) -> None:
+    """Add ``context`` and ``install-claude`` to the ``mcp-memory`` parser; each sets
+    ``args.handler``, the function that runs it."""
+
+    def command(name: str, summary: str, description: str, examples: str) -> argparse.ArgumentParser:
+        return commands.add_parser(
+            name,
+            help=summary,
+            description=description,
+            epilog=f"examples:\n{examples}\n\n{epilog}",
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+
+    context = command(
+        "context",
+        "print a project's session context: global settings, newest and relevant notes",
+        "Print the markdown page memory.context answers: the project's global settings, its newest\n"
+        "notes and, with --query, the notes most relevant to it, in at most 8,000 characters. Only the\n"
+        "page goes to stdout; a project with nothing stored prints its header line alone. Without\n"
+        "--query nothing is embedded. Claude Code's SessionStart hook runs this (see install-claude).",
+        "  mcp-memory context\n"
+        "  mcp-memory context --project ~/code/app --group task-142 --limit 10\n"
+        "  mcp-memory context --query \"how do we deploy\"",
+    )
+    context.add_argument(
+        "--project",
+        metavar="P",
+        help="the project: a path or an opaque id, as the methods take it (default: the working directory)",
+    )
+    context.add_argument("--group", type=_group, metavar="G", help="only notes of this groupId (the settings are shown whatever the group)")
+    context.add_argument("--query", type=_query, metavar="Q", help="also list the notes most relevant to Q (embeds Q)")
+    context.add_argument("--limit", type=_limit, metavar="N", help="notes in total, 1..100 (default: 20)")
+    add_path_flags(context)
+    context.set_defaults(handler=context_main)
+
+    install = command(
+        "install-claude",
+        "install the Claude Code SessionStart hook that adds the session context",
+        "Add a SessionStart hook to Claude Code's settings that runs `mcp-memory context` for the\n"
+        "session's project (Claude Code adds the hook's stdout to the session). Other settings and\n"
+        "hooks are kept; running it again changes nothing, or updates the hook this command wrote.\n"
+        "A settings file that is not valid JSON is reported and left as it is.",
+        "  mcp-memory install-claude                       # ./.claude/settings.json\n"
+        "  mcp-memory install-claude --project-dir ~/code/app\n"
+        "  mcp-memory install-claude --scope user          # ~/.claude/settings.json, every project",
+    )
+    install.add_argument(
+        "--project-dir", metavar="DIR", help="the project whose .claude/settings.json gets the hook (default: the working directory)"
+    )
+    install.add_argument(
+        "--scope",
+        choices=("project", "user"),
+        default="project",
+        help="project: DIR/.claude/settings.json; user: ~/.claude/settings.json ($CLAUDE_CONFIG_DIR/settings.json "
+        "when set), for every project (default: project)",
+    )
+    install.add_argument("--config", metavar="PATH", help="config file the hook's command passes on to mcp-memory context")
+    install.add_argument("--data-dir", metavar="PATH", help="data directory the hook's command passes on to mcp-memory context")
+    install.set_defaults(handler=install_main)
+
+
+def _group(text: str) -> str:
+    from mcp_memory.domain.errors import InvalidValue
+    from mcp_memory.domain.identifiers import GroupId
+
+    try:
+        return GroupId(text).value
+    except InvalidValue as exc:
+        raise argparse.ArgumentTypeError(f"{exc.rule} (got {text!r})") from None
+
+
+def _query(text: str) -> str:
+    from mcp_memory.application.context import GetContext
+    from mcp_memory.application.errors import InvalidRequest
+
+    try:
+        GetContext("any", query=text)
+    except InvalidRequest as exc:
+        raise argparse.ArgumentTypeError(exc.rule) from None
+    return text
+
+
+def _limit(text: str) -> int:
+    from mcp_memory.application.context import GetContext
+
+    top = GetContext.MAX_LIMIT
+    if not text.strip().isdigit() or not 1 <= int(text) <= top:
+        raise argparse.ArgumentTypeError(f"must be an integer in 1..{top} (got {text!r})")
+    return int(text)
+
+
+# ---------------------------------------------------------------- context
+
+
+def context_main(args: argparse.Namespace) -> int:
+    from mcp_memory.entrypoints.bootstrap import LOG_LEVEL_ENV, ServerOptions, configure_logging, store_problem, store_setting_at_start
+
+    configure_logging({LOG_LEVEL_ENV: "WARNING", **os.environ})
+    options = ServerOptions.resolve(os.environ, args.config, args.data_dir, args.store)
+    if (problem := store_problem(store_setting_at_start(options))) is not None:
+        sys.stderr.write(f"mcp-memory context: {problem}\n")
+        return EXIT_USAGE
+    project = args.project if args.project is not None else os.getcwd()
+    try:
+        text = _page(options, project, args.group, args.query, args.limit)
+    except KeyboardInterrupt:
+        sys.stderr.write("mcp-memory context: interrupted\n")
+        return EXIT_INTERRUPTED
+    except _Refused as refused:
+        sys.stderr.write(f"mcp-memory context: {refused}\n")
+        return refused.code
+    sys.stdout.buffer.write(text.encode("utf-8", "replace"))
+    sys.stdout.buffer.flush()
+    return EXIT_OK
+
+
+class _Refused(Exception):
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _page(options: object, project: str, group: str | None, query: str | None, limit: int | None) -> str:
+    from mcp_memory.application.context import GetContext, context_text
+    from mcp_memory.application.errors import ApplicationError, InvalidRequest
+    from mcp_memory.domain.errors import DomainError, InvalidValue
+    from mcp_memory.domain.identifiers import GroupId
+    from mcp_memory.entrypoints.bootstrap import compose
+    from mcp_memory.entrypoints.errors import explain
+
+    command = GetContext(project, None if group is None else GroupId(group), query, limit)
+    try:
+        # without a query nothing is embedded: no embedder code is even imported
+        services = compose(options=options, embedders=None if query is not None else _NoEmbedders())
+    except (ApplicationError, DomainError, OSError) as exc:
+        raise _Refused(_reason(exc, explain), EXIT_FAILED) from None
+    try:
+        return context_text(command, services)
+    except (InvalidRequest, InvalidValue) as exc:
+        raise _Refused(f"--project {project!r}: {getattr(exc, 'rule', exc)}", EXIT_USAGE) from None
+    except (ApplicationError, DomainError, OSError) as exc:
+        raise _Refused(_reason(exc, explain), EXIT_FAILED) from None
+    finally:
+        services.store.close()
+
+
+class _NoEmbedders:
+    """The ``EmbedderFactory`` of a page without a query, which embeds nothing."""
+
+    def create(self, settings: Any) -> Any:
+        from mcp_memory.application.errors import EmbedderNotConfigured
+
+        raise EmbedderNotConfigured(settings.provider, "mcp-memory context embeds only for --query")
+
+
+def _reason(exc: BaseException, explain: Callable[[BaseException], str]) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
+    return explain(exc)
+
+
+# ---------------------------------------------------------------- install-claude
+
+
+def install_main(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    from mcp_memory.entrypoints import claude_settings
+
+    out, err = out or sys.stdout, err or sys.stderr
+    if args.scope == "user" and args.project_dir is not None:
+        err.write("mcp-memory install-claude: --project-dir is for --scope project; --scope user applies to every project\n")
+        return EXIT_USAGE
+    if args.scope == "user":
+        path = claude_settings.user_settings(os.environ)
+    else:
+        path = claude_settings.project_settings(args.project_dir or os.getcwd())
+    hook = claude_settings.hook_command(claude_settings.executable(), args.config, args.data_dir)
+    try:
+        changed = claude_settings.install(path, hook)
+    except claude_settings.SettingsUnreadable as exc:
+        err.write(f"mcp-memory install-claude: {exc}; nothing was written\n")
+        return EXIT_FAILED
+    except OSError as exc:
+        err.write(f"mcp-memory install-claude: {exc.strerror or exc}: {exc.filename or path}\n")
+        return EXIT_FAILED
+    verb = "installed the SessionStart hook in" if changed else "the SessionStart hook is already in"
+    out.write(f"{verb} {path}:\n  {hook}\n")
+    return EXIT_OK
