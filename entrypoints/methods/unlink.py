@@ -1,0 +1,33 @@
+"""``memory.unlink``: remove one link; says whether there was one."""
+
+from __future__ import annotations
+
+from mcp_memory.application.links import UnlinkNotes, unlink_notes
+from mcp_memory.application.services import Services
+from mcp_memory.entrypoints import wire
+from mcp_memory.entrypoints.methods.link import RELATIONS, LinkParams
+from mcp_memory.entrypoints.methods.method import Method
+
+
+class UnlinkResult(wire.View):
+    ok: bool
+    removed: bool
+
+
+def run(params: LinkParams, services: Services) -> UnlinkResult:
+    return UnlinkResult(ok=True, removed=unlink_notes(UnlinkNotes(params.key()), services))
+
+
+METHOD = Method(
+    name="memory.unlink",
+    params=LinkParams,
+    result=UnlinkResult,
+    run=run,
+    title="Remove a link",
+    description=(
+        "Remove the link from fromId to toId with this relation (the notes stay). "
+        f"{RELATIONS} removed says whether there was such a link."
+    ),
+    destructive=True,
+    idempotent=True,
+)
