@@ -86,7 +86,7 @@ class OsMarkdownFolder:
         return full if self._contains(full) else None
 
     def _contains(self, absolute: str) -> bool:
-        return absolute.startswith(self._prefix)
+        return absolute == self._root or absolute.startswith(self._prefix)
 
     def _walk(self, folder: str, specs: tuple[_Spec, ...], found: list[FolderFile | Skipped]) -> None:
         directory = os.path.join(self._root, folder)
