@@ -7,6 +7,7 @@ import attrs
 from mcp_memory.application.ports import Vector
 from mcp_memory.application.services import Services
 from mcp_memory.domain.identifiers import CanonicalProjectId, Namespace
+from mcp_memory.domain.link import Link
 from mcp_memory.domain.note import GlobalEntry, Note
 
 
@@ -28,19 +29,24 @@ class ExportedNote:
 
 @attrs.frozen
 class Export:
-    """Everything of a store (or of one project): notes in write order, then the global
-    settings. ``notes`` is read lazily and may be iterated once."""
+    """Everything of a store (or of one project) that is live: notes in write order, the
+    global settings, then the links between exported notes, oldest first. Expired notes
+    and their links are left out. ``notes`` is read lazily and may be iterated once."""
 
     project_id: CanonicalProjectId | None
     namespace: Namespace | None
     note_count: int
     notes: Iterator[ExportedNote]
     globals: list[GlobalEntry]
+    links: list[Link] = attrs.field(factory=list)
 
 
 def export_notes(command: ExportNotes, services: Services) -> Export:
     project = None if command.project_id is None else services.project(command.project_id)
-    stored = list(services.maintenance.iter_notes(project))
+    now = services.clock.now()
+    stored = [s for s in services.maintenance.iter_notes(project) if not s.note.expired(now)]
+    exported = {s.note.id for s in stored}
+    links = [link for link in services.maintenance.iter_links(project) if link.key.from_id in exported and link.key.to_id in exported]
 
     def with_vectors() -> Iterator[ExportedNote]:
         for s in stored:
@@ -53,4 +59,5 @@ def export_notes(command: ExportNotes, services: Services) -> Export:
         note_count=len(stored),
         notes=with_vectors(),
         globals=list(services.maintenance.iter_globals(project)),
+        links=links,
     )

@@ -10,16 +10,18 @@ from mcp_memory.application.export_notes import ExportedNote
 from mcp_memory.application.ports import Progress, Vector, no_progress
 from mcp_memory.application.services import Services
 from mcp_memory.domain.identifiers import Namespace
+from mcp_memory.domain.link import Link
 from mcp_memory.domain.note import GlobalEntry
 
 
 @attrs.frozen
 class ImportNotes:
-    """Notes and global settings read from an export, already validated as a whole."""
+    """Notes, global settings and links read from an export, already validated as a whole."""
 
     notes: Sequence[ExportedNote]
     globals: Sequence[GlobalEntry] = ()
     batch_size: int = DEFAULT_BATCH
+    links: Sequence[Link] = ()
 
     def __attrs_post_init__(self) -> None:
         if not 1 <= self.batch_size <= MAX_BATCH:
@@ -34,13 +36,18 @@ class Imported:
     unchanged: int
     globals_written: int
     globals_unchanged: int
+    links_written: int = 0
+    links_unchanged: int = 0
 
 
 def import_notes(command: ImportNotes, services: Services, progress: Progress = no_progress) -> Imported:
     """Idempotent by id: a note already stored exactly so (fields, and home in the current
     namespace) is skipped, any other is written whole. A vector of the current namespace
     is reused; every other note is embedded, a batch at a time. Running an interrupted
-    import again finishes it."""
+    import again finishes it. Links are written last, each note of a link being in the
+    file or already in the store (else ``InvalidRequest`` at ``links[i]`` before anything
+    is written); a link already stored is left as it is."""
+    _check_links(command, services)
     target = services.embedding.namespace()
     total, written, embedded = len(command.notes), 0, 0
     progress(0, total)
@@ -60,6 +67,11 @@ def import_notes(command: ImportNotes, services: Services, progress: Progress = 
     fresh_globals = [e for e in command.globals if services.reader.get_global(e.project_id, e.key) != e]
     for entry in fresh_globals:
         services.writer.put_global(entry)
+    links_written = 0
+    for link in command.links:
+        if not any(stored.key == link.key for stored in services.reader.links(link.key.from_id)):
+            services.writer.link(link)
+            links_written += 1
     return Imported(
         namespace=target,
         written=written,
@@ -67,7 +79,23 @@ def import_notes(command: ImportNotes, services: Services, progress: Progress = 
         unchanged=total - written,
         globals_written=len(fresh_globals),
         globals_unchanged=len(command.globals) - len(fresh_globals),
+        links_written=links_written,
+        links_unchanged=len(command.links) - links_written,
     )
+
+
+def _check_links(command: ImportNotes, services: Services) -> None:
+    in_file = {n.note.id: n.note.project_id for n in command.notes}
+    for index, link in enumerate(command.links):
+        projects = []
+        for end in (link.key.from_id, link.key.to_id):
+            stored = None if end in in_file else services.reader.get(end)
+            project = in_file.get(end) or (None if stored is None else stored.note.project_id)
+            if project is None:
+                raise InvalidRequest(f"links[{index}]", f"names note {end.value}, which is neither in the file nor in the store", end.value)
+            projects.append(project)
+        if projects[0] != projects[1]:
+            raise InvalidRequest(f"links[{index}]", "must link two notes of one project", link.key.to_id.value)
 
 
 def _stored_as(services: Services, exported: ExportedNote, target: Namespace) -> bool:

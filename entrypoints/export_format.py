@@ -1,7 +1,8 @@
 """The export file: JSON Lines, UTF-8, format ``mcp-memory-export`` version 1.
 
 Line 1 is the header; then one line per note, in the store's write order; then one line
-per global setting. Every line is one JSON object ending in ``\\n``::
+per global setting; then one line per link, oldest first. Every line is one JSON object
+ending in ``\\n``::
 
     {"format":"mcp-memory-export","version":1,"exportedAt":"2024-01-15T10:30:00Z",
      "projectId":null,"namespace":"local:all-MiniLM-L6-v2:384","vectors":true,"notes":1,"globals":1}
@@ -10,14 +11,18 @@ per global setting. Every line is one JSON object ending in ``\\n``::
      "metadata":null,"namespace":"local:all-MiniLM-L6-v2:384","vector":"<base64>"}
     {"type":"global","id":"…","projectId":"/home/me/app","key":"global.project.conventions",
      "value":"…","updatedAt":"2024-01-15T10:30:00Z"}
+    {"type":"link","fromId":"…","toId":"…","relation":"supersedes","createdAt":"2024-01-16T09:00:00Z"}
 
 Header: ``namespace`` is the exporting server's current namespace (null if never used),
-``vectors`` whether note lines carry one, ``notes``/``globals`` how many lines follow (an
+``vectors`` whether note lines carry one, ``notes``/``globals``/``links`` how many lines follow (an
 importer checks them when present: a file cut at a line boundary is caught too).
 A note line carries every field of the note as ``memory.get`` returns it, its home
 ``namespace``, and with ``--vectors`` its vector there: little-endian float32, base64.
-``title``, ``tags``, ``source``, ``metadata``, ``namespace`` and ``vector`` may be left out
-by hand-written files. A global line's ``id`` is derived from projectId and key.
+A note line also carries ``expiresAt`` (null when none; expired notes and their links are
+not exported) and, for a note a markdown sync wrote, its ``origin`` (``root``, ``path``,
+``digest``), so a synced folder keeps owning its notes after a move between stores.
+``title``, ``tags``, ``source``, ``metadata``, ``expiresAt``, ``origin``, ``namespace`` and
+``vector`` may be left out by hand-written files. A global line's ``id`` is derived from projectId and key.
 
 Reading validates the whole file before anything is written; the first broken rule is
 raised as ``ImportFileInvalid`` naming the line, the field and the rule.
@@ -38,7 +43,8 @@ from mcp_memory.adapters.json_converter import CAMEL
 from mcp_memory.application.export_notes import Export, ExportedNote
 from mcp_memory.application.services import at
 from mcp_memory.domain.errors import InvalidValue
-from mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, Namespace
+from mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, Namespace, NoteId
+from mcp_memory.domain.link import Link, LinkKey, Relation
 from mcp_memory.domain.note import GlobalEntry
 from mcp_memory.domain.time import format_instant, parse_instant
 from mcp_memory.entrypoints.errors import ImportFileInvalid, field_and_rule, wire_path
@@ -58,6 +64,7 @@ class Header(Struct, **_STRICT):
     vectors: bool = False
     notes: int | None = None
     globals: int | None = None
+    links: int | None = None
 
 
 class NoteLine(Struct, tag="note", tag_field="type", **_STRICT):
@@ -84,7 +91,14 @@ class GlobalLine(Struct, tag="global", tag_field="type", **_STRICT):
     updated_at: str
 
 
-_LINES: dict[str, type[Struct]] = {"note": NoteLine, "global": GlobalLine}
+class LinkLine(Struct, tag="link", tag_field="type", **_STRICT):
+    from_id: str
+    to_id: str
+    relation: str
+    created_at: str
+
+
+_LINES: dict[str, type[Struct]] = {"note": NoteLine, "global": GlobalLine, "link": LinkLine}
 
 
 @attrs.frozen
@@ -92,6 +106,7 @@ class ExportFile:
     header: Header
     notes: list[ExportedNote]
     globals: list[GlobalEntry]
+    links: list[Link] = attrs.field(factory=list)
 
 
 # ---------------------------------------------------------------- writing
@@ -108,12 +123,15 @@ def write_export(export: Export, out: BinaryIO, exported_at: datetime, vectors: 
         vectors=vectors,
         notes=export.note_count,
         globals=len(export.globals),
+        links=len(export.links),
     )
     out.write(encode(header) + b"\n")
     for exported in export.notes:
         out.write(encode(_note_line(exported)) + b"\n")
     for entry in export.globals:
         out.write(encode(_global_line(entry)) + b"\n")
+    for link in export.links:
+        out.write(encode(_link_line(link)) + b"\n")
 
 
 def _note_line(exported: ExportedNote) -> NoteLine:
@@ -136,6 +154,11 @@ def _global_line(entry: GlobalEntry) -> GlobalLine:
     )
 
 
+def _link_line(link: Link) -> LinkLine:
+    key = link.key
+    return LinkLine(from_id=key.from_id.value, to_id=key.to_id.value, relation=key.relation.value, created_at=format_instant(link.created_at))
+
+
 # ---------------------------------------------------------------- reading
 
 
@@ -146,6 +169,7 @@ def read_export(lines: Iterable[bytes]) -> ExportFile:
     header: Header | None = None
     notes: dict[str, ExportedNote] = {}
     globals_: dict[tuple[str, str], GlobalEntry] = {}
+    links: list[Link] = []
     seen: dict[object, int] = {}
     number = 0
     for number, raw in enumerate(lines, start=1):
@@ -157,7 +181,11 @@ def read_export(lines: Iterable[bytes]) -> ExportFile:
             raise ImportFileInvalid(number, None, "not a complete JSON object in UTF-8 (a truncated or damaged line?)") from None
         if header is None:
             header = _header(number, obj)
-        elif _kind(number, obj) == "note":
+        elif (kind := _kind(number, obj)) == "link":
+            link = _checked(number, _link, _shaped(number, obj, LinkLine))
+            _first(seen, link.key, number, "relation", "repeats a link")
+            links.append(link)
+        elif kind == "note":
             exported = _checked(number, _note, _shaped(number, obj, NoteLine))
             note_id = exported.note.id.value
             _first(seen, note_id, number, "id", f"repeats note id {note_id}")
@@ -171,7 +199,8 @@ def read_export(lines: Iterable[bytes]) -> ExportFile:
         raise ImportFileInvalid(1, None, "the file is empty; an export starts with a header line")
     _counted(header.notes, len(notes), "notes", number)
     _counted(header.globals, len(globals_), "globals", number)
-    return ExportFile(header, list(notes.values()), list(globals_.values()))
+    _counted(header.links, len(links), "links", number)
+    return ExportFile(header, list(notes.values()), list(globals_.values()), links)
 
 
 def _header(number: int, obj: Any) -> Header:
@@ -237,6 +266,13 @@ def _vector(data: bytes, namespace: Namespace | None) -> np.ndarray:
     if not np.isfinite(vector).all():
         raise InvalidValue("Vector", "must hold finite numbers", "NaN or infinity", "vector")
     return vector
+
+
+def _link(line: LinkLine) -> Link:
+    key = LinkKey(at("fromId", NoteId, line.from_id), at("toId", NoteId, line.to_id), at("relation", Relation, line.relation))
+    if key.from_id == key.to_id:
+        raise InvalidValue("Link", "must link two different notes", line.to_id, "toId")
+    return Link(key, at("createdAt", parse_instant, line.created_at))
 
 
 def _entry(line: GlobalLine) -> GlobalEntry:

@@ -115,18 +115,19 @@ def export_command(
     export = export_notes(ExportNotes(project, vectors), services)
     with _output(out) as stream:
         write_export(export, stream, services.clock.now(), vectors)
-    err.write(f"exported {export.note_count} notes and {len(export.globals)} global settings\n")
+    err.write(f"exported {export.note_count} notes, {len(export.globals)} global settings and {len(export.links)} links\n")
     return EXIT_OK
 
 
 def import_command(services: Services, export_file: ExportFile, *, batch: int, err: TextIO) -> int:
-    command = ImportNotes(export_file.notes, export_file.globals, batch)
+    command = ImportNotes(export_file.notes, export_file.globals, batch, export_file.links)
     with _progress("import", err) as progress:
         done = import_notes(command, services, progress)
     err.write(
         f"imported {len(command.notes)} notes into {done.namespace}: {done.written} written "
         f"({done.embedded} embedded), {done.unchanged} already there; {len(command.globals)} global "
-        f"settings: {done.globals_written} written, {done.globals_unchanged} already there\n"
+        f"settings: {done.globals_written} written, {done.globals_unchanged} already there; {len(command.links)} "
+        f"links: {done.links_written} written, {done.links_unchanged} already there\n"
     )
     return EXIT_OK
 

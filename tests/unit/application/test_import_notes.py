@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta, timezone
+
+import attrs
 import pytest
 
 from mcp_memory.application.export_notes import ExportNotes, export_notes
 from mcp_memory.application.import_notes import ImportNotes, import_notes
 from mcp_memory.application.services import Services
 from mcp_memory.application.upsert_global import UpsertGlobal, upsert_global
-from mcp_memory.domain.identifiers import GlobalKey
+from mcp_memory.application.errors import InvalidRequest
+from mcp_memory.application.links import GetRelated, LinkNotes, link_notes, related
+from mcp_memory.domain.identifiers import GlobalKey, NoteId
+from mcp_memory.domain.link import Link, LinkKey, Relation
+from tests.fakes.manual_clock import ManualClock
 from tests.unit.steps import LOCAL, add, homes, switch_to_ollama
 
 
 def export_of(services: Services, vectors: bool = True) -> ImportNotes:
     export = export_notes(ExportNotes(with_vectors=vectors), services)
-    return ImportNotes(list(export.notes), export.globals)
+    return ImportNotes(list(export.notes), export.globals, links=export.links)
 
 
 def test_importing_an_export_twice_writes_nothing_the_second_time(services: Services, fresh: Services) -> None:
@@ -68,3 +75,28 @@ def test_global_settings_are_imported_once(services: Services, fresh: Services) 
     assert import_notes(command, fresh).globals_written == 1
     assert import_notes(command, fresh).globals_unchanged == 1
     assert list(fresh.store.iter_globals()) == list(services.store.iter_globals())
+
+
+def test_links_and_expiry_travel_and_expired_notes_stay_behind(services: Services, fresh: Services, clock: ManualClock) -> None:
+    old, new = add(services, "old rule"), add(services, "new rule", expires_at=clock.now() + timedelta(days=9))
+    brief = add(services, "brief", expires_at=clock.now() + timedelta(hours=1))
+    link_notes(LinkNotes(LinkKey(new, old, Relation("supersedes"))), services)
+    link_notes(LinkNotes(LinkKey(brief, old, Relation("relates_to"))), services)
+    clock.advance(hours=2)
+    command = export_of(services)
+    assert {n.note.id for n in command.notes} == {old, new} and len(command.links) == 1
+    done = import_notes(command, fresh)
+    assert (done.links_written, done.links_unchanged) == (1, 0)
+    assert import_notes(command, fresh).links_unchanged == 1
+    assert [(r.relation.value, r.direction) for r in related(GetRelated(new), fresh)] == [("supersedes", "out")]
+    assert fresh.store.get(new).note.expires_at == clock.now() + timedelta(days=9) - timedelta(hours=2)
+
+
+def test_a_link_to_a_note_in_neither_the_file_nor_the_store_refuses_the_import(services: Services, fresh: Services) -> None:
+    a = add(services, "a")
+    dangling = Link(LinkKey(a, NoteId.new(), Relation("relates_to")), datetime(2024, 1, 1, tzinfo=timezone.utc))
+    command = attrs.evolve(export_of(services), links=[dangling])
+    with pytest.raises(InvalidRequest) as refused:
+        import_notes(command, fresh)
+    assert refused.value.field == "links[0]"
+    assert list(fresh.store.iter_notes()) == []

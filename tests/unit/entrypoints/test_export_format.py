@@ -13,7 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mcp_memory.application.export_notes import Export, ExportedNote
-from mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, Namespace
+from mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, Namespace, NoteId
+from mcp_memory.domain.link import Link, LinkKey, Relation
 from mcp_memory.domain.note import GlobalEntry, Note
 from mcp_memory.entrypoints.errors import ImportFileInvalid
 from mcp_memory.entrypoints.export_format import read_export, write_export
@@ -24,9 +25,9 @@ NS = Namespace("local", "all-MiniLM-L6-v2", 4)
 NOTE_ID = "0b7a4c1e-5d2f-4a3b-8c9d-1e2f3a4b5c6d"
 
 
-def written(notes: list[ExportedNote], globals_: list[GlobalEntry] = (), vectors: bool = True) -> bytes:
+def written(notes: list[ExportedNote], globals_: list[GlobalEntry] = (), vectors: bool = True, links: list[Link] = ()) -> bytes:
     out = io.BytesIO()
-    export = Export(None, NS, len(notes), iter(notes), list(globals_))
+    export = Export(None, NS, len(notes), iter(notes), list(globals_), list(links))
     write_export(export, out, NOW, vectors)
     return out.getvalue()
 
@@ -53,6 +54,24 @@ def test_a_global_setting_reads_back_as_it_was_written(value: Any) -> None:
     assert read_export(io.BytesIO(written([], [entry]))).globals == [entry]
 
 
+def test_links_read_back_and_bad_link_lines_name_their_line_and_field() -> None:
+    a, b = NoteId.new(), NoteId.new()
+    link = Link(LinkKey(a, b, Relation("supersedes")), NOW)
+    data = written([], links=[link])
+    assert data.splitlines()[-1] == (
+        f'{{"type":"link","fromId":"{a.value}","toId":"{b.value}","relation":"supersedes","createdAt":"2024-01-15T10:30:00Z"}}'
+    ).encode()
+    assert read_export(io.BytesIO(data)).links == [link]
+    header, line = data.splitlines()
+    for change, field in (({"relation": "Bad-One"}, "relation"), ({"toId": a.value}, "toId"), ({"fromId": "x"}, "fromId"), ({"createdAt": "soon"}, "createdAt")):
+        bad = json.dumps({**json.loads(line), **change}).encode()
+        with pytest.raises(ImportFileInvalid) as refused:
+            read_export(io.BytesIO(header + b"\n" + bad + b"\n"))
+        assert (refused.value.line, refused.value.field) == (2, field)
+    with pytest.raises(ImportFileInvalid, match="repeats a link"):
+        read_export(io.BytesIO(b"\n".join([json.dumps({**json.loads(header), "links": 2}).encode(), line, line])))
+
+
 def test_the_header_names_the_format_version_and_counts() -> None:
     header = json.loads(written([]).splitlines()[0])
     assert header == {
@@ -64,6 +83,7 @@ def test_the_header_names_the_format_version_and_counts() -> None:
         "vectors": True,
         "notes": 0,
         "globals": 0,
+        "links": 0,
     }
 
 
