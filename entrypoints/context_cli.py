@@ -134,8 +134,13 @@ def context_main(args: argparse.Namespace) -> int:
     except _Refused as refused:
         sys.stderr.write(f"mcp-memory context: {refused}\n")
         return refused.code
-    sys.stdout.buffer.write(text.encode("utf-8", "replace"))
-    sys.stdout.buffer.flush()
+    try:
+        sys.stdout.buffer.write(text.encode("utf-8", "replace"))
+        sys.stdout.buffer.flush()
+    except BrokenPipeError:  # the reader went away; nothing is left to tell it
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.stderr.write("mcp-memory context: stdout was closed before the page was written\n")
+        return EXIT_FAILED
     return EXIT_OK
 
 
