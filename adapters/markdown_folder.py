@@ -43,6 +43,7 @@ class OsMarkdownFolder:
             raise NotADirectoryError(20, "not a directory", str(root))
         self._root = str(resolved)
         self._prefix = self._root.rstrip("/") + "/"
+        self._parents: dict[str, str] = {}  # folder -> its real path, as first read since the last listing
 
     @property
     def root(self) -> str:
@@ -50,6 +51,7 @@ class OsMarkdownFolder:
 
     def files(self) -> Iterator[FolderFile | Skipped]:
         found: list[FolderFile | Skipped] = []
+        self._parents.clear()
         self._walk("", (), found)
         return iter(sorted(found, key=lambda entry: entry.path))
 
@@ -57,7 +59,7 @@ class OsMarkdownFolder:
         full = self._inside(path)
         if full is None:
             return Skipped(path, "not a path inside the folder")
-        target = os.path.realpath(full)  # a folder on the way may have become a symlink since the listing
+        target = self._resolved(full)
         if not self._contains(target):
             return Skipped(path, "symlink leads outside the folder")
         try:
@@ -79,6 +81,16 @@ class OsMarkdownFolder:
         if len(data) > MAX_BYTES:
             return Skipped(path, f"larger than {MAX_BYTES // (1024 * 1024)} MB")
         return parse(path, data, hashlib.sha256(data).hexdigest())
+
+    def _resolved(self, full: str) -> str:
+        """``full`` with symlinks resolved: a folder on the way may have become a symlink since
+        the listing. Each folder is resolved once per listing."""
+        parent, name = os.path.split(full)
+        real_parent = self._parents.get(parent)
+        if real_parent is None:
+            real_parent = self._parents[parent] = os.path.realpath(parent)
+        target = os.path.join(real_parent, name)
+        return os.path.realpath(target) if os.path.islink(target) else target
 
     def _inside(self, path: str) -> str | None:
         """The absolute path of ``path`` when it names something strictly inside the root."""

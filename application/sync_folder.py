@@ -162,23 +162,26 @@ class _Run:
             if isinstance(document, Document):
                 self.delete(known)
             return
+        shape = _Shape(document.digest, tuple(sorted(document.address(part) for part in document.parts)))
+        stale = self._stale(known, shape)
+        if stale is not None:
+            self.memo.remember(file, shape)
+        if stale == []:
+            self.unchanged += 1
+            return
+        if stale is not None:  # the file's notes are all there, beside stale ones
+            self.delete(stale)
+            self.updated.append(file.path)
+            return
         try:
             notes = [self._note(document, part) for part in document.parts]
         except InvalidValue as exc:
             self.skipped.append(Skipped(file.path, str(exc)))
             return
-        shape = _Shape(document.digest, tuple(sorted(n.source or "" for n in notes)))
         self.memo.remember(file, shape)
-        stale = self._stale(known, shape)
-        if stale == []:
-            self.unchanged += 1
-        elif stale is not None:  # the file's notes are all there, beside stale ones
-            self.delete(stale)
-            self.updated.append(file.path)
-        else:
-            (self.updated if known else self.added).append(file.path)
-            self.waiting[file.path] = (len(notes), known)
-            self.pending.extend((note, file.path) for note in notes)
+        (self.updated if known else self.added).append(file.path)
+        self.waiting[file.path] = (len(notes), known)
+        self.pending.extend((note, file.path) for note in notes)
 
     def _stale(self, known: list[_Owned], shape: _Shape) -> list[_Owned] | None:
         """The notes to drop when the file's current notes are complete; None when not."""
