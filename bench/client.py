@@ -8,6 +8,7 @@ full stderr pipe would block the server).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import platform
@@ -173,10 +174,22 @@ def machine() -> dict[str, Any]:
     }
 
 
-def write_result(name: str, payload: dict[str, Any]) -> Path:
+def generated_data(source: str | Path | None = None) -> dict[str, Any]:
+    """The data digest of a benchmark whose data its own code generates (seeded): the sha256
+    of that code, which fixes the data (default: the running benchmark's module)."""
+    if source is None:
+        source = getattr(sys.modules.get("__main__"), "__file__", None) or sys.argv[0]
+    raw = Path(source).read_bytes()
+    return {"generated_by": Path(source).name, "sha256": hashlib.sha256(raw).hexdigest()}
+
+
+def write_result(name: str, payload: dict[str, Any], data: dict[str, Any] | None = None) -> Path:
+    """``bench/results/NAME.json``: when, the machine, ``data`` (the digest of the data read,
+    ``datasets.data_digest``; default ``generated_data()``) and ``payload``."""
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"{name}.json"
-    payload = {"benchmark": name, "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "machine": machine(), **payload}
+    payload = {"benchmark": name, "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "machine": machine(),
+               "data_digest": data if data is not None else generated_data(), **payload}
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(payload, indent=1) + "\n")
     tmp.replace(path)

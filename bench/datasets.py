@@ -9,10 +9,15 @@ the conversation becomes one search.
 
 Paraphrase (``data/paraphrase/set.json``): notes, queries with a target note index,
 cross-language queries, and the index range of each language's targets.
+
+LoCoMo is read from ``../shared/data/locomo`` when it exists, else from what
+``bench.fetch_data`` wrote (``bench/data/locomo/dev``: the same five conversations).
+``data_digest`` is the sha256 of the data a benchmark read, which every result file states.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Iterator
@@ -23,12 +28,25 @@ from typing import Any
 
 from bench.client import REPO
 
-LOCOMO_DIR = (REPO / ".." / "shared" / "data" / "locomo").resolve()
+SHARED_LOCOMO = (REPO / ".." / "shared" / "data" / "locomo").resolve()
+FETCHED_LOCOMO = REPO / "bench" / "data" / "locomo" / "dev"
+LOCOMO_DIR = SHARED_LOCOMO if SHARED_LOCOMO.is_dir() or not FETCHED_LOCOMO.is_dir() else FETCHED_LOCOMO
 PARAPHRASE_SET = (REPO / ".." / "shared" / "data" / "paraphrase" / "set.json").resolve()
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 
 _SESSION = re.compile(r"^session_(\d+)$")
 _DATE_FORMATS = ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y", "%I:%M%p on %d %B, %Y")
+
+
+def data_digest(path: Path) -> dict[str, object]:
+    """The sha256 of each JSON file a benchmark reads (a file, or the ``*.json`` of a
+    directory) and ``sha256``: one hash of them all (of the lines ``NAME HASH``, sorted by
+    name), the same wherever the files are."""
+    path = Path(path)
+    files = sorted(path.glob("*.json")) if path.is_dir() else [path]
+    each = {f.name: hashlib.sha256(f.read_bytes()).hexdigest() for f in files}
+    summary = "".join(f"{name} {digest}\n" for name, digest in sorted(each.items()))
+    return {"path": str(path), "files": each, "sha256": hashlib.sha256(summary.encode()).hexdigest()}
 
 
 @dataclass

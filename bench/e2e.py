@@ -7,7 +7,8 @@ For each size, a fresh server loads that many short synthetic notes into one pro
 round trips and ``--searches`` ``memory.search`` round trips (topK 5) per mode. Reported:
 bulk ingest notes/s, add_note p50/p95, search p50/p95 and sequential searches/s per mode.
 ``--sizes 10000,100000`` adds the large run: the local model embeds ~200 short texts/s, so
-100k notes take ~5-10 minutes to load. Writes ``bench/results/e2e.json``.
+100k notes take ~5-10 minutes to load. Writes ``bench/results/e2e.json``; the notes and
+queries are generated from seeded choices by this module, so its sha256 is the data's.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: python bench/e2e.py
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.client import StdioClient, latency_ms, table, use_model, write_result
+from bench.client import StdioClient, generated_data, latency_ms, table, use_model, write_result
 from bench.locomo import DEFAULT_MODEL
 
 PROJECT = "e2e-bench"
@@ -101,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"End to end through `mcp-memory serve` (stdio), model {args.model}, one project; load average at start {load:.1f}\n")
     print(table(["notes", "search mode", "search p50 ms", "search p95 ms", "searches/s", "add_note p50 ms",
                  "add_note p95 ms", "bulk add_notes notes/s"], rows))
-    path = write_result(args.out, {"model": args.model, "load_average_at_start": load, "runs": runs})
+    path = write_result(args.out, {"model": args.model, "load_average_at_start": load, "runs": runs}, generated_data(__file__))
     print(f"\nwritten: {path}")
     return 0
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import hashlib
 import json
 import os
 import platform
@@ -99,7 +100,7 @@ def main() -> None:
         print(f"| {row['model']} | {row['load_s']} | {row['single_texts_per_s']} | {row['batch32_texts_per_s']} | {row['peak_rss_mb']} |")
     machine = {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()}
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps({"machine": machine, "single": args.single, "batches": args.batches, "results": rows}, indent=2) + "\n")
+    RESULTS.write_text(json.dumps({"machine": machine, "data_digest": {"generated_by": Path(__file__).name, "sha256": hashlib.sha256(Path(__file__).read_bytes()).hexdigest()}, "single": args.single, "batches": args.batches, "results": rows}, indent=2) + "\n")
     print(f"\nwritten to {RESULTS.relative_to(ROOT)}")
 
 

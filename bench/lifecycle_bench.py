@@ -18,6 +18,7 @@ writes JSON under ``bench/results/``.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import platform
@@ -120,6 +121,7 @@ def main() -> None:
         "fields_kept": fields_kept,
         "machine": platform.platform(),
         "when": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "data_digest": {"generated_by": Path(__file__).name, "sha256": hashlib.sha256(Path(__file__).read_bytes()).hexdigest()},  # the notes are this module's, seeded
     }
     out = ROOT / "bench" / "results" / "lifecycle.json"
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -10,7 +10,7 @@ config and data dir) ingests every conversation (one projectId each) and answers
 ``memory.search`` (topK 25) per question of categories 1-4. Reported: evidence recall@1/5/10/25
 (share of a question's evidence turns among the top k, averaged over questions), overall, per
 conversation and per category; ingest notes/s; search round-trip p50/p95.
-Writes ``bench/results/locomo.json``.
+Writes ``bench/results/locomo.json``, with the sha256 of the files read (``data_digest``).
 
 ``--store`` runs the server on a PostgreSQL store: a URL names an empty database (one per
 model run: give one model), ``embedded`` starts a throwaway PostgreSQL 18 with pgvector from
@@ -30,7 +30,7 @@ if __package__ in (None, ""):  # run as a script: python bench/locomo.py
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.client import StdioClient, latency_ms, table, use_model, write_result
-from bench.datasets import CATEGORIES, LOCOMO_DIR, Conversation, load_locomo
+from bench.datasets import CATEGORIES, LOCOMO_DIR, Conversation, data_digest, load_locomo
 
 KS = (1, 5, 10, 25)
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
@@ -162,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     print(table(["model", "mode", *(f"R@5 {c.name}" for c in conversations)], conv_rows))
     path = write_result(args.out, {"data": str(args.path), "store": "postgresql" if args.store else "faiss",
                                    "conversations": [c.name for c in conversations],
-                                   "notes": notes, "questions": questions, "runs": runs})
+                                   "notes": notes, "questions": questions, "runs": runs}, data_digest(args.path))
     print(f"\nwritten: {path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path}")
     return 0
 

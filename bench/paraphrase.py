@@ -6,7 +6,7 @@ PATH is the set's JSON (default: ``../shared/data/paraphrase/set.json``). A fres
 ``mcp-memory serve`` per model stores the 60 notes in one project and answers every query
 (``memory.search``, topK 5); recall@1 and @5 = share of queries whose target note is first /
 among the top 5, per target language (en, ja, ko, es) and for the cross-language queries.
-Writes ``bench/results/paraphrase.json``.
+Writes ``bench/results/paraphrase.json``, with the sha256 of the set (``data_digest``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ if __package__ in (None, ""):  # run as a script: python bench/paraphrase.py
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.client import StdioClient, latency_ms, table, use_model, write_result
-from bench.datasets import PARAPHRASE_SET, ParaphraseSet, load_paraphrase
+from bench.datasets import PARAPHRASE_SET, ParaphraseSet, data_digest, load_paraphrase
 from bench.locomo import DEFAULT_MODEL, installed_models
 
 PROJECT = "paraphrase-set"
@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     counts = {l: runs[0]["modes"][next(iter(runs[0]["modes"]))]["recall"][l]["n"] for l in languages}
     print(f"Paraphrase set through `mcp-memory serve` (stdio): {len(data.notes)} notes; recall@1 / recall@5\n")
     print(table(["model", "mode", *(f"{l} ({counts[l]})" for l in languages)], rows))
-    path = write_result(args.out, {"data": str(args.path), "runs": runs})
+    path = write_result(args.out, {"data": str(args.path), "runs": runs}, data_digest(args.path))
     print(f"\nwritten: {path}")
     return 0
 

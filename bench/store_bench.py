@@ -501,6 +501,9 @@ def main() -> None:
         results = run([int(s) for s in args.sizes.split(",")], args.workdir or Path(tmp), args.vectors, args.postgres)
     report = table(results)
     print(report)
+    from bench.client import generated_data
+    from bench.datasets import LOCOMO_DIR, data_digest
+
     out_dir = ROOT / "bench" / "results"
     out_dir.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
@@ -511,6 +514,7 @@ def main() -> None:
         "dim": DIM,
         "projects": PROJECTS,
         "vectors": args.vectors,
+        "data_digest": data_digest(LOCOMO_DIR) if args.vectors == "text" else generated_data(__file__),
     }
     (out_dir / f"store_bench_{stamp}.json").write_text(json.dumps({"meta": meta, "results": results}, indent=2))
 
