@@ -16,6 +16,7 @@ import pytest
 
 from tests.fakes.embedding_servers import FakeOllamaServer
 from tests.integration.serve import MCP_MEMORY, StdioServer, server_env
+from tests.postgres_server import postgres, postgres_url  # noqa: F401
 
 
 @pytest.fixture
@@ -141,3 +142,20 @@ def test_a_store_that_cannot_be_reached_fails_with_its_reason_on_stderr(tmp_path
     done = context(home, tmp_path, "--store", "postgresql://u@127.0.0.1:1/notes")
     assert (done.returncode, done.stdout) == (1, b"")
     assert done.stderr.startswith(b"mcp-memory context: cannot open the note store") and b"127.0.0.1:1" in done.stderr
+
+
+def test_a_postgresql_store_gives_the_same_page_as_its_server(tmp_path: Path, ollama: FakeOllamaServer, postgres_url: str) -> None:
+    home = home_with(tmp_path, ollama.url)
+    with StdioServer(home, "--store", postgres_url) as server:
+        ids = fill(server, "team-app")
+        expires = datetime.now(timezone.utc) + timedelta(seconds=2)
+        server.result("memory.add_note", {
+            "projectId": "team-app", "groupId": "task-1", "text": "Freeze until the audit ends.",
+            "expiresAt": expires.isoformat().replace("+00:00", "Z"),
+        })  # fmt: skip
+        time.sleep(max(0.0, (expires - datetime.now(timezone.utc)).total_seconds()) + 0.1)
+        page = server.result("memory.context", {"projectId": "team-app", "query": "tenant cache key", "limit": 3})
+    assert [item["id"] for item in page["items"]][:2] == [ids[2], ids[1]] and "Freeze" not in page["text"]
+    done = context(home, tmp_path, "--project", "team-app", "--store", postgres_url, "--query", "tenant cache key", "--limit", "3")
+    assert (done.returncode, done.stderr) == (0, b"")
+    assert done.stdout.decode("utf-8") == page["text"]
