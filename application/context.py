@@ -67,7 +67,8 @@ def _gather(command: GetContext, services: Services) -> tuple[Namespace | None, 
     project = services.project(command.project_id)
     now = services.clock.now()
     settings = sorted(services.maintenance.iter_globals(project), key=lambda e: e.key.value)
-    recent = services.reader.list_recent(NoteFilter(project, command.group_id, now=now), command.recent_share)
+    share = command.recent_share
+    recent = services.reader.list_recent(NoteFilter(project, command.group_id, now=now), share) if share else []
     relevant: list[Hit] = []
     namespace = None
     if command.query is not None:

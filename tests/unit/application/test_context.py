@@ -157,6 +157,15 @@ def test_a_relevant_note_already_listed_as_recent_is_not_repeated_and_its_place_
     assert len(ids) == 4 and set(ids[2:]) <= {i.value for i in older}
 
 
+def test_a_limit_of_one_with_a_query_shows_the_most_relevant_note_alone(services: Services, clock: ManualClock) -> None:
+    deploy = add(services, "Deploys go through the blue-green pipeline on Fridays.")
+    clock.advance(minutes=1)
+    notes(services, 3, clock)
+    context = get_context(GetContext("proj", query="blue-green deploys", limit=1), services)
+    assert [s.note.id for s in context.items] == [deploy]
+    assert "## Recent notes" not in context.text and "## Relevant to: blue-green deploys" in context.text
+
+
 def test_without_a_query_there_is_no_relevant_section_and_the_whole_limit_is_recent(
     services: Services, clock: ManualClock
 ) -> None:
