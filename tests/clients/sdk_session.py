@@ -7,8 +7,10 @@ Runs under whichever interpreter has the SDK (the project's venv: ``mcp`` 2.x; t
 ``MCP_SDK1_PYTHON`` venv: ``mcp<2``), so it imports nothing of the project. It connects
 the way the SDK does by default, lists the tools, calls every listed tool once with good
 arguments (``PLAN``; a listed tool missing from it is recorded as an ``sdkError``), reads
-the deleted note, calls one tool with bad arguments and an unknown name, and prints a JSON
-transcript on stdout for the tests to judge. The SDK itself checks each structuredContent against the
+the deleted note, calls one tool with bad arguments and an unknown name, lists the
+resources and their templates, reads the note and the session context as resources (and
+one unknown URI), gets the recall prompt (and an unknown one, and one without its required
+argument), and prints a JSON transcript on stdout for the tests to judge. The SDK itself checks each structuredContent against the
 tool's outputSchema; a failed check shows up as ``sdkError`` in the transcript.
 """
 
@@ -81,6 +83,42 @@ async def call(session: Any, name: str, arguments: dict[str, Any]) -> dict[str, 
     }
 
 
+async def attempt(action: Callable[[], Any]) -> dict[str, Any]:
+    """What the SDK made of one request: ``{"result": ...}`` or the error it raised."""
+    try:
+        return {"result": _dump(await action())}
+    except Exception as exc:  # the transcript records it
+        return {"sdkError": f"{type(exc).__name__}: {exc}", "code": _error_code(exc)}
+
+
+def read_resource(session: Any, uri: str) -> Callable[[], Any]:
+    if SDK_MAJOR >= 2:
+        return lambda: session.read_resource(uri)
+    from pydantic import AnyUrl
+
+    return lambda: session.read_resource(AnyUrl(uri))
+
+
+async def resources_and_prompts(session: Any, calls: dict[str, Any]) -> dict[str, Any]:
+    """Resources and the prompt, once the tool calls have stored a note and a setting."""
+    note = calls["memory_get"].get("structuredContent") or {}
+    listed = await attempt(session.list_resources)
+    uris = [r["uri"] for r in listed.get("result", {}).get("resources", [])]
+    context_uri = uris[0] if uris else "memory://context/missing"
+    missing = "memory://notes/00000000-0000-4000-8000-000000000000"
+    return {
+        "listed": listed,
+        "templates": await attempt(session.list_resource_templates),
+        "readNote": await attempt(read_resource(session, f"memory://notes/{note.get('id', 'missing')}")),
+        "readContext": await attempt(read_resource(session, context_uri)),
+        "readMissing": await attempt(read_resource(session, missing)),
+        "prompts": await attempt(session.list_prompts),
+        "recall": await attempt(lambda: session.get_prompt("recall", {"project": note.get("projectId", ""), "query": "linter"})),
+        "unknownPrompt": await attempt(lambda: session.get_prompt("remember", {"project": "x"})),
+        "recallWithoutProject": await attempt(lambda: session.get_prompt("recall", {})),
+    }
+
+
 def _note_id(calls: dict[str, Any]) -> str:
     return (calls["memory_add_note"].get("structuredContent") or {}).get("id", "missing")
 
@@ -115,6 +153,10 @@ PLAN: list[tuple[str, Callable[[dict[str, Any]], dict[str, Any]]]] = [
     ("memory_list_recent", lambda calls: {"limit": 5, "groupId": "feature-1"}),
     ("memory_upsert_global", lambda calls: {"key": "global.project.conventions", "value": "Small commits, tests first."}),
     ("memory_get_global", lambda calls: {"key": "global.project.conventions"}),
+    ("memory_context", lambda calls: {"query": "which linter do we use?"}),
+    ("memory_link", lambda calls: {"fromId": _batch_id(calls, 0), "toId": _note_id(calls), "relation": "relates_to"}),
+    ("memory_related", lambda calls: {"id": _note_id(calls)}),
+    ("memory_unlink", lambda calls: {"fromId": _batch_id(calls, 0), "toId": _note_id(calls), "relation": "relates_to"}),
     ("memory_delete", lambda calls: {"id": _batch_id(calls, 1)}),
     ("memory_stats", lambda calls: {}),
     ("memory_reembed", lambda calls: {}),
@@ -133,13 +175,16 @@ async def session_transcript(transport: str, target: str) -> dict[str, Any]:
         transcript["resources"] = _dump(await session.list_resources())
         transcript["prompts"] = _dump(await session.list_prompts())
         calls = transcript["calls"]
+        listed_names = {t["name"] for t in transcript["tools"]}
         for name, arguments in PLAN:
-            calls[name] = await call(session, name, arguments(calls))
+            if name in listed_names:  # a tool of the plan not listed is caught by the tests' comparison
+                calls[name] = await call(session, name, arguments(calls))
         for name in sorted({t["name"] for t in transcript["tools"]} - set(calls)):
             calls[name] = {"sdkError": "listed, but sdk_session.py has no arguments for it"}
         transcript["getDeleted"] = await call(session, "memory_get", {"id": _batch_id(calls, 1)})
         transcript["badArguments"] = await call(session, "memory_add_note", {"groupId": "not valid!", "text": "x"})
         transcript["unknownTool"] = await call(session, "memory_nope", {})
+        transcript["features"] = await resources_and_prompts(session, calls)
     return transcript
 
 

@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import jsonschema
 import pytest
@@ -161,6 +162,59 @@ def test_an_unknown_tool_is_a_protocol_error(session: dict[str, Any]) -> None:
     assert session["unknownTool"]["code"] == -32602
 
 
-def test_resources_and_prompts_are_empty(session: dict[str, Any]) -> None:
-    assert session["resources"]["resources"] == []
-    assert session["prompts"]["prompts"] == []
+def test_capabilities_declare_resources_and_prompts_without_subscriptions_or_change_notices(session: dict[str, Any]) -> None:
+    capabilities = session["initialize"]["capabilities"]
+    assert capabilities["resources"] == {} and capabilities["prompts"] == {} and capabilities["tools"] == {}
+    assert not {"logging", "completions"} & capabilities.keys()
+
+
+def test_before_any_note_the_listing_holds_the_projects_context_alone(session: dict[str, Any]) -> None:
+    [context] = session["resources"]["resources"]
+    assert context["uri"] == "memory://context/" + quote(session["project"], safe="") and context["mimeType"] == "text/markdown"
+
+
+def test_the_listing_names_the_context_then_the_stored_note(session: dict[str, Any]) -> None:
+    calls = session["calls"]
+    note_id = calls["memory_add_note"]["structuredContent"]["id"]
+    kept = calls["memory_add_notes"]["structuredContent"]["ids"][0]  # the batch's other note was deleted
+    listed = session["features"]["listed"]["result"]["resources"]
+    expected = [session["resources"]["resources"][0]["uri"], f"memory://notes/{kept}", f"memory://notes/{note_id}"]
+    assert [r["uri"] for r in listed] == expected  # the context, then the notes newest first
+    assert listed[2]["name"] == "Linting" and listed[2]["mimeType"] == "application/json"
+
+
+def test_both_templates_are_listed(session: dict[str, Any]) -> None:
+    templates = session["features"]["templates"]["result"]["resourceTemplates"]
+    assert {t["uriTemplate"] for t in templates} == {"memory://notes/{id}", "memory://context/{project}"}
+
+
+def test_a_note_reads_as_a_resource_holding_what_memory_get_returns(session: dict[str, Any]) -> None:
+    [content] = session["features"]["readNote"]["result"]["contents"]
+    assert content["mimeType"] == "application/json"
+    note = json.loads(content["text"])
+    assert note["text"] == "We lint with ruff." and note["tags"] == ["tooling", "ci"] and note["projectId"] == session["project"]
+    assert note == {**session["calls"]["memory_get"]["structuredContent"], "tags": ["tooling", "ci"]}
+
+
+def test_the_session_context_reads_as_markdown(session: dict[str, Any]) -> None:
+    [content] = session["features"]["readContext"]["result"]["contents"]
+    assert content["mimeType"] == "text/markdown"
+    assert "We lint with ruff." in content["text"] and "Small commits, tests first." in content["text"]
+
+
+def test_an_unknown_resource_is_error_32002(session: dict[str, Any]) -> None:
+    assert session["features"]["readMissing"]["code"] == -32002
+
+
+def test_the_recall_prompt_is_listed_and_carries_the_context(session: dict[str, Any]) -> None:
+    [prompt] = session["features"]["prompts"]["result"]["prompts"]
+    assert prompt["name"] == "recall" and [a["name"] for a in prompt["arguments"]] == ["project", "query"]
+    assert session["prompts"]["prompts"] == session["features"]["prompts"]["result"]["prompts"]
+    [message] = session["features"]["recall"]["result"]["messages"]
+    assert message["role"] == "user" and "We lint with ruff." in message["content"]["text"]
+    assert "Small commits, tests first." in message["content"]["text"]
+
+
+def test_an_unknown_prompt_and_a_missing_project_are_invalid_params(session: dict[str, Any]) -> None:
+    assert session["features"]["unknownPrompt"]["code"] == -32602
+    assert session["features"]["recallWithoutProject"]["code"] == -32602
