@@ -66,7 +66,7 @@ def context_text(command: GetContext, services: Services) -> str:
 def _gather(command: GetContext, services: Services) -> tuple[Namespace | None, Page]:
     project = services.project(command.project_id)
     now = services.clock.now()
-    settings = sorted(services.maintenance.iter_globals(project), key=lambda e: e.key.value)
+    settings = list(services.maintenance.iter_globals(project))
     share = command.recent_share
     recent = services.reader.list_recent(NoteFilter(project, command.group_id, now=now), share) if share else []
     relevant: list[Hit] = []
