@@ -203,6 +203,9 @@ def install_main(args: argparse.Namespace, out: TextIO | None = None, err: TextI
         path = claude_settings.user_settings(os.environ)
     else:
         path = claude_settings.project_settings(args.project_dir or os.getcwd())
+        if not path.parent.parent.is_dir():
+            err.write(f"mcp-memory install-claude: {path.parent.parent}: no such directory\n")
+            return EXIT_FAILED
     hook = claude_settings.hook_command(claude_settings.executable(), args.config, args.data_dir)
     try:
         changed = claude_settings.install(path, hook)
