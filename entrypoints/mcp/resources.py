@@ -64,6 +64,8 @@ NOTE_MIME = "application/json"
 CONTEXT_MIME = "text/markdown"
 PAGE_SIZE = 50
 TITLE_CHARS = 80
+DESCRIPTION_CHARS = 300
+"""Characters of a listed note's title (its title, else its text) and description."""
 
 _BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
 _encode = msgspec.json.Encoder().encode
@@ -257,14 +259,16 @@ class ResourceSet:
 
 
 def _note_entry(note: dict[str, Any]) -> dict[str, Any]:
-    title = note["title"] or " ".join(note["text"].split())
-    if len(title) > TITLE_CHARS:
-        title = title[: TITLE_CHARS - 1] + "…"
+    title = _cut(note["title"] or " ".join(note["text"].split()), TITLE_CHARS)
+    tags = f", tags {', '.join(note['tags'])}" if note["tags"] else ""
     return {
         "uri": note_uri(note["id"]),
         "name": title,  # the display name of clients of 2025-03-26, which know no title
         "title": title,
-        "description": f"Note in group {note['groupId']}" + (f", tags {', '.join(note['tags'])}" if note["tags"] else ""),
+        "description": _cut(f"Note in group {note['groupId']}{tags}", DESCRIPTION_CHARS),
         "mimeType": NOTE_MIME,
-        "annotations": {"lastModified": note["createdAt"]},
     }
+
+
+def _cut(text: str, chars: int) -> str:
+    return text if len(text) <= chars else text[: chars - 1] + "…"

@@ -251,3 +251,10 @@ def test_a_cursor_past_the_end_gives_an_empty_last_page(client: Client) -> None:
 
 def test_an_empty_project_lists_its_context_alone(client: Client, project: Path) -> None:
     assert [r["uri"] for r in client.result("resources/list")["resources"]] == [project_uri(str(project))]
+
+
+def test_a_listed_notes_title_and_description_are_cut(client: Client) -> None:
+    add(client, "Text.", title="T" * 500, tags=[f"tag-{i}-" + "x" * 100 for i in range(40)])
+    [note] = client.result("resources/list")["resources"][1:]
+    assert note["title"] == "T" * 79 + "…" and note["name"] == note["title"]
+    assert len(note["description"]) == 300 and note["description"].startswith("Note in group feature-1, tags tag-0-")
