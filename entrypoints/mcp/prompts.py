@@ -126,7 +126,7 @@ class PromptSet:
         services = self._services()
         project = str(services.project(arguments.project))
         context = get_context(GetContext(project_id=project, query=arguments.query), services)
-        about = f" The notes most relevant to “{arguments.query}” are included." if arguments.query else ""
+        about = f" Then the notes most relevant to “{arguments.query}” that are not among the recent ones, if any." if arguments.query else ""
         text = (
             f"Here is what mcp-memory remembers of project {project}: its global settings and recent notes."
             f"{about} Use it as background for this session; the memory tools search for more "
