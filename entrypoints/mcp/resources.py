@@ -200,7 +200,7 @@ class ResourceSet:
     def list_resources(self, params: Any) -> dict[str, Any]:
         request = msgspec.convert({} if params is None else params, ListParams)
         offset = decode_cursor(request.cursor)
-        entries = self._listing()
+        entries = self._listing(offset + PAGE_SIZE)  # the context and the notes up to this page, and one more
         page = entries[offset : offset + PAGE_SIZE]
         result: dict[str, Any] = {"resources": page}
         if offset + PAGE_SIZE < len(entries):
@@ -242,12 +242,13 @@ class ResourceSet:
                 raise not_found(uri, f"refused projectId: {(error.data or {}).get('rule')}") from None
             raise error from None
 
-    def _listing(self) -> list[dict[str, Any]]:
+    def _listing(self, notes: int) -> list[dict[str, Any]]:
+        """The context entry, then at most ``notes`` recent notes (never beyond list_recent's limit)."""
         from mcp_memory.application.list_recent import ListRecent
 
         services = self._services()
         project = str(services.project(self._project))
-        recent = self._run("memory.list_recent", {"projectId": project, "limit": ListRecent.MAX_LIMIT})
+        recent = self._run("memory.list_recent", {"projectId": project, "limit": min(notes, ListRecent.MAX_LIMIT)})
         context = {
             "uri": project_uri(project),
             "name": "Session context of this project",
