@@ -57,8 +57,9 @@ def _keyword(state: StoreState, query: CandidateQuery, mask: np.ndarray) -> list
     def accept(ids: list[str]) -> np.ndarray:
         return mask[np.fromiter((row_of[i] for i in ids), dtype=np.int64, count=len(ids))]
 
-    # a project's keyword index holds its live notes only: a filter of the project alone accepts them all
-    whole = where.group_id is None and not where.tags.values and where.window == TimeWindow()
+    # a project's keyword index holds its live notes only: a filter of the project alone
+    # accepts them all, unless it leaves out notes that have expired
+    whole = where.group_id is None and not where.tags.values and where.window == TimeWindow() and state.untrimmed(mask)
     found = state.keywords.search(where.project_id.value, query.text, query.depth, None if whole else accept)
     return [_candidate(state, row_of[i], score) for i, score in found]
 

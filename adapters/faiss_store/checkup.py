@@ -2,7 +2,7 @@
 
 Reads the manifest, every file of the snapshot it names (the same checks as opening the
 store: sidecar against the manifest's CRC, ``.npy`` files against the sidecar's, every
-note's bytes, every vector file, every global line) and every line of the live journal,
+note's bytes, every vector file, every global and link line) and every line of the live journal,
 replaying it over the snapshot. Nothing is written, not even ``LOCK``. Files of older
 generations and leftovers of crashed compactions are listed, not counted as damage.
 """
@@ -64,7 +64,7 @@ def verify(root: Path) -> Checkup:
         found.notes.append(f"not part of the live generation (older or unfinished, not damage): {', '.join(leftovers)}")
     found.summary = (
         f"generation {manifest.generation} (format {manifest.format}): {len(state)} notes, "
-        f"{len(state.globals)} global settings, {sum(len(s) for s in state.spaces.values())} vectors "
+        f"{len(state.globals)} global settings, {len(state.links)} links, {sum(len(s) for s in state.spaces.values())} vectors "
         f"in {len(state.spaces)} namespaces, {records} journal records"
     )
     return found

@@ -149,9 +149,9 @@ class Generations:
 
     def _rebase(self, manifest: Manifest) -> None:
         """Swap the state, caught up to the start of the current generation, for the
-        snapshot of that generation, which holds the same contents: the memory-mapped files
-        of the older snapshot are released (their disk space with them). Keyword indexes
-        already built are kept. If a newer compaction removed the snapshot meanwhile, the
+        snapshot of that generation, which holds the same contents but the notes that had
+        expired when it was written: the memory-mapped files of the older snapshot are
+        released (their disk space with them). Keyword indexes already built are kept. If a newer compaction removed the snapshot meanwhile, the
         state stays as it is (still right) and a later ``sync`` reloads."""
         if self.state.damage:
             return  # keep what this process knows to be damaged; a later reload finds the rest
@@ -162,7 +162,7 @@ class Generations:
         if state.damage:
             self._reload(manifest)
             return
-        state.keywords.adopt(self.state.keywords)
+        state.adopt_derived(self.state)
         self.state = state
         self.format = manifest.format
 
@@ -199,7 +199,8 @@ class Generations:
 
     def compact(self) -> None:
         """Write the state as the next generation's snapshot (large spaces partitioned
-        first, see ``partition``), start its journal, switch the manifest (the commit
+        first, see ``partition``; notes expired by the wall clock and their links left
+        out), start its journal, switch the manifest (the commit
         point), then remove older generations. Call with the lock held, caught up.
         ``StoreCorrupt`` while damage is known (a new snapshot would hide it); on any
         failure before the switch, nothing of the new generation is left behind."""

@@ -1,12 +1,13 @@
 """Checksummed lines: how journal records, the manifest and a snapshot's globals are framed.
 
-Journal line, format 3 (one record per line, UTF-8, ``\\n``-terminated)::
+Journal line, formats 3 and 4 (one record per line, UTF-8, ``\\n``-terminated)::
 
     {"crc":"1a2b3c4d","acrc":"5e6f7a8b","about":{"notes":["<id>"]},"rec":{"type":"put",...}}
 
 ``crc`` is the CRC-32 (8 lower-case hex digits) of the exact bytes of ``rec``, ``acrc``
-that of ``about``: the notes, global keys or namespace the record changes, so a line whose
-record is damaged still says what it was about. A line whose ``crc`` does not hold is never
+that of ``about``: the notes, global keys, namespace or (format 4) links the record
+changes, so a line whose record is damaged still says what it was about. A link is named
+by its key, ``[source, target, relation]``: ``{"links":[["<id>","<id>","supersedes"]]}``. A line whose ``crc`` does not hold is never
 applied. Format 2 lines are ``{"crc":"…","rec":…}``. The manifest and the lines of a
 snapshot's ``globals.jsonl`` are framed the same way.
 
@@ -21,13 +22,14 @@ import zlib
 import msgspec
 
 from mcp_memory.adapters.faiss_store.records import (
-    FORMAT,
     Delete,
+    DeleteLink,
     Drop,
     JournalEntry,
     Manifest,
     Put,
     PutGlobal,
+    PutLink,
     Record,
     Rehome,
     check_format,
@@ -44,11 +46,13 @@ _manifest_decoder = msgspec.json.Decoder(Manifest)
 
 class About(msgspec.Struct, omit_defaults=True, frozen=True, forbid_unknown_fields=True, kw_only=True, gc=False):
     """What a record changes, framed beside it with a checksum of its own: the notes, the
-    global keys (project, key), or the namespace of a drop. Empty for a header."""
+    global keys (project, key), the namespace of a drop, or the links (source, target,
+    relation) of a link or unlink. Empty for a header."""
 
     notes: tuple[str, ...] = ()
     globals: tuple[tuple[str, str], ...] = ()
     namespace: str | None = None
+    links: tuple[tuple[str, str, str], ...] = ()
 
 
 def about(entry: msgspec.Struct) -> About:
@@ -62,6 +66,8 @@ def about(entry: msgspec.Struct) -> About:
         return About(globals=((entry.project, entry.key),))
     if isinstance(entry, Drop):
         return About(namespace=entry.namespace)
+    if isinstance(entry, (PutLink, DeleteLink)):
+        return About(links=(entry.key,))
     return About()
 
 
@@ -77,7 +83,7 @@ _HEAD_V3 = _ABOUT_CRC + 8 + len(_ABOUT_BODY)
 
 
 def encode_line(entry: msgspec.Struct) -> bytes:
-    """One checksummed line (format 3), ending in ``\\n``."""
+    """One checksummed line (the frame of formats 3 and 4), ending in ``\\n``."""
     body = _encoder.encode(entry)
     subject = _encoder.encode(about(entry))
     return b"".join(
@@ -144,18 +150,18 @@ def encode_manifest(manifest: Manifest) -> bytes:
 
 
 def decode_manifest(data: bytes, path: str) -> Manifest:
-    """A format 3 manifest (one checksummed line) or a format 2 one (plain JSON)."""
+    """A format 3 or 4 manifest (one checksummed line) or a format 2 one (plain JSON)."""
     if data.startswith(PREFIX):
         body, _about = read_line(data[:-1] if data.endswith(b"\n") else data)
         if body is None or not data.endswith(b"\n"):
             raise StoreCorrupt(f"{path} fails its checksum; restore MANIFEST.json or run `mcp-memory salvage`", path)
         manifest = decode_checked(_manifest_decoder, body, path)
-        expected = FORMAT
+        framed = manifest.format >= 3
     else:
         manifest = decode_checked(_manifest_decoder, data, path)
-        expected = 2
-    if manifest.format != expected:
-        raise StoreCorrupt(f"{path} has format {manifest.format} in a format-{expected} frame", path)
+        framed = manifest.format == 2
+    if not framed:
+        raise StoreCorrupt(f"{path} has format {manifest.format} in the frame of another format", path)
     check_format(manifest.format, path)
     return manifest
 

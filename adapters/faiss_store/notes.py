@@ -6,9 +6,16 @@ otherwise, so whatever is derived from it (a decoded ``Note``) may be cached for
 rows stay until the next snapshot, which writes the live rows only, renumbered.
 
 Columns (``columns.Column``): project, group and home-namespace codes (``columns.Names``),
-createdAt in µs, alive; tags in CSR form (``tag_end`` per row; ``tag_code`` and
-``tag_row`` per tag). Every filter is a numpy expression over them (``mask``). The only
-per-note Python objects are the id strings (``ids``: row -> id; ``row_of``: id -> live row).
+createdAt and expiresAt in µs (``records.NEVER``: none), the dedup key's hash
+(``records.dedup_hash``), alive; tags in CSR form (``tag_end`` per row; ``tag_code`` and
+``tag_row`` per tag); ``expiring``, the rows that have an expiresAt (most notes never
+expire, so what depends on expiry looks at these only). Every filter is a numpy
+expression over them (``mask``, ``expired``). The only per-note Python objects are the id
+strings (``ids``: row -> id; ``row_of``: id -> live row).
+
+A snapshot of format 2 or 3 has neither expiresAt nor hash columns: expiresAt is read
+from the bodies that mention one (``derive_expiry``, when it is loaded), the hashes when
+first needed (``dedup_values``).
 
 Fields: rows loaded from a snapshot are decoded from its ``notes.bin`` when first needed
 (``NoteBodies``), each note's CRC-32 checked on every decode; rows appended since hold
@@ -28,7 +35,15 @@ from collections.abc import Sequence
 import numpy as np
 
 from mcp_memory.adapters.faiss_store.columns import Column, Names
-from mcp_memory.adapters.faiss_store.records import NoteFields, decode_fields, encode, note_of
+from mcp_memory.adapters.faiss_store.records import (
+    NEVER,
+    NoteFields,
+    decode_fields,
+    encode,
+    expiry_micros,
+    fields_dedup_hash,
+    note_of,
+)
 from mcp_memory.domain.errors import DomainError
 from mcp_memory.application.errors import StoreCorrupt
 from mcp_memory.domain.note import Note
@@ -39,6 +54,7 @@ class NoteBodies:
     spans ``ends[i-1]:ends[i]`` and its CRC-32 is ``crcs[i]``."""
 
     def __init__(self, data, ends: np.ndarray, crcs: np.ndarray, path: str) -> None:
+        self._raw = data  # bytes or mmap: both ``find``
         self._data = memoryview(data)
         self._ends = ends
         self._crcs = crcs
@@ -53,6 +69,10 @@ class NoteBodies:
         if zlib.crc32(raw) != crc:
             raise StoreCorrupt(f"{self.path}: note {row} fails its checksum; run `mcp-memory verify`", self.path)
         return decode_fields(raw, self.path)
+
+    def mention(self, marker: bytes) -> bool:
+        """Whether ``marker`` occurs anywhere in the bytes (one pass, no decoding)."""
+        return self._raw.find(marker) >= 0
 
     def damaged_rows(self, crc: int | None) -> list[int]:
         """The rows whose bytes fail their CRC-32. One pass over the whole file when its
@@ -74,16 +94,24 @@ class NoteTable:
         bodies: NoteBodies | None = None,
     ) -> None:
         """An empty table, or the rows of a snapshot: ``rows`` of dtype ``records.NOTE_ROW``
-        (codes into ``names``), ``tags`` the tag codes they point into, ``bodies`` their fields."""
+        or ``NOTE_ROW_V3`` (codes into ``names``), ``tags`` the tag codes they point into,
+        ``bodies`` their fields."""
         self.names = names if names is not None else Names()
         self.ids = list(ids)
         self.row_of = dict(zip(self.ids, range(len(self.ids))))
         n = len(self.ids)
-        get = (lambda field: rows[field]) if rows is not None else (lambda field: None)
+        columns = () if rows is None else rows.dtype.names
+        get = (lambda field: rows[field] if field in columns else None)
         self.project = Column("<i4", get("project"))
         self.group = Column("<i4", get("group"))
         self.home = Column("<i4", get("home"))
         self.created = Column("<i8", get("created"))
+        expires = get("expires")
+        self.expires = Column("<i8", np.full(n, NEVER, dtype=np.int64) if expires is None else expires, fill=NEVER)
+        self.expiring = Column("<i8", np.flatnonzero(self.expires.values != NEVER))
+        dedup = get("dedup")
+        self.dedup = Column("<u8", np.zeros(n, dtype=np.uint64) if dedup is None else dedup)
+        self._unhashed = dedup is None and n > 0  # rows of a format 2 or 3 snapshot: hashed when first needed
         self.alive = Column("?", np.ones(n, dtype=bool))
         self.tag_end = Column("<i8", get("tags_end"))
         self.tag_code = Column("<i4", tags)
@@ -100,9 +128,9 @@ class NoteTable:
 
     # -- writing ----------------------------------------------------------------------
 
-    def append(self, fields: NoteFields, home: str, created: int) -> int:
-        """A new live row for ``fields`` (createdAt ``created`` µs); the caller has killed
-        the note's previous row."""
+    def append(self, fields: NoteFields, home: str, created: int, expires: int, dedup: int) -> int:
+        """A new live row for ``fields`` (createdAt ``created`` and expiresAt ``expires`` in
+        µs, its dedup hash); the caller has killed the note's previous row."""
         row = len(self.ids)
         code = self.names.code
         self.ids.append(fields.id)
@@ -111,6 +139,10 @@ class NoteTable:
         self.group.append(code(fields.group))
         self.home.append(code(home))
         self.created.append(created)
+        self.expires.append(expires)
+        if expires != NEVER:
+            self.expiring.append(row)
+        self.dedup.append(dedup)
         self.alive.append(True)
         for tag in fields.tags:
             self.tag_code.append(code(tag))
@@ -163,6 +195,36 @@ class NoteTable:
             return self._bodies.raw(row)
         data = encode(self._fields[row])
         return data, zlib.crc32(data)
+
+    def derive_expiry(self) -> None:
+        """A format 2 or 3 snapshot's expiresAt, from the live notes' bodies, when any of
+        them mentions one (a format 3 store written by a version that set expiresAt)."""
+        if self._bodies is None or not self._bodies.mention(b'"expires":'):
+            return
+        for row in self.live_rows().tolist():
+            expires = expiry_micros(self.fields(row))
+            if expires != NEVER:
+                self.expires[row] = expires
+        self.expiring = Column("<i8", np.flatnonzero(self.expires.values != NEVER))
+
+    def dedup_values(self) -> np.ndarray:
+        """The dedup hash of every row (dead rows' too, whatever they hold)."""
+        if self._unhashed:
+            for row in self.live_rows().tolist():
+                if row < self._loaded:
+                    self.dedup[row] = fields_dedup_hash(self.fields(row))
+            self._unhashed = False
+        return self.dedup.values
+
+    def expiring_rows(self) -> np.ndarray:
+        """The live rows with an expiresAt, in row order."""
+        rows = self.expiring.values
+        return rows[self.alive.values[rows]]
+
+    def expired(self, now: int) -> np.ndarray:
+        """The live rows expired at ``now`` (µs): ``now >= expiresAt``, in row order."""
+        rows = self.expiring_rows()
+        return rows[self.expires.values[rows] <= now]
 
     def home_name(self, row: int) -> str:
         return self.names.names[self.home[row]]

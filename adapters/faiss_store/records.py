@@ -1,5 +1,13 @@
-"""On-disk formats of the FAISS store, version 3 (version 2 still read): journal records,
-snapshot, manifest.
+"""On-disk formats of the FAISS store, version 4 (versions 2 and 3 still read): journal
+records, snapshot, manifest.
+
+Format 4 adds, beside format 3: the journal records ``PutLink`` (``"link"``) and
+``DeleteLink`` (``"unlink"``); a snapshot's ``links.jsonl`` (``Sidecar.link_count`` lines,
+each a checksummed ``PutLink``); and two columns of ``notes.npy`` (``NOTE_ROW``): each
+note's ``expires`` instant in µs (``NEVER`` when it has none) and the 64-bit ``dedup``
+hash of its dedup key (``dedup_hash``). A note's ``expires`` field (``NoteFields``) is
+written only when set, so a note without one keeps the bytes it had in format 3. Format
+2 and 3 snapshots have neither column (``NOTE_ROW_V3``): the reader derives them.
 
 Every JSON format is a msgspec Struct (frozen, unknown fields refused) carrying or framed
 by its ``"format"``. A reader meeting a version it does not know raises ``StoreCorrupt``
@@ -13,6 +21,7 @@ with checksums by ``lines``.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Union
@@ -24,19 +33,23 @@ import numpy as np
 from mcp_memory.adapters.json_converter import STORED
 from mcp_memory.application.errors import StoreCorrupt, StoreError
 from mcp_memory.domain.identifiers import Namespace
-from mcp_memory.domain.note import Note
+from mcp_memory.domain.note import Note, dedup_text
 
-FORMAT = 3
-READS = (2, 3)
-"""Formats this code reads: format 2 stores are upgraded by the first writer that opens them."""
+FORMAT = 4
+READS = (2, 3, 4)
+"""Formats this code reads: format 2 and 3 stores are upgraded by the first writer that opens them."""
+
+NEVER = np.iinfo(np.int64).max
+"""The ``expires`` of a note that never expires (µs)."""
 
 # gc=False: records are acyclic, and untracked objects make decoding 100k notes far cheaper.
 _STRUCT = dict(frozen=True, forbid_unknown_fields=True, kw_only=True, gc=False)
 
 
 class NoteFields(msgspec.Struct, **_STRUCT):
-    """A note's fields as stored; ``created`` is ISO 8601 UTC (``...Z``). Mapped to and
-    from ``Note`` by ``adapters.json_converter.STORED``."""
+    """A note's fields as stored; ``created`` and ``expires`` are ISO 8601 UTC (``...Z``),
+    ``expires`` and ``origin`` (a markdown sync's root, path and digest) absent when unset.
+    Mapped to and from ``Note`` by ``adapters.json_converter.STORED``."""
 
     id: str
     project: str
@@ -91,8 +104,36 @@ class PutGlobal(msgspec.Struct, tag="global", **_STRUCT):
     updated: str
 
 
-Record = Union[Put, Rehome, Delete, Drop, PutGlobal]
-JournalEntry = Union[Header, Put, Rehome, Delete, Drop, PutGlobal]
+class PutLink(msgspec.Struct, tag="link", **_STRUCT):
+    """Format 4: a link from note ``source`` to note ``target`` named ``relation``, first
+    made at ``created`` (ISO 8601 UTC). Written only when both notes are stored and no link
+    of that key is; applied over a stored link of the same key, it changes nothing (the
+    first ``created`` stays)."""
+
+    source: str
+    target: str
+    relation: str
+    created: str
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.source, self.target, self.relation)
+
+
+class DeleteLink(msgspec.Struct, tag="unlink", **_STRUCT):
+    """Format 4: remove the link of this key."""
+
+    source: str
+    target: str
+    relation: str
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.source, self.target, self.relation)
+
+
+Record = Union[Put, Rehome, Delete, Drop, PutGlobal, PutLink, DeleteLink]
+JournalEntry = Union[Header, Put, Rehome, Delete, Drop, PutGlobal, PutLink, DeleteLink]
 
 
 class SpaceFile(msgspec.Struct, **_STRUCT):
@@ -115,8 +156,9 @@ class SpaceFile(msgspec.Struct, **_STRUCT):
 class Sidecar(msgspec.Struct, **_STRUCT):
     """A snapshot's index: the note ids in row (write) order, the interned names the
     binary columns refer to by code, the vector files, and the CRC-32 of every file of the
-    snapshot but ``globals.jsonl`` (whose lines carry one each). Format 3 keeps the global
-    KV in ``globals.jsonl`` (``global_count`` lines); format 2 kept it in ``globals``."""
+    snapshot but ``globals.jsonl`` and ``links.jsonl`` (whose lines carry one each). Format
+    3 keeps the global KV in ``globals.jsonl`` (``global_count`` lines); format 2 kept it in
+    ``globals``. Format 4 keeps the links in ``links.jsonl`` (``link_count`` lines)."""
 
     format: int
     generation: int
@@ -126,26 +168,33 @@ class Sidecar(msgspec.Struct, **_STRUCT):
     checksums: dict[str, int]
     global_count: int = 0
     globals: list[PutGlobal] = []
+    link_count: int = 0
 
 
 # One row of ``notes.npy`` per note, in write order: codes into ``Sidecar.names``,
-# createdAt in µs, and where the note's bytes end in ``notes.bin`` and its tags in ``tags.npy``.
-NOTE_ROW = np.dtype(
-    [
-        ("project", "<i4"),
-        ("group", "<i4"),
-        ("home", "<i4"),
-        ("crc", "<u4"),
-        ("created", "<i8"),
-        ("body_end", "<i8"),
-        ("tags_end", "<i8"),
-    ]
-)
+# createdAt in µs, and where the note's bytes end in ``notes.bin`` and its tags in
+# ``tags.npy``; format 4 adds expiresAt in µs (``NEVER``: none) and the dedup key's hash.
+_ROW_V3 = [
+    ("project", "<i4"),
+    ("group", "<i4"),
+    ("home", "<i4"),
+    ("crc", "<u4"),
+    ("created", "<i8"),
+    ("body_end", "<i8"),
+    ("tags_end", "<i8"),
+]
+NOTE_ROW_V3 = np.dtype(_ROW_V3)
+NOTE_ROW = np.dtype([*_ROW_V3, ("expires", "<i8"), ("dedup", "<u8")])
+
+
+def note_row(version: int) -> np.dtype:
+    """The dtype of ``notes.npy`` in a snapshot of format ``version``."""
+    return NOTE_ROW if version >= 4 else NOTE_ROW_V3
 
 
 class Manifest(msgspec.Struct, **_STRUCT):
     """Names the live generation: its snapshot directory (None: empty) and journal, and
-    (format 3) the CRC-32 of the snapshot's ``sidecar.json``."""
+    (format 3 on) the CRC-32 of the snapshot's ``sidecar.json``."""
 
     format: int
     generation: int
@@ -157,6 +206,8 @@ class Manifest(msgspec.Struct, **_STRUCT):
 _encoder = msgspec.json.Encoder()
 _sidecar_decoder = msgspec.json.Decoder(Sidecar)
 _fields_decoder = msgspec.json.Decoder(NoteFields)
+
+
 def encode(value: msgspec.Struct) -> bytes:
     return _encoder.encode(value)
 
@@ -209,6 +260,23 @@ _EPOCH = datetime.fromisoformat("1970-01-01T00:00:00+00:00")
 
 def instant_micros(moment: datetime) -> int:
     return _to_micros(moment)
+
+
+def expiry_micros(fields: NoteFields) -> int:
+    """The note's expiresAt in µs, ``NEVER`` when it has none; ``ValueError`` if malformed."""
+    return NEVER if fields.expires is UNSET else micros(fields.expires)
+
+
+def dedup_hash(project: str, group: str, text: str) -> int:
+    """A 64-bit hash of a dedup key (``domain.note.DedupKey``: project, group and the text
+    as ``dedup_text`` makes it), the same in every process and version; equal keys have
+    equal hashes, and a reader confirms a match by comparing the keys themselves."""
+    data = "\x00".join((project, group, text)).encode("utf-8", "surrogatepass")
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
+
+
+def fields_dedup_hash(fields: NoteFields) -> int:
+    return dedup_hash(fields.project, fields.group, dedup_text(fields.text))
 
 
 def vector_bytes(vector: Sequence[float], dim: int) -> bytes:

@@ -1,16 +1,18 @@
-"""Getting every verifiable note and global out of a data directory, however damaged.
+"""Getting every verifiable note, global and link out of a data directory, however damaged.
 
 Read-only: nothing in the directory is written, locked or truncated. The newest snapshot
 that can be found (the manifest's, else the highest ``snapshot-<g>/``) gives the base;
 then every journal of its generation or later is replayed on top, oldest first (replaying
 records a snapshot already holds changes nothing: each one sets or removes a whole note,
-vector or setting). Whatever cannot be verified by a checksum is skipped, never guessed:
+vector or setting, and a link already held keeps its first createdAt). Whatever cannot be
+verified by a checksum is skipped, never guessed:
 
 * a snapshot that loads (``snapshot.load_snapshot``) gives its notes with their home
   namespace, and their vectors where that namespace's files verify;
 * one whose sidecar or note columns are damaged gives the notes found in ``notes.bin``
   whose bytes match a CRC listed in ``notes.npy``, without namespace or vector (an
-  import embeds them again), and the lines of ``globals.jsonl`` that verify;
+  import embeds them again), and the lines of ``globals.jsonl`` and ``links.jsonl`` that
+  verify;
 * a damaged journal line is skipped, and so is whatever it was about until a later
   record sets it again (an older version is not what was last written).
 """
@@ -30,10 +32,13 @@ from mcp_memory.adapters.faiss_store.generations import GENERATION_FILE, read_ma
 from mcp_memory.adapters.faiss_store.journal import lines_of
 from mcp_memory.adapters.faiss_store.records import (
     NOTE_ROW,
+    NOTE_ROW_V3,
     Delete,
+    DeleteLink,
     NoteFields,
     Put,
     PutGlobal,
+    PutLink,
     Record,
     Rehome,
     decode_fields,
@@ -41,25 +46,29 @@ from mcp_memory.adapters.faiss_store.records import (
     note_of,
     vector_rows,
 )
-from mcp_memory.adapters.faiss_store.snapshot import GLOBALS, load_snapshot
+from mcp_memory.adapters.faiss_store.snapshot import GLOBALS, LINKS, load_snapshot
 from mcp_memory.application.errors import StoreCorrupt, StoreError
 from mcp_memory.application.export_notes import Export, ExportedNote
 from mcp_memory.domain.errors import DomainError
-from mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, Namespace
+from mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, Namespace, NoteId
+from mcp_memory.domain.link import Link, LinkKey, Relation
 from mcp_memory.domain.note import GlobalEntry
 from mcp_memory.domain.time import parse_instant
 
 NOTE_START = b'{"id":"'
+ROW_TYPES = (NOTE_ROW, NOTE_ROW_V3)
 LONGEST_SPLIT = 8  # parts of a note's bytes split by ``{"id":"`` inside its metadata
 
 
 @attrs.define
 class Salvaged:
     """Notes by id (fields, home namespace or None, vector there or None), globals by
-    (project, key), how many records were skipped, and what was found damaged."""
+    (project, key), links by (source, target, relation) in write order, how many records
+    were skipped, and what was found damaged."""
 
     notes: dict[str, tuple[NoteFields, str | None, np.ndarray | None]] = attrs.Factory(dict)
     globals: dict[tuple[str, str], PutGlobal] = attrs.Factory(dict)
+    links: dict[tuple[str, str, str], PutLink] = attrs.Factory(dict)
     skipped: int = 0
     problems: list[str] = attrs.Factory(list)
 
@@ -105,16 +114,18 @@ def _from_snapshot(root: Path, base: tuple[int, str, int | None, int], found: Sa
         return
     notes, damage = state.notes, state.damage
     found.problems.extend(f"{path}: {what}" for path, what in damage.reports)
-    found.skipped += len(damage.notes) + len(damage.globals)
+    found.skipped += len(damage.notes) + len(damage.globals) + len(damage.links)
     for row in notes.live_rows().tolist():
         home = notes.home_name(row)
         space = None if home in damage.spaces else state.spaces.get(home)
         found.notes[notes.ids[row]] = (notes.fields(row), home, None if space is None else space.vector(row))
     found.globals.update(state.globals)
+    found.links.update((key, record) for key, (record, _created, _number) in state.links.items())
 
 
 def _scan_snapshot(directory: Path, found: Salvaged) -> None:
-    """Notes whose bytes in ``notes.bin`` match a CRC of ``notes.npy``; verified globals."""
+    """Notes whose bytes in ``notes.bin`` match a CRC of ``notes.npy``; verified globals
+    and links."""
     crcs = _row_crcs(directory / "notes.npy")
     try:
         data = (directory / "notes.bin").read_bytes()
@@ -133,27 +144,34 @@ def _scan_snapshot(directory: Path, found: Salvaged) -> None:
                 break
         number += step
     found.skipped += max(0, len(crcs) - kept)
-    path = directory / GLOBALS
-    if path.exists():
-        _replay(lines_of(path.read_bytes(), str(path)), found)
+    for path in (directory / GLOBALS, directory / LINKS):
+        if path.exists():
+            _replay(lines_of(path.read_bytes(), str(path)), found)
 
 
 def _row_crcs(path: Path) -> set[int]:
-    """The note CRCs listed in ``notes.npy``. If its header is damaged, the rows are read
-    at every place they can start (numpy pads headers to 64 bytes): a CRC too many only
-    costs a lookup, each note's bytes must still match one."""
+    """The note CRCs listed in ``notes.npy`` (of any format). If its header is damaged, or
+    does not describe exactly the bytes after it, the rows are read at every place they
+    can start (numpy pads headers to 64 bytes): a CRC too many only costs a lookup, each
+    note's bytes must still match one."""
     try:
         data = path.read_bytes()
     except OSError:
         return set()
     try:
-        rows = np.load(io.BytesIO(data), allow_pickle=False)
-        if rows.dtype == NOTE_ROW:
-            return set(rows["crc"].tolist())
+        buffer = io.BytesIO(data)
+        version = np.lib.format.read_magic(buffer)
+        read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        shape, _fortran, dtype = read_header(buffer)
+        if dtype in ROW_TYPES and len(shape) == 1 and buffer.tell() + shape[0] * dtype.itemsize == len(data):
+            return set(np.frombuffer(data, dtype, offset=buffer.tell())["crc"].tolist())
     except Exception:  # a damaged header makes numpy raise ValueError, SyntaxError, TokenError...
         pass
-    starts = (at for at in range(64, len(data), 64) if (len(data) - at) % NOTE_ROW.itemsize == 0)
-    return {crc for at in starts for crc in np.frombuffer(data, NOTE_ROW, offset=at)["crc"].tolist()}
+    found: set[int] = set()
+    for dtype in ROW_TYPES:
+        starts = (at for at in range(64, len(data), 64) if (len(data) - at) % dtype.itemsize == 0)
+        found.update(crc for at in starts for crc in np.frombuffer(data, dtype, offset=at)["crc"].tolist())
+    return found
 
 
 def _fields(part: bytes, directory: Path) -> NoteFields | None:
@@ -187,7 +205,7 @@ def _replay(items, found: Salvaged) -> None:
 
 def _lose(damaged: Damaged, found: Salvaged) -> None:
     about = damaged.about
-    if about is not None and not (about.notes or about.globals or about.namespace):
+    if about is not None and not (about.notes or about.globals or about.namespace or about.links):
         return  # a damaged header: no record lost
     found.skipped += 1
     if about is None:
@@ -198,6 +216,8 @@ def _lose(damaged: Damaged, found: Salvaged) -> None:
         found.notes.pop(note_id, None)
     for key in about.globals:
         found.globals.pop(key, None)
+    for key in about.links:
+        found.links.pop(key, None)
 
 
 def _apply(record: Record, found: Salvaged) -> None:
@@ -211,6 +231,8 @@ def _apply(record: Record, found: Salvaged) -> None:
         found.notes[record.note.id] = (record.note, record.namespace, vector)
     elif isinstance(record, Delete):
         found.notes.pop(record.id, None)
+        for key in [key for key in found.links if record.id in key[:2]]:
+            del found.links[key]
     elif isinstance(record, Rehome):
         rows = vector_rows(record.vectors, namespace_dim(record.namespace))
         for note_id, vector in zip(record.ids, rows):
@@ -218,6 +240,10 @@ def _apply(record: Record, found: Salvaged) -> None:
                 found.notes[note_id] = (found.notes[note_id][0], record.namespace, vector)
     elif isinstance(record, PutGlobal):
         found.globals[(record.project, record.key)] = record
+    elif isinstance(record, PutLink):
+        found.links.setdefault(record.key, record)
+    elif isinstance(record, DeleteLink):
+        found.links.pop(record.key, None)
 
 
 def _occurrences(data: bytes, marker: bytes):
@@ -228,8 +254,9 @@ def _occurrences(data: bytes, marker: bytes):
 
 
 def as_export(found: Salvaged) -> tuple[Export, int]:
-    """The salvaged notes and globals as an export (write order kept as found), and how
-    many more were skipped because their stored values break a rule of today's domain."""
+    """The salvaged notes, globals and links between salvaged notes as an export (notes
+    in write order as found, links oldest first), and how many more were skipped because
+    their stored values break a rule of today's domain."""
     notes: list[ExportedNote] = []
     entries: list[GlobalEntry] = []
     skipped = 0
@@ -246,5 +273,15 @@ def as_export(found: Salvaged) -> tuple[Export, int]:
             )
         except (DomainError, ValueError):
             skipped += 1
-    export = Export(project_id=None, namespace=None, note_count=len(notes), notes=iter(notes), globals=entries)
+    kept = {exported.note.id.value for exported in notes}
+    links: list[Link] = []
+    for record in found.links.values():
+        if record.source in kept and record.target in kept:
+            try:
+                key = LinkKey(NoteId(record.source), NoteId(record.target), Relation(record.relation))
+                links.append(Link(key, parse_instant(record.created)))
+            except (DomainError, ValueError):
+                skipped += 1
+    links.sort(key=lambda link: link.created_at)  # stable: ties stay in write order
+    export = Export(project_id=None, namespace=None, note_count=len(notes), notes=iter(notes), globals=entries, links=links)
     return export, skipped

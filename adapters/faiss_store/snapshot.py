@@ -1,19 +1,24 @@
 """Snapshots: the whole state of one generation, written once and never changed.
 
-A snapshot is a directory ``snapshot-<generation>/`` (format 3, see ``records``)::
+A snapshot is a directory ``snapshot-<generation>/`` (format 4, see ``records``)::
 
     sidecar.json          Sidecar: note ids in row order, interned names, spaces, CRCs
-    notes.npy             one records.NOTE_ROW per note: codes, createdAt µs, ends, note CRC
+    notes.npy             one records.NOTE_ROW per note: codes, createdAt µs, ends, note CRC,
+                          expiresAt µs (NEVER: none), the dedup key's 64-bit hash
     tags.npy              int32 tag codes of every note, in row order
     notes.bin             every note's NoteFields as msgspec JSON, back to back
     globals.jsonl         the global KV, one checksummed line per setting (as in a journal)
+    links.jsonl           the links, one checksummed PutLink line each (as in a journal),
+                          in write order
     space-<n>.npy         float32 (count, dim): one namespace's vectors
     space-<n>.owners.npy  int32 (count,): the note row owning each vector row
     space-<n>.centroids.npy, space-<n>.lists.npy
                           with a partition: its centroids, and each vector row's list
 
-Only live notes are written, renumbered in write order, and only used vector rows; a
-note whose bytes fail their CRC is never written (``write_snapshot`` refuses). Opening
+Only live notes are written, renumbered in write order, and only used vector rows; notes
+expired at the instant of the compaction are left out, and so are the links from or to a
+note left out; a note whose bytes fail their CRC is never written (``write_snapshot``
+refuses). Opening
 checks the sidecar against the CRC the manifest holds, reads the small ``.npy`` files whole
 (CRC-checked against the sidecar), memory-maps ``notes.bin`` (one CRC pass over the whole
 file; each note's own CRC again when it is decoded) and the vector files (copy-on-write;
@@ -21,11 +26,14 @@ CRC-checked too), and builds no per-note object but the id strings. What the for
 stand alone degrades instead of failing the open (``damage``): a damaged note is left
 out, a damaged vector file fails only its namespace's vector search, a damaged partition
 is dropped (exact search until the next compaction trains it again), a damaged global
-line fails only lookups it could answer. The sidecar, ``notes.npy`` and ``tags.npy`` hold
-every note's place: damage there refuses the snapshot. It is written under a temporary
+line fails only lookups it could answer, a damaged link line only the link answers about
+its two notes (every link answer when its key is damaged too, or lines are missing). The
+sidecar, ``notes.npy`` and ``tags.npy`` hold every note's place (and its expiresAt and
+dedup hash): damage there refuses the snapshot. It is written under a temporary
 name (``snapshot-<g>.tmp-<pid>``), every file fsync'd, then renamed into place; only the
 manifest naming it makes it live. Format 2 snapshots (globals in the sidecar, no CRC of
-``notes.bin`` or of the sidecar) are still read.
+``notes.bin`` or of the sidecar) and format 3 ones (no links, no expiresAt or dedup hash
+columns: ``NoteTable`` derives them) are still read.
 """
 
 from __future__ import annotations
@@ -34,6 +42,7 @@ import gc
 import io
 import mmap
 import os
+import time
 import zlib
 from pathlib import Path
 from tokenize import TokenError
@@ -48,18 +57,20 @@ from mcp_memory.adapters.faiss_store.columns import Names, runs
 from mcp_memory.adapters.faiss_store.damage import Damaged
 from mcp_memory.adapters.faiss_store.disk import remove_path
 from mcp_memory.adapters.faiss_store.journal import lines_of
-from mcp_memory.adapters.faiss_store.lines import encode_line
+from mcp_memory.adapters.faiss_store.lines import about, encode_line
 from mcp_memory.adapters.faiss_store.notes import NoteBodies, NoteTable
 from mcp_memory.adapters.faiss_store.partition import Partition
 from mcp_memory.adapters.faiss_store.records import (
     FORMAT,
     NOTE_ROW,
     PutGlobal,
+    PutLink,
     Sidecar,
     SpaceFile,
     decode_sidecar,
     encode,
     namespace_dim,
+    note_row,
 )
 from mcp_memory.adapters.faiss_store.space import VectorSpace
 from mcp_memory.adapters.faiss_store.state import StoreState
@@ -70,6 +81,7 @@ log = structlog.get_logger()
 
 SIDECAR = "sidecar.json"
 GLOBALS = "globals.jsonl"
+LINKS = "links.jsonl"
 NPY_ERRORS = (ValueError, SyntaxError, TokenError, TypeError, OverflowError)
 """What numpy raises on a damaged ``.npy`` header (it parses it as a Python literal)."""
 CHUNK = 1 << 22  # bytes per write when streaming notes and vectors
@@ -79,16 +91,19 @@ def snapshot_name(generation: int) -> str:
     return f"snapshot-{generation:08d}"
 
 
-def write_snapshot(root: Path, generation: int, state: StoreState) -> tuple[str, int]:
-    """Write ``state`` as the snapshot of ``generation``, a name no file has yet; its
-    directory name and the CRC-32 of its sidecar. Durable on return. On any failure its
-    temporary directory is removed and the error raised."""
+def write_snapshot(root: Path, generation: int, state: StoreState, now: int | None = None) -> tuple[str, int]:
+    """Write ``state`` as the snapshot of ``generation``, a name no file has yet, leaving
+    out the notes expired at ``now`` (µs; None: the wall clock's instant) and their links;
+    its directory name and the CRC-32 of its sidecar. Durable on return. On any failure
+    its temporary directory is removed and the error raised."""
     name = snapshot_name(generation)
     tmp = root / f"{name}{TMP_MARK}{os.getpid()}"
     remove_path(tmp)
+    if now is None:
+        now = time.time_ns() // 1000
     try:
         tmp.mkdir(mode=0o700)
-        crc = _write(tmp, generation, state)
+        crc = _write(tmp, generation, state, now)
         os.rename(tmp, root / name)
     except BaseException:
         remove_path(tmp)
@@ -97,26 +112,32 @@ def write_snapshot(root: Path, generation: int, state: StoreState) -> tuple[str,
     return name, crc
 
 
-def _write(tmp: Path, generation: int, state: StoreState) -> int:
+def _write(tmp: Path, generation: int, state: StoreState, now: int) -> int:
     notes = state.notes
     live = notes.live_rows()
+    expired = notes.expired(now)
+    if expired.shape[0]:
+        live = np.setdiff1d(live, expired, assume_unique=True)
     renumber = np.full(len(notes.ids), -1, dtype=np.int32)
     renumber[live] = np.arange(live.shape[0], dtype=np.int32)
     checksums: dict[str, int] = {}
     rows = np.zeros(live.shape[0], dtype=NOTE_ROW)
     rows["body_end"], rows["crc"], checksums["notes.bin"] = _write_bodies(tmp / "notes.bin", notes, live)
-    for field in ("project", "group", "home", "created"):
+    for field in ("project", "group", "home", "created", "expires"):
         rows[field] = getattr(notes, field).values[live]
+    rows["dedup"] = notes.dedup_values()[live]
     tags, rows["tags_end"] = _live_tags(notes, live)
     checksums["notes.npy"] = _write_npy(tmp / "notes.npy", rows)
     checksums["tags.npy"] = _write_npy(tmp / "tags.npy", tags)
     spaces = []
     for number, (namespace, space) in enumerate(state.spaces.items()):
-        if not len(space):
+        slots = space.used() if len(space) else np.empty(0, dtype=np.int64)
+        if expired.shape[0]:  # the vectors of the notes left out stay out
+            slots = slots[renumber[space.slot_row.values[slots]] >= 0]
+        if not slots.shape[0]:
             continue
         stem = f"space-{number:04d}"
-        item = SpaceFile(namespace=namespace, vectors=f"{stem}.npy", owners=f"{stem}.owners.npy", count=len(space))
-        slots = space.used()
+        item = SpaceFile(namespace=namespace, vectors=f"{stem}.npy", owners=f"{stem}.owners.npy", count=int(slots.shape[0]))
         checksums[item.owners] = _write_npy(tmp / item.owners, renumber[space.slot_row.values[slots]])
         checksums[item.vectors] = _write_vectors(tmp / item.vectors, space, slots)
         partition = space.partition
@@ -129,14 +150,19 @@ def _write(tmp: Path, generation: int, state: StoreState) -> int:
             checksums[item.lists] = _write_npy(tmp / item.lists, space.slot_list.values[slots].astype("<i4"))
         spaces.append(item)
     write_durably(tmp / GLOBALS, b"".join(encode_line(record) for record in state.globals.values()))
+    ids = [notes.ids[row] for row in live.tolist()]
+    kept = set(ids)
+    links = [record for record, _created, _number in state.links.values() if record.source in kept and record.target in kept]
+    write_durably(tmp / LINKS, b"".join(encode_line(record) for record in links))
     sidecar = Sidecar(
         format=FORMAT,
         generation=generation,
-        ids=[notes.ids[row] for row in live.tolist()],
+        ids=ids,
         names=notes.names.names,
         spaces=spaces,
         checksums=checksums,
         global_count=len(state.globals),
+        link_count=len(links),
     )
     data = encode(sidecar)
     write_durably(tmp / SIDECAR, data)
@@ -227,7 +253,7 @@ def _load(directory: Path, generation: int, sidecar_crc: int | None) -> StoreSta
     if sidecar.generation != generation:
         raise StoreCorrupt(f"{path} is of generation {sidecar.generation}, not {generation}", str(path))
     n, names = len(sidecar.ids), len(sidecar.names)
-    rows = _read_npy(directory, "notes.npy", sidecar.checksums, NOTE_ROW, (n,))
+    rows = _read_npy(directory, "notes.npy", sidecar.checksums, note_row(sidecar.format), (n,))
     tags = _read_npy(directory, "tags.npy", sidecar.checksums, np.dtype("<i4"), (int(rows["tags_end"][-1]) if n else 0,))
     _require(
         directory,
@@ -246,7 +272,10 @@ def _load(directory: Path, generation: int, sidecar_crc: int | None) -> StoreSta
         state.spaces[item.namespace] = _space(directory, item, n, sidecar.checksums, state)
     for row in bodies.damaged_rows(sidecar.checksums.get("notes.bin")):
         state.lose_note(row, str(path))
+    if sidecar.format < 4:
+        notes.derive_expiry()
     _load_globals(directory, sidecar, state)
+    _load_links(directory, sidecar, state)
     state.damage.reports.extend((str(path), f"note {i} fails its checksum") for i in state.damage.notes)
     return state
 
@@ -293,6 +322,33 @@ def _load_globals(directory: Path, sidecar: Sidecar, state: StoreState) -> None:
     if found + len(state.damage.globals) < sidecar.global_count and state.damage.all_globals is None:
         state.damage.all_globals = str(path)
         state.damage.reports.append((str(path), "holds fewer global settings than its sidecar lists"))
+
+
+def _load_links(directory: Path, sidecar: Sidecar, state: StoreState) -> None:
+    """Format 4: one checksummed ``PutLink`` line each in ``links.jsonl``. A damaged line
+    fails the link answers about its notes, or every link answer when its key is damaged
+    too (``damage``), as do fewer lines than the sidecar lists."""
+    if sidecar.format < 4:
+        return
+    path = directory / LINKS
+    found = 0
+    for item in lines_of(path.read_bytes(), str(path)):
+        if isinstance(item, PutLink):
+            try:
+                state.apply(item)
+                found += 1
+                continue
+            except (ValueError, DomainError):  # well framed, but its instant cannot be read
+                item = Damaged(str(path), 0, about(item))
+        if isinstance(item, Damaged) and item.about is not None and item.about.links:
+            state.apply(item)
+        elif state.damage.all_links is None:
+            offset = item.offset if isinstance(item, Damaged) else 0
+            state.damage.all_links = str(path)
+            state.damage.reports.append((str(path), f"byte {offset}: a damaged link of unknown key"))
+    if found + len(state.damage.links) < sidecar.link_count and state.damage.all_links is None:
+        state.damage.all_links = str(path)
+        state.damage.reports.append((str(path), "holds fewer links than its sidecar lists"))
 
 
 def _partition(directory: Path, item: SpaceFile, dim: int, checksums: dict[str, int]) -> tuple[Partition, np.ndarray] | None:

@@ -5,7 +5,16 @@ of files or processes; ``FaissNoteStore`` feeds it, in journal order, every reco
 process wrote, so every process holds the same state. Notes live in a ``NoteTable`` (one
 append-only row per written version, numpy columns for the filters, fields decoded on
 demand) and vectors in one ``VectorSpace`` per namespace, keyed by note row; nothing is
-built per note when a snapshot is opened but the id strings.
+built per note when a snapshot is opened but the id strings. Links are a dict by key
+(source, target, relation) in write order, with each note's keys beside it: few enough
+to hold as Python objects.
+
+Expiry is decided at read time: a filter with ``now`` leaves out the rows expired then,
+found among the rows that have an expiresAt (``NoteTable.expiring``); the rows a filter
+selects are kept for as long as no record is applied and ``now`` stays between the same
+two expiry instants, so a scope searched again and again is still derived once. Dedup on
+write (``duplicates``) compares the hash column first and decodes only the rows whose
+hash matches.
 
 A search is one question, answered from this state by ``answers.candidates``.
 
@@ -25,12 +34,17 @@ from mcp_memory.adapters.faiss_store.damage import Damage, Damaged
 from mcp_memory.adapters.faiss_store.notes import NoteTable
 from mcp_memory.adapters.faiss_store.records import (
     Delete,
+    DeleteLink,
     Drop,
     NoteFields,
     Put,
     PutGlobal,
+    PutLink,
     Record,
     Rehome,
+    dedup_hash,
+    expiry_micros,
+    fields_dedup_hash,
     instant_micros,
     micros,
     namespace_dim,
@@ -43,7 +57,12 @@ from mcp_memory.adapters.text_analysis import document_tokens
 from mcp_memory.application.errors import StoreError
 from mcp_memory.application.ports import StoredNote
 from mcp_memory.domain.identifiers import Namespace
-from mcp_memory.domain.note import NoteFilter
+from mcp_memory.domain.note import DedupKey, NoteFilter, dedup_text
+
+LinkKey = tuple[str, str, str]
+"""(source, target, relation) of a link."""
+
+_BEFORE_ALL, _AFTER_ALL = -(1 << 64), 1 << 64  # beyond every instant in µs
 
 
 class StoreState:
@@ -52,8 +71,13 @@ class StoreState:
         self.spaces: dict[str, VectorSpace] = {}
         self.globals: dict[tuple[str, str], PutGlobal] = {}
         self.damage = Damage()
+        self.links: dict[LinkKey, tuple[PutLink, int, int]] = {}  # key -> (record, createdAt µs, write number)
+        self._links_of: dict[str, dict[LinkKey, None]] = {}  # note id -> keys of the links from or to it
+        self._link_writes = 0
         self._namespaces: dict[str, Namespace] = {}
-        self._selection: tuple[NoteFilter, np.ndarray | None] | None = None  # until the next record (``selection``)
+        # until the next record (``selection``): the rows of a scope, then those not expired
+        self._selection: tuple[tuple, np.ndarray | None] | None = None
+        self._unexpired: tuple[tuple, int, int, np.ndarray] | None = None
         documents = weakref.WeakMethod(self._documents)  # no cycle: a replaced state, and
         self.keywords = KeywordIndex(lambda project: documents()(project))  # its mapped files, go at once
 
@@ -69,14 +93,20 @@ class StoreState:
     def apply(self, record: Record | Damaged) -> None:
         """Apply one record. ``ValueError``/``InvalidValue`` before any change when a
         record cannot apply (the caller reports it as damage)."""
-        self._selection = None
+        self._selection = self._unexpired = None
         if isinstance(record, Put):
             self._put(record)
         elif isinstance(record, Rehome):
             self._rehome(record)
         elif isinstance(record, Delete):
             self._delete(record.id)
+            self._unlink_note(record.id)
             self.damage.notes.pop(record.id, None)
+        elif isinstance(record, PutLink):
+            self._link(record)
+        elif isinstance(record, DeleteLink):
+            self._unlink(record.key)
+            self.damage.links.pop(record.key, None)
         elif isinstance(record, Drop):
             self._drop(record.namespace)
         elif isinstance(record, PutGlobal):
@@ -93,6 +123,8 @@ class StoreState:
                 self._delete(note_id)
             for key in found.about.globals:
                 self.globals.pop(key, None)
+            for link in found.about.links:
+                self._unlink(link)
 
     def lose_note(self, row: int, path: str) -> None:
         """A note whose stored fields fail their checksum: out of every answer."""
@@ -103,13 +135,14 @@ class StoreState:
     def _put(self, record: Put) -> None:
         fields = record.note
         created = micros(fields.created)  # what may fail, before anything changes
+        expires = expiry_micros(fields)
         namespace_dim(record.namespace)
         vector = None if record.vector is None else _one_vector(record.vector, record.namespace)
         old = self.notes.row_of.get(fields.id)
         if old is not None:
             self.keywords.remove(self.notes.names.names[self.notes.project[old]], fields.id)
             self.notes.kill(old)
-        row = self.notes.append(fields, record.namespace, created)
+        row = self.notes.append(fields, record.namespace, created, expires, fields_dedup_hash(fields))
         if old is not None:
             for space in self.spaces.values():
                 space.move(old, row)
@@ -140,6 +173,32 @@ class StoreState:
         self.notes.kill(row)
         for space in self.spaces.values():
             space.remove(row)
+
+    def _link(self, record: PutLink) -> None:
+        created = micros(record.created)  # what may fail, before anything changes
+        key = record.key
+        self.damage.links.pop(key, None)
+        if key in self.links:
+            return  # linking twice is one link: the first stays
+        self._link_writes += 1
+        self.links[key] = (record, created, self._link_writes)
+        for note_id in key[:2]:
+            self._links_of.setdefault(note_id, {})[key] = None
+
+    def _unlink(self, key: LinkKey) -> None:
+        if self.links.pop(key, None) is not None:
+            for note_id in key[:2]:
+                keys = self._links_of.get(note_id)
+                if keys is not None:
+                    keys.pop(key, None)
+                    if not keys:
+                        del self._links_of[note_id]
+
+    def _unlink_note(self, note_id: str) -> None:
+        """A deleted note's links go with it."""
+        for key in list(self._links_of.get(note_id, ())):
+            self._unlink(key)
+        self.damage.heal_links(note_id)
 
     def _drop(self, namespace: str) -> None:
         space = self.spaces.get(namespace)
@@ -202,23 +261,50 @@ class StoreState:
         return None if row is None or space is None else space.vector(row)
 
     def selection(self, where: NoteFilter) -> np.ndarray | None:
-        """The rows ``where`` selects. The last answer is kept until a record is applied: a
-        session asks about one scope again and again, and a vector space keeps what it
-        derives from the same array (its slots, by list) for as long. Callers must not change
-        it. Every query starts here, so here too damage of unknown subject fails it."""
+        """The rows ``where`` selects (with ``where.now``, those not expired then). The last
+        answer is kept until a record is applied, and while ``now`` stays between the same
+        two expiry instants: a session asks about one scope again and again, and a vector
+        space keeps what it derives from the same array (its slots, by list) for as long.
+        Callers must not change it. Every query starts here, so here too damage of unknown
+        subject fails it."""
         self.damage.check()
-        if self._selection is not None and self._selection[0] == where:
-            return self._selection[1]
-        window = where.window
-        mask = self.notes.mask(
-            where.project_id.value,
-            None if where.group_id is None else where.group_id.value,
-            None if window.since is None else instant_micros(window.since),
-            None if window.until is None else instant_micros(window.until),
-            where.tags.values,
-        )
-        self._selection = (where, mask)
+        scope = (where.project_id, where.group_id, where.tags, where.window)
+        if self._selection is not None and self._selection[0] == scope:
+            mask = self._selection[1]
+        else:
+            window = where.window
+            mask = self.notes.mask(
+                where.project_id.value,
+                None if where.group_id is None else where.group_id.value,
+                None if window.since is None else instant_micros(window.since),
+                None if window.until is None else instant_micros(window.until),
+                where.tags.values,
+            )
+            self._selection, self._unexpired = (scope, mask), None
+        if where.now is None or mask is None:
+            return mask
+        return self._without_expired(scope, mask, instant_micros(where.now))
+
+    def _without_expired(self, scope: tuple, mask: np.ndarray, now: int) -> np.ndarray:
+        """``mask`` without the rows expired at ``now``: the same array when none is."""
+        kept = self._unexpired
+        if kept is not None and kept[0] == scope and kept[1] <= now < kept[2]:
+            return kept[3]
+        rows = self.notes.expiring_rows()
+        rows = rows[mask[rows]]
+        expires = self.notes.expires.values[rows]
+        past = expires <= now
+        since = int(expires[past].max()) if past.any() else _BEFORE_ALL
+        until = int(expires[~past].min()) if not past.all() else _AFTER_ALL
+        if past.any():
+            mask = mask.copy()
+            mask[rows[past]] = False
+        self._unexpired = (scope, since, until, mask)
         return mask
+
+    def untrimmed(self, mask: np.ndarray | None) -> bool:
+        """Whether ``mask`` (from ``selection``) left out no expired row."""
+        return self._selection is not None and mask is self._selection[1]
 
     def list_recent(self, where: NoteFilter, limit: int) -> list[StoredNote]:
         mask = self.selection(where)
@@ -228,6 +314,60 @@ class StoreState:
         created = self.notes.created.values[rows]
         newest = rows[np.lexsort((-rows, -created))[:limit]]  # newest createdAt, then last written
         return [self.stored(row) for row in newest.tolist()]
+
+    def duplicates(self, keys: list[DedupKey], now: int) -> list[str | None]:
+        """For each key, the id of a live note not expired at ``now`` (µs) holding it (the
+        first written when several do), None when none does. One pass over the hash
+        column; only the rows whose hash matches are decoded."""
+        if not keys or not len(self.notes):
+            return [None] * len(keys)
+        notes = self.notes
+        hashes = np.fromiter((dedup_hash(k.project_id, k.group_id, k.text) for k in keys), dtype=np.uint64, count=len(keys))
+        rows = np.flatnonzero(np.isin(notes.dedup_values(), hashes))
+        rows = rows[notes.alive.values[rows] & (notes.expires.values[rows] > now)]
+        found: dict[tuple[str, str, str], str] = {}
+        for row in rows.tolist():
+            fields = notes.fields(row)
+            found.setdefault((fields.project, fields.group, dedup_text(fields.text)), fields.id)
+        return [found.get((k.project_id, k.group_id, k.text)) for k in keys]
+
+    def expired_ids(self, now: int) -> list[str]:
+        """The ids of the notes expired at ``now`` (µs), in write order."""
+        return [self.notes.ids[row] for row in self.notes.expired(now).tolist()]
+
+    def links_of(self, note_id: str) -> list[PutLink]:
+        """The links from or to a note, newest createdAt first (ties: last written first)."""
+        self.damage.check_links(note_id)
+        items = [self.links[key] for key in self._links_of.get(note_id, ())]
+        items.sort(key=lambda item: (item[1], item[2]), reverse=True)
+        return [record for record, _created, _number in items]
+
+    def all_links(self, project: str | None) -> list[PutLink]:
+        """Every link (whose source note, or else target note, is of ``project``), oldest
+        createdAt first (ties: first written first). ``StoreCorrupt`` if any is damaged."""
+        self.damage.check_all_links()
+        items = sorted(self.links.values(), key=lambda item: (item[1], item[2]))
+        if project is None:
+            return [record for record, _created, _number in items]
+        code = self.notes.names.find(project)
+        return [record for record, _created, _number in items if code is not None and self._project_code(record) == code]
+
+    def _project_code(self, record: PutLink) -> int | None:
+        for note_id in (record.source, record.target):
+            row = self.notes.row_of.get(note_id)
+            if row is not None:
+                return int(self.notes.project[row])
+        return None
+
+    def adopt_derived(self, older: StoreState) -> None:
+        """Take over the keyword indexes ``older`` built, for this state loaded from a
+        snapshot of the same contents less, perhaps, notes that had expired."""
+        self.keywords.adopt(older.keywords)
+        old = older.notes
+        for row in old.expiring_rows().tolist():
+            note_id = old.ids[row]
+            if note_id not in self.notes.row_of:
+                self.keywords.remove(old.names.names[old.project[row]], note_id)
 
     def iter_notes(self, project: str | None) -> Iterator[StoredNote]:
         """Live notes in write order, as of this call: what it yields, later and outside

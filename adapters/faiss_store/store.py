@@ -1,10 +1,10 @@
 """``FaissNoteStore``: the store ports (``NoteStore``) on local disk, shared by several processes.
 
-Layout of ``data_dir`` (format 3, see ``records`` and ``snapshot``)::
+Layout of ``data_dir`` (format 4, see ``records`` and ``snapshot``)::
 
     LOCK                      flock'd by a writer for each write and each compaction
-    MANIFEST.json             one checksummed line: {"format":3,"generation":g,"snapshot":…,"journal":…,"sidecar_crc":…}
-    snapshot-<g>/             sidecar.json, note columns and bodies, vectors (absent for generation 0)
+    MANIFEST.json             one checksummed line: {"format":4,"generation":g,"snapshot":…,"journal":…,"sidecar_crc":…}
+    snapshot-<g>/             sidecar.json, note columns and bodies, vectors, globals, links (absent for generation 0)
     journal-<g>.jsonl         header, then every write since snapshot g
 
 Guarantees:
@@ -16,16 +16,24 @@ Guarantees:
   reported, never cut.
 * Every read first stats the manifest and the journal and replays what other processes
   appended, so it sees every write acknowledged before it began, in any process.
+* Every decision a write depends on (dedup in ``add``, both notes stored in ``link``, a
+  link stored in ``unlink``, which notes ``purge_expired`` removes) is taken under the
+  file lock after that catching up, so two processes adding the same text at once store
+  it once.
 * Compaction (automatic past ``compact_after_records``/``compact_after_bytes``, or
   ``compact()``) writes snapshot g+1 and an empty journal g+1, then switches the manifest
-  atomically. A process at generation g finishes reading journal g (already open, so its
-  removal does not matter) and follows on to journal g+1; one further behind reloads
-  (``generations``). The automatic one runs after the write is durable and applied, and
-  never fails it: a failure (a full disk, damage found) is logged
+  atomically; notes expired at the wall clock's instant are left out of it, with their
+  vectors and links. A process at generation g finishes reading journal g (already open,
+  so its removal does not matter) and follows on to journal g+1; one further behind
+  reloads (``generations``). The automatic one runs after the write is durable and
+  applied, and never fails it: a failure (a full disk, damage found) is logged
   (``store.compaction_failed``), its files removed, and it is tried again only after
   another ``compact_retry_records`` records, so a full disk does not tax every write.
+* Expiry is decided at read time (``NoteFilter.now``) from a column of expiry instants:
+  no note is decoded to leave out the expired ones. ``get`` returns an expired note.
 * Damage (``damage``) fails only the answers that depend on it, with ``StoreCorrupt``;
-  the rest is served. A format 2 store is upgraded by compacting it when a writer opens it.
+  the rest is served. A format 2 or 3 store is upgraded by compacting it when a writer
+  opens it.
 
 Failure modes: ``StoreError`` for I/O errors and wrong vector lengths, ``StoreCorrupt``
 for a file that is not what its format says, naming it. Sets FAISS to one OpenMP thread
@@ -38,6 +46,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 
 import faiss
@@ -47,13 +56,27 @@ from mcp_memory.adapters.faiss_store import answers
 from mcp_memory.adapters.faiss_store.disk import FileLock, tree_bytes
 from mcp_memory.adapters.faiss_store.generations import LOCK, Generations
 from mcp_memory.adapters.faiss_store.lines import checked_line
-from mcp_memory.adapters.faiss_store.records import FORMAT, Delete, Drop, Put, PutGlobal, Record, Rehome, fields_of, vector_bytes
+from mcp_memory.adapters.faiss_store.records import (
+    FORMAT,
+    Delete,
+    DeleteLink,
+    Drop,
+    Put,
+    PutGlobal,
+    PutLink,
+    Record,
+    Rehome,
+    fields_of,
+    instant_micros,
+    vector_bytes,
+)
 from mcp_memory.adapters.private_files import make_private_dir
-from mcp_memory.application.errors import StoreError
+from mcp_memory.application.errors import StoreCorrupt, StoreError
 from mcp_memory.application.ports import CandidateQuery, Candidates, StoredNote, Vector
-from mcp_memory.domain.errors import InvalidValue
+from mcp_memory.domain.errors import DomainError, InvalidValue
 from mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, Namespace, NoteId
-from mcp_memory.domain.note import GlobalEntry, Note, NoteFilter
+from mcp_memory.domain.link import Link, LinkKey, Relation
+from mcp_memory.domain.note import DedupKey, GlobalEntry, Note, NoteFilter
 from mcp_memory.domain.time import format_instant, parse_instant
 
 log = structlog.get_logger()
@@ -159,6 +182,34 @@ class FaissNoteStore:
             with self._writing():
                 self._commit(*records, lines=lines)
 
+    def add(self, notes: Sequence[tuple[Note, Vector]], namespace: Namespace, now: datetime) -> list[NoteId]:
+        """See ``NoteWriter.add``: the entries that are not duplicates, in one journal write.
+        Duplicates are found under the lock, caught up with every process, by the hash
+        column (``StoreState.duplicates``); an entry repeating an earlier one of the call
+        is compared by key."""
+        records = [
+            Put(note=fields_of(note), namespace=str(namespace), vector=vector_bytes(vector, namespace.dim))
+            for note, vector in notes
+        ]
+        lines = [_at_index(i, checked_line, record) for i, record in enumerate(records)]
+        keys = [note.dedup_key for note, _vector in notes]
+        if not records:
+            return []
+        with self._writing():
+            stored = self._live.state.duplicates(keys, instant_micros(now))
+            ids: list[NoteId] = []
+            first: dict[DedupKey, NoteId] = {}
+            written: list[int] = []
+            for i, ((note, _vector), key, held) in enumerate(zip(notes, keys, stored)):
+                holder = NoteId(held) if held is not None else first.get(key)
+                if holder is None:
+                    holder = first[key] = note.id
+                    written.append(i)
+                ids.append(holder)
+            if written:
+                self._commit(*(records[i] for i in written), lines=[lines[i] for i in written])
+        return ids
+
     def rehome(self, namespace: Namespace, vectors: Mapping[NoteId, Vector]) -> None:
         rows = {note_id.value: vector_bytes(v, namespace.dim) for note_id, v in vectors.items()}
         with self._writing():
@@ -168,10 +219,49 @@ class FaissNoteStore:
                 self._commit(Rehome(namespace=str(namespace), ids=ids, vectors=data))
 
     def delete(self, note_id: NoteId) -> bool:
+        """See ``NoteWriter.delete``: one record, which removes the note's links too."""
         with self._writing():
             if note_id.value not in self._live.state:
                 return False
             self._commit(Delete(id=note_id.value))
+            return True
+
+    def purge_expired(self, now: datetime) -> int:
+        """See ``StoreMaintenance.purge_expired``: one ``Delete`` record per note expired at
+        ``now``, in one journal write."""
+        with self._writing():
+            ids = self._live.state.expired_ids(instant_micros(now))
+            if ids:
+                self._commit(*(Delete(id=note_id) for note_id in ids))
+            return len(ids)
+
+    def link(self, link: Link) -> bool:
+        """See ``NoteWriter.link``. ``StoreCorrupt`` when either note is damaged (whether it
+        is stored cannot be known)."""
+        key = link.key
+        record = PutLink(
+            source=key.from_id.value, target=key.to_id.value, relation=key.relation.value, created=format_instant(link.created_at)
+        )
+        line = checked_line(record)
+        with self._writing():
+            state = self._live.state
+            for note_id in (record.source, record.target):
+                state.damage.check_note(note_id)
+                if note_id not in state.notes.row_of:
+                    return False
+            if record.key not in state.links:
+                self._commit(record, lines=[line])
+            return True
+
+    def unlink(self, key: LinkKey) -> bool:
+        """See ``NoteWriter.unlink``. A link known to be damaged is removed too (the record
+        heals the damage) and counts as removed."""
+        record = DeleteLink(source=key.from_id.value, target=key.to_id.value, relation=key.relation.value)
+        with self._writing():
+            state = self._live.state
+            if record.key not in state.links and record.key not in state.damage.links:
+                return False
+            self._commit(record)
             return True
 
     def drop_namespace(self, namespace: Namespace) -> int:
@@ -214,6 +304,18 @@ class FaissNoteStore:
         with self._reading():
             self._live.sync()
             return self._live.state.list_recent(where, limit)
+
+    def links(self, note_id: NoteId) -> list[Link]:
+        with self._reading():
+            self._live.sync()
+            records = self._live.state.links_of(note_id.value)
+        return [_link_of(r) for r in records]
+
+    def iter_links(self, project_id: CanonicalProjectId | None = None) -> Iterable[Link]:
+        with self._reading():
+            self._live.sync()
+            records = self._live.state.all_links(None if project_id is None else project_id.value)
+        return [_link_of(r) for r in records]
 
     def iter_notes(self, project_id: CanonicalProjectId | None = None) -> Iterator[StoredNote]:
         with self._reading():
@@ -258,6 +360,14 @@ def _entry_of(record: PutGlobal) -> GlobalEntry:
     return GlobalEntry(
         CanonicalProjectId(record.project), GlobalKey(record.key), record.value, parse_instant(record.updated)
     )
+
+
+def _link_of(record: PutLink) -> Link:
+    try:
+        key = LinkKey(NoteId(record.source), NoteId(record.target), Relation(record.relation))
+        return Link(key, parse_instant(record.created))
+    except DomainError as exc:
+        raise StoreCorrupt(f"link {record.key} as stored breaks a rule ({exc})") from exc
 
 
 def _at_index(index: int, check: Callable[[Record], bytes], record: Record) -> bytes:

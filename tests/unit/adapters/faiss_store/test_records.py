@@ -7,14 +7,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcp_memory.adapters.faiss_store.lines import about, checked_line, decode_line, encode_line, read_line
+from mcp_memory.adapters.faiss_store.lines import about, checked_line, decode_line, decode_manifest, encode_line, read_line
+from mcp_memory.application.errors import StoreCorrupt
 from mcp_memory.adapters.faiss_store.records import (
     FORMAT,
     Delete,
+    DeleteLink,
     Drop,
+    Manifest,
     NoteFields,
     Put,
     PutGlobal,
+    PutLink,
     Rehome,
     Sidecar,
     SpaceFile,
@@ -59,6 +63,19 @@ records = st.one_of(
         group_ids,
         json_values,
         instants,
+    ),
+    st.builds(
+        lambda a, b, relation, t: PutLink(source=str(a), target=str(b), relation=relation, created=format_instant(t)),
+        st.uuids(),
+        st.uuids(),
+        st.from_regex(r"[a-z_]{1,32}", fullmatch=True),
+        instants,
+    ),
+    st.builds(
+        lambda a, b, relation: DeleteLink(source=str(a), target=str(b), relation=relation),
+        st.uuids(),
+        st.uuids(),
+        st.from_regex(r"[a-z_]{1,32}", fullmatch=True),
     ),
 )
 
@@ -149,3 +166,21 @@ def test_a_global_value_that_would_not_read_back_is_refused_at_value() -> None:
     with pytest.raises(InvalidValue) as caught:
         checked_line(record)
     assert caught.value.field == "value"
+
+
+@pytest.mark.parametrize("version", [3, 4])
+def test_a_checksummed_manifest_of_format_3_or_4_is_read(version: int) -> None:
+    manifest = Manifest(format=version, generation=2, snapshot="snapshot-00000002", journal="journal-00000002.jsonl", sidecar_crc=7)
+    assert decode_manifest(encode_line(manifest), "MANIFEST.json") == manifest
+
+
+def test_a_checksummed_manifest_claiming_format_2_is_refused() -> None:
+    manifest = Manifest(format=2, generation=2, snapshot=None, journal="journal-00000002.jsonl")
+    with pytest.raises(StoreCorrupt):
+        decode_manifest(encode_line(manifest), "MANIFEST.json")
+
+
+def test_a_link_record_says_which_link_it_is_about() -> None:
+    record = PutLink(source="a", target="b", relation="supersedes", created="2024-01-15T10:30:00Z")
+    assert about(record).links == (("a", "b", "supersedes"),)
+    assert about(DeleteLink(source="a", target="b", relation="supersedes")).links == (("a", "b", "supersedes"),)
