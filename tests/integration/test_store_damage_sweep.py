@@ -3,12 +3,12 @@ written, and salvage keeps every record but the damaged one.
 
 A small store (``small_store``) is copied once per case and one byte flipped, at 600
 positions drawn with a fixed seed, every file getting an equal share (a small file all its
-bytes, the rest going to the larger ones). Then
-every read path runs: get of every note, list_recent and the three searches in both
-projects, get_global of every key, export (iter_notes, iter_globals). Each answer must be
-what was written or ``StoreCorrupt``; lists may leave out only notes that ``get`` reports
-damaged. Salvage runs on the same copy and must keep every note and setting that the
-damaged byte did not belong to, each exactly as written."""
+bytes, the rest going to the larger ones). Then every read path runs: get and the links
+of every note, list_recent and the three searches in both projects, get_global of every
+key, export (iter_notes, iter_globals, iter_links). Each answer must be what was written
+or ``StoreCorrupt``; lists may leave out only notes that ``get`` reports damaged. Salvage
+runs on the same copy and must keep every note, setting and link that the damaged byte
+did not belong to, each exactly as written."""
 
 from __future__ import annotations
 
@@ -36,7 +36,8 @@ def pristine(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Written]:
 
 
 REFUSED_WHOLE = {"MANIFEST.json", "sidecar.json", "notes.npy", "tags.npy"}
-"""The only files whose damage may refuse the whole store: they place every note."""
+"""The only files whose damage may refuse the whole store: they place every note (and
+hold its expiresAt and dedup hash)."""
 
 
 def positions(data: Path) -> list[tuple[str, int]]:
@@ -74,6 +75,8 @@ def check_reads(store: FaissNoteStore, written: Written) -> set:
             damaged.add(note_id)
         else:
             assert got is not None and got.note == note and got.namespace == NS
+        links = answer(lambda: store.links(note_id))
+        assert links is StoreCorrupt or links == written.links_of(note_id)
     for project in PROJECTS:
         mine = {i for i, n in written.notes.items() if n.project_id == project}
         everyone = sorted(mine, key=lambda i: written.notes[i].created_at, reverse=True)
@@ -100,6 +103,11 @@ def check_reads(store: FaissNoteStore, written: Written) -> set:
         assert {s.note.id: s.note for s in exported} == written.notes
     settings = answer(lambda: store.iter_globals())
     assert settings is StoreCorrupt or {(g.project_id, g.key): g for g in settings} == written.globals
+    links = answer(lambda: list(store.iter_links()))
+    assert links is StoreCorrupt or links == written.all_links()
+    for project in PROJECTS:
+        links = answer(lambda: list(store.iter_links(project)))
+        assert links is StoreCorrupt or links == [k for k in written.all_links() if written.notes[k.key.from_id].project_id == project]
     return damaged
 
 
@@ -114,7 +122,10 @@ def check_salvage(data: Path, written: Written) -> None:
     assert len(notes) >= len(written.notes) - 1
     settings = {(g.project_id, g.key): g for g in export.globals}
     assert all(written.globals[key] == entry for key, entry in settings.items())
-    assert len(notes) + len(settings) >= len(written.notes) + len(written.globals) - 1
+    between = [link for link in written.all_links() if {link.key.from_id, link.key.to_id} <= set(notes)]
+    assert [link for link in between if link in export.links] == export.links  # as written, oldest first
+    lost = len(written.notes) - len(notes) + len(written.globals) - len(settings) + len(between) - len(export.links)
+    assert lost <= 1
 
 
 def test_no_single_damaged_byte_makes_a_read_return_data_that_was_not_written(pristine, tmp_path: Path) -> None:
