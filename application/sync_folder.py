@@ -99,19 +99,21 @@ def sync_folder(
 ) -> FolderSynced:
     project = services.project(command.project_id)
     group = at("group_id", GroupId, command.group_id)
-    run = _Run(folder.root, project, group, command.batch_size, services, memo or SyncMemo())
+    run = _Run(folder.root, project, group, command.batch_size, services, memo or SyncMemo(), progress)
     owned = run.owned()
     entries = list(folder.files())
-    progress(0, len(entries))
+    run.total = len(entries)
+    progress(0, run.total)
     for done, entry in enumerate(entries, 1):
         known = owned.pop(entry.path, [])
         if isinstance(entry, Skipped):
             run.skipped.append(entry)
         else:
             run.sync_file(entry, known, folder)
-        if run.flush_due() or done % PROGRESS_EVERY == 0:
-            run.flush(force=False)
-            progress(done, len(entries))
+        run.flush(force=False)  # reports progress after each batch written
+        run.done = done
+        if done % PROGRESS_EVERY == 0:
+            progress(done, run.total)
     run.flush(force=True)
     for path, notes in owned.items():
         run.delete(notes)
@@ -124,9 +126,12 @@ def sync_folder(
 
 
 class _Run:
-    def __init__(self, root: str, project: CanonicalProjectId, group: GroupId, batch: int, services: Services, memo: SyncMemo) -> None:
+    def __init__(
+        self, root: str, project: CanonicalProjectId, group: GroupId, batch: int, services: Services, memo: SyncMemo, progress: Progress
+    ) -> None:
         self.root, self.project, self.group, self.batch = root, project, group, batch
-        self.services, self.memo = services, memo
+        self.services, self.memo, self.progress = services, memo, progress
+        self.done = self.total = 0  # files done, of all listed
         self.now = services.clock.now()
         self.namespace: Namespace | None = None
         self.added: list[str] = []
@@ -213,6 +218,7 @@ class _Run:
                 if left == 1:
                     self.delete(old)
                     del self.waiting[path]
+            self.progress(self.done, self.total)
 
     def delete(self, notes: Iterable[_Owned]) -> None:
         for note in notes:

@@ -26,7 +26,8 @@ if TYPE_CHECKING:
     from mcp_memory.application.sync_folder import FolderSynced, SyncFolder, SyncMemo
 
 DEFAULT_GROUP = "kb"
-BAR_FROM_FILES = 200  # a folder with fewer files syncs without a progress bar
+BAR_FROM_FILES = 200  # a folder with fewer files syncs without a progress bar ...
+BAR_AFTER_SECONDS = 3.0  # ... unless it takes longer than this
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 DESCRIPTION = """\
@@ -219,15 +220,18 @@ def _shown(path: str) -> str:
 
 @contextmanager
 def _bar(err: TextIO) -> Iterator[Progress]:
-    """A progress bar on stderr for a folder of ``BAR_FROM_FILES`` files or more."""
+    """A progress bar (in files) on stderr for a folder of ``BAR_FROM_FILES`` files or more,
+    or a sync still running after ``BAR_AFTER_SECONDS`` (a large file's many sections)."""
+    import time
+
     from mcp_memory.entrypoints.progress import ProgressBar
 
     bar = ProgressBar("sync", err)
-    shown = False
+    started, shown = time.monotonic(), False
 
     def step(done: int, total: int) -> None:
         nonlocal shown
-        if total >= BAR_FROM_FILES:
+        if shown or total >= BAR_FROM_FILES or time.monotonic() - started >= BAR_AFTER_SECONDS:
             shown = True
             bar(done, total)
 
