@@ -151,16 +151,16 @@ def watch_command(services: Services, folder: MarkdownFolder, watch: Any, args: 
             if stop.is_set():
                 raise KeyboardInterrupt
 
-        with _bar(err) as bar:
-
-            def first_step(done: int, total: int) -> None:
-                bar(done, total)
-                step(done, total)
-
-            first = sync_folder(command, folder, services, first_step, memo)
-        _report(first, args.json, out, err)
-        shown = set(first.skipped)
         try:
+            with _bar(err) as bar:
+
+                def first_step(done: int, total: int) -> None:
+                    bar(done, total)
+                    step(done, total)
+
+                first = sync_folder(command, folder, services, first_step, memo)
+            _report(first, args.json, out, err)
+            shown = set(first.skipped)
             for _paths in watch.changes(stop):
                 try:
                     done = sync_folder(command, folder, services, step, memo)
@@ -170,8 +170,8 @@ def watch_command(services: Services, folder: MarkdownFolder, watch: Any, args: 
                 if done.changed or set(done.skipped) != shown:
                     _report(done, args.json, out, err, skipped=[s for s in done.skipped if s not in shown])
                     shown = set(done.skipped)
-        except KeyboardInterrupt:  # asked to stop inside a sync: the batch in hand is written
-            pass
+        except KeyboardInterrupt:  # asked to stop inside a sync: the batches written are kept
+            err.write("mcp-memory sync: stopped; what was written is kept\n")
     return EXIT_OK
 
 
