@@ -6,6 +6,9 @@
         write COUNT notes, then wait to see the other writer's COUNT too, print "ok"
     python store_worker.py compact DATA_DIR STOP_FILE
         compact over and over until STOP_FILE exists, print how many times
+    python store_worker.py add DATA_DIR TAG COUNT COMPACT_AFTER AT
+        wait until the epoch second AT, then add (with dedup) the COUNT texts of
+        ``raced_note`` one call each, printing the id that holds each
 """
 
 from __future__ import annotations
@@ -83,6 +86,26 @@ def share_with(store: NoteStore, tag: str, count: int, other: str) -> None:
     print("ok" if not missing and listed == {n.id.value for n in wanted} else f"missing {missing[:3]}", flush=True)
 
 
+def raced_note(tag: str, index: int) -> Note:
+    """Note ``index`` of writer ``tag`` in the dedup race: its own id, a text every writer shares."""
+    return Note(
+        id=NoteId(str(uuid.uuid5(uuid.NAMESPACE_URL, f"{tag}/raced/{index}"))),
+        project_id=PROJECT,
+        group_id=GroupId("raced"),
+        text=f"raced  text {index}\n" if tag == "a" else f"raced text {index}",
+        created_at=T0 + timedelta(seconds=index),
+    )
+
+
+def add(data_dir: str, tag: str, count: int, compact_after: int, at: float) -> None:
+    store = FaissNoteStore(Path(data_dir), compact_after_records=compact_after)
+    time.sleep(max(0.0, at - time.time()))
+    for index in range(count):
+        held = store.add([(raced_note(tag, index), expected_vector(tag, index))], NS, datetime.now(timezone.utc))
+        print(held[0].value, flush=True)
+    store.close()
+
+
 def assert_holds(store: NoteStore, tag: str, indexes: list[int]) -> None:
     """Every acknowledged note of ``tag`` reads back as written and is found by its vector;
     closes ``store``."""
@@ -120,5 +143,7 @@ if __name__ == "__main__":
         write(args[0], args[1], int(args[2]), int(args[3]), int(args[4]))
     elif mode == "share":
         share(args[0], args[1], int(args[2]), int(args[3]), args[4])
+    elif mode == "add":
+        add(args[0], args[1], int(args[2]), int(args[3]), float(args[4]))
     else:
         compact(args[0], args[1])

@@ -141,6 +141,23 @@ def test_two_processes_writing_one_project_each_see_all_notes(tmp_path: Path, co
     assert_holds(data, "b", list(range(200)))
 
 
+@pytest.mark.parametrize("compact_after", [100_000, 7])
+def test_processes_adding_the_same_texts_at_once_store_each_once(tmp_path: Path, compact_after: int) -> None:
+    data = tmp_path / "data"
+    FaissNoteStore(data).close()
+    start = time.time() + 3  # every worker open and waiting by then
+    workers = [run_worker("add", data, tag, 40, compact_after, start) for tag in ("a", "b", "c")]
+    answers = [w.communicate(timeout=120)[0].split() for w in workers]
+    assert len(answers[0]) == 40 and answers[0] == answers[1] == answers[2]  # each text held by one note, for all
+    store = FaissNoteStore(data)
+    try:
+        stored = {s.note.id.value: s.note for s in store.iter_notes()}
+        assert sorted(stored) == sorted(held.decode() for held in answers[0])
+        assert sorted(" ".join(n.text.split()) for n in stored.values()) == sorted(f"raced text {i}" for i in range(40))
+    finally:
+        store.close()
+
+
 def test_a_reader_sees_a_write_of_another_process_on_its_next_read(tmp_path: Path) -> None:
     data = tmp_path / "data"
     reader = FaissNoteStore(data)
