@@ -17,6 +17,7 @@ change or cannot carry (NaN, a non-string key, a lone surrogate) is refused with
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import msgspec
@@ -59,8 +60,18 @@ def note_doc(note: Note) -> str:
     raise InvalidValue("Note", READ_BACK_RULE, "a value that would not read back", unreadable_field(doc))
 
 
+def note_of(doc: str) -> Note:
+    return STORED.note(_doc_decoder.decode(doc))
+
+
 def stored_note(doc: str, namespace: str) -> StoredNote:
-    return StoredNote(STORED.note(_doc_decoder.decode(doc)), Namespace.parse(namespace))
+    return StoredNote(note_of(doc), Namespace.parse(namespace))
+
+
+def dedup_hash(note: Note) -> bytes:
+    """``notes.dedup``: the SHA-256 of the note's dedup text (``Note.dedup_key``); project
+    and group are columns of their own."""
+    return hashlib.sha256(note.dedup_key.text.encode("utf-8", "surrogatepass")).digest()
 
 
 def global_value(entry: GlobalEntry) -> str:

@@ -25,6 +25,14 @@ The hybrid question is one statement, one round trip, one snapshot. Its parts (C
   after it by ``(created, written)``, through the ``(project, grp, created, written)`` index,
   with its cosine when it has a vector in the namespace.
 * **docs**: the stored fields and home namespace of every note named above.
+
+Expiry: with ``NoteFilter.now``, notes with ``expires <= now`` are left out of every part,
+inside the filter (so they never shorten an answer). On ``notes`` the condition reads the
+row's ``expires``; on ``vectors`` and ``postings``, which hold no copy of it, the statement
+first collects the project's expired ids (``expired``, through the partial index on
+``notes.expires``: few rows, since the store purges them every few minutes) and the filter
+is ``note NOT IN (SELECT id FROM expired)``, a hashed lookup that keeps the scans of
+``vectors_by_scope`` index-only.
 """
 
 from __future__ import annotations
@@ -48,8 +56,15 @@ SESSION_SETTINGS = (
 )
 
 
-def filter_sql(where: NoteFilter, alias: str, params: dict[str, Any]) -> str:
-    """The conditions of ``where`` on a table with ``project, grp, created, tags`` columns."""
+EXPIRED_CTE = "expired AS MATERIALIZED (SELECT id FROM notes WHERE expires <= %(now)s AND project = %(project)s)"
+"""The ids of the project's notes expired at ``now``, for ``filter_sql(..., by_id=True)``."""
+
+
+def filter_sql(where: NoteFilter, alias: str, params: dict[str, Any], *, by_id: bool = False) -> str:
+    """The conditions of ``where`` on a table with ``project, grp, created, tags`` columns.
+    With ``where.now``, expired notes are left out: by the table's own ``expires`` column
+    (``notes``), or with ``by_id`` by its ``note`` column not being in the ``expired`` CTE
+    (``EXPIRED_CTE``, which the statement must then define)."""
     params["project"] = where.project_id.value
     parts = [f"{alias}.project = %(project)s"]
     if where.group_id is not None:
@@ -64,6 +79,12 @@ def filter_sql(where: NoteFilter, alias: str, params: dict[str, Any]) -> str:
     if where.window.until is not None:
         params["until"] = where.window.until
         parts.append(f"{alias}.created < %(until)s")
+    if where.now is not None:
+        params["now"] = where.now
+        if by_id:
+            parts.append(f"{alias}.note NOT IN (SELECT id FROM expired)")
+        else:
+            parts.append(f"({alias}.expires IS NULL OR {alias}.expires > %(now)s)")
     return " AND ".join(parts)
 
 
@@ -84,10 +105,10 @@ def candidates_sql(
     cosine or null; n: 0 before, 1 after), ``d`` a note's doc and home. ``space`` None: the
     namespace holds no vectors. Needs ``q`` (the query vector), ``depth``, ``sample`` and
     ``terms`` in ``params`` as the parts asked for use them."""
-    v_filter = filter_sql(where, "v", params)
+    v_filter = filter_sql(where, "v", params, by_id=True)
     n_filter = filter_sql(where, "n", params)
-    p_filter = filter_sql(where, "p", params)
-    ctes: list[str] = []
+    p_filter = filter_sql(where, "p", params, by_id=True)
+    ctes: list[str] = [EXPIRED_CTE] if where.now is not None else []
     outputs: list[str] = []
     seeds: list[str] = []
     vec = f"%(q)s::vector({int(dim)})"

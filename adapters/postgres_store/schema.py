@@ -4,8 +4,10 @@ starting at once on an empty database create it once and none sees half of it.
 
 ``mcp_memory_schema`` records each applied version. A database whose schema is newer than
 this code is refused (``StoreError``): an older server must not write into a format it does
-not know. Adding a migration: append ``(version, sql)`` to ``MIGRATIONS``; never edit one
-that has shipped.
+not know. Adding a migration: append ``(version, step)`` to ``MIGRATIONS``, ``step`` being SQL or a
+function of the connection (for what SQL cannot compute); never edit one that has shipped.
+Every step is written to be idempotent (``IF NOT EXISTS``, recomputed columns), though the
+lock and the version table already make it run once.
 
 Tables (version 1):
 
@@ -21,17 +23,81 @@ Tables (version 1):
   the note's length and copies of its filter columns, all in the primary key's index, so
   scoring a term is an index-only scan; ``keyword_totals`` counts notes and terms per project.
 * ``globals``: the global settings, their value as JSON text.
+
+Version 2 (curation, SPEC §11), migrated in place from version 1:
+
+* ``notes.expires``: the note's expiresAt (null: never), a copy of ``doc``'s ``expires``;
+  partial index ``notes_by_expiry`` on it where not null (the expired notes a search leaves
+  out, the purge). Reads leave out ``expires <= now``; the purge deletes them.
+* ``notes.dedup``: SHA-256 of the note's dedup text (``Note.dedup_key``: NFC, whitespace
+  collapsed, ends trimmed), computed in Python at every write and for existing notes by the
+  migration itself; ``notes_by_dedup`` on ``(project, grp, dedup)``. Not unique: import and
+  ``put_many`` store exact duplicates, and an expired note does not count; ``add`` decides
+  under a transaction-scoped advisory lock per key instead. ``NOT NULL``, so a server of an
+  older version, which does not fill it, has every write refused after the upgrade instead
+  of writing notes dedup cannot see.
+* ``links``: ``(from_id, to_id, relation)`` primary key, ``created`` (the link's instant),
+  ``written`` (write order, from ``write_order``); both ids reference ``notes`` with
+  ``ON DELETE CASCADE``, so deleting or purging a note removes its links; ``links_by_to``
+  finds the links into a note.
+* The sync origin lives in ``doc`` (``origin``), which ``iter_notes`` returns as stored.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import psycopg
 
+from mcp_memory.adapters.postgres_store import codec
 from mcp_memory.application.errors import StoreError
 
 LOCK_KEY = 0x6D63_706D_656D  # pg_advisory_xact_lock key shared by every mcp-memory server
 
-MIGRATIONS: tuple[tuple[int, str], ...] = (
+BACKFILL_BATCH = 2_000
+
+
+def _curation_columns(conn: psycopg.Connection) -> None:
+    """Version 2: expiry, dedup key and links; ``dedup`` and ``expires`` of every existing
+    note computed from its ``doc`` (SQL cannot compute Python's NFC and whitespace rules)."""
+    conn.execute("ALTER TABLE notes ADD COLUMN IF NOT EXISTS expires timestamptz")
+    conn.execute("ALTER TABLE notes ADD COLUMN IF NOT EXISTS dedup bytea")
+    with conn.cursor(name="curation_backfill") as cursor:
+        cursor.itersize = BACKFILL_BATCH
+        cursor.execute("SELECT id, doc FROM notes WHERE dedup IS NULL")
+        with conn.cursor() as update:
+            while rows := cursor.fetchmany(BACKFILL_BATCH):
+                ids, keys, expiries = [], [], []
+                for key, doc in rows:
+                    note = codec.note_of(doc)
+                    ids.append(key)
+                    keys.append(codec.dedup_hash(note))
+                    expiries.append(note.expires_at)
+                update.execute(
+                    """UPDATE notes n SET dedup = u.dedup, expires = u.expires
+                       FROM unnest(%s::text[], %s::bytea[], %s::timestamptz[]) AS u(id, dedup, expires)
+                       WHERE n.id = u.id""",
+                    (ids, keys, expiries),
+                )
+    conn.execute(
+        """
+        ALTER TABLE notes ALTER COLUMN dedup SET NOT NULL;
+        CREATE INDEX IF NOT EXISTS notes_by_dedup ON notes (project, grp, dedup);
+        CREATE INDEX IF NOT EXISTS notes_by_expiry ON notes (expires) WHERE expires IS NOT NULL;
+        CREATE TABLE IF NOT EXISTS links (
+            from_id text NOT NULL REFERENCES notes (id) ON DELETE CASCADE,
+            to_id text NOT NULL REFERENCES notes (id) ON DELETE CASCADE,
+            relation text NOT NULL,
+            created timestamptz NOT NULL,
+            written bigint NOT NULL,
+            PRIMARY KEY (from_id, to_id, relation)
+        );
+        CREATE INDEX IF NOT EXISTS links_by_to ON links (to_id);
+        """
+    )
+
+
+MIGRATIONS: tuple[tuple[int, str | Callable[[psycopg.Connection], None]], ...] = (
     (
         1,
         """
@@ -96,6 +162,7 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
         );
         """,
     ),
+    (2, _curation_columns),
 )
 LATEST = MIGRATIONS[-1][0]
 
@@ -113,9 +180,12 @@ def migrate(conn: psycopg.Connection, place: str) -> int:
                 f"the {place} has mcp-memory schema version {found}; this version of mcp-memory "
                 f"knows up to {LATEST}: upgrade mcp-memory"
             )
-        for version, sql in MIGRATIONS:
+        for version, step in MIGRATIONS:
             if version > found:
-                conn.execute(sql)
+                if callable(step):
+                    step(conn)
+                else:
+                    conn.execute(step)
                 conn.execute("INSERT INTO mcp_memory_schema (version) VALUES (%s)", (version,))
     return found
 

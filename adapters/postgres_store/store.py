@@ -15,6 +15,21 @@ Guarantees, as ``FaissNoteStore`` gives them:
   for each other. A new namespace is registered (with its HNSW index) in a transaction of
   its own, under an advisory lock.
 * Values read back exactly as written (``codec``), NUL characters included.
+* Dedup on write (``add``): the entries' keys are locked with transaction-scoped advisory
+  locks (one per project, group and dedup hash, taken in sorted order), then the stored
+  holders are looked up and the new notes written in the same transaction: two servers
+  adding one text at once store it once, and adds of different texts do not wait for each
+  other's lock.
+* Expiry: reads with ``NoteFilter.now`` leave out ``expires <= now`` (``queries``); ``get``
+  answers an expired note (the use case decides). ``purge_expired(now)`` deletes them, and
+  the store purges by itself: after a write that succeeded, at most once every
+  ``purge_every`` seconds per server (default ``PURGE_EVERY``, 5 minutes; the first one
+  ``purge_every`` after opening, so a short command never purges), it deletes the
+  notes with ``expires <= now()`` (the database's clock, one for every server), one
+  transaction per project, without waiting for rows another writer holds (``SKIP LOCKED``:
+  the next purge takes them). A failing purge is logged, never the write's failure.
+* Links: a table with foreign keys to ``notes`` (``ON DELETE CASCADE``): ``link`` locks both
+  notes (``FOR KEY SHARE``) while it writes, so a note deleted meanwhile is caught.
 
 Failure modes: ``StoreError`` naming host, port and database (never the password) when the
 database cannot be reached, refuses the login or drops the connection; the pool reconnects
@@ -26,13 +41,16 @@ for a role that may not create the ``vector`` extension in a database that lacks
 from __future__ import annotations
 
 import hashlib
-from datetime import timezone
+import threading
+import time
+from datetime import datetime, timezone
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import psycopg
+import structlog
 
 from mcp_memory.adapters.postgres_store import codec
 from mcp_memory.adapters.postgres_store.connection import connect, failures, open_pool
@@ -44,8 +62,11 @@ from mcp_memory.application.errors import StoreError
 from mcp_memory.application.ports import NO_SPREAD, Candidate, CandidateQuery, Candidates, Neighbour, Spread, StoredNote, Vector
 from mcp_memory.domain.errors import InvalidValue
 from mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, Namespace, NoteId
+from mcp_memory.domain.link import Link, LinkKey, Relation
 from mcp_memory.domain.note import GlobalEntry, Note, NoteFilter
 from mcp_memory.domain.time import format_instant
+
+log = structlog.get_logger()
 
 HNSW_MAX_DIM = 2000
 """pgvector indexes ``vector`` columns of at most 2,000 dimensions; larger namespaces are
@@ -55,19 +76,25 @@ TERM_MAX = 128
 """A longer term is indexed by its first 96 characters and a hash: a btree entry has a size
 limit, and nobody types such a term."""
 
-TABLES = ("namespaces", "notes", "vectors", "postings", "keyword_totals", "globals", "mcp_memory_schema")
+TABLES = ("namespaces", "notes", "vectors", "postings", "keyword_totals", "globals", "links", "mcp_memory_schema")
+
+PURGE_EVERY = 300.0
+"""Seconds between two purges of expired notes by one server (piggy-backed on a write)."""
 
 
 class PostgresNoteStore:
     """Notes in the PostgreSQL database at ``url`` (schema created or migrated on open).
     Thread-safe: each call takes a connection from the pool."""
 
-    def __init__(self, url: str, *, pool_size: int = 8, timeout: float = 5.0) -> None:
+    def __init__(self, url: str, *, pool_size: int = 8, timeout: float = 5.0, purge_every: float = PURGE_EVERY) -> None:
         try:
             self._url = StoreUrl.parse(url)
         except ValueError as exc:
             raise StoreError(f"the store URL is not valid: {exc}") from None
         self._spaces: dict[str, tuple[int, int]] = {}
+        self._purge_every = purge_every
+        self._purge_due = time.monotonic() + purge_every  # a short-lived process never purges
+        self._purging = threading.Lock()
         with failures(self._url, "open the note store"):
             with connect(self._url, timeout) as conn:
                 _create_extension(conn, self._url)
@@ -97,6 +124,7 @@ class PostgresNoteStore:
                         raise StoreError(f"note {note.id.value} has no vector in namespace {namespace}; pass one")
                 with conn.pipeline():
                     _write_note(conn, note, doc, space, row)
+        self._after_write()
 
     def put_many(self, notes: Sequence[tuple[Note, Vector]], namespace: Namespace) -> None:
         rows = [_row(vector, namespace.dim) for _note, vector in notes]  # every length checked first
@@ -113,6 +141,46 @@ class PostgresNoteStore:
             with self._pool.connection() as conn, conn.transaction(), conn.pipeline():
                 for (note, _vector), doc, row in zip(notes, docs, rows):
                     _write_note(conn, note, doc, space, row)
+        self._after_write()
+
+    def add(self, notes: Sequence[tuple[Note, Vector]], namespace: Namespace, now: datetime) -> list[NoteId]:
+        rows = [_row(vector, namespace.dim) for _note, vector in notes]  # every length checked first
+        docs = []
+        for i, (note, _vector) in enumerate(notes):
+            try:
+                docs.append(codec.note_doc(note))
+            except InvalidValue as exc:
+                raise exc.at(f"[{i}]") from None
+        if not notes:
+            return []
+        keys = [(note.project_id.value, note.group_id.value, codec.dedup_hash(note)) for note, _vector in notes]
+        first: dict[tuple[str, str, bytes], int] = {}
+        for i, key in enumerate(keys):
+            first.setdefault(key, i)
+        locks = sorted({_lock_key(key) for key in first})
+        with failures(self._url, "write to the note store"):
+            space = self._space(namespace)
+            with self._pool.connection() as conn, conn.transaction():
+                conn.execute("SELECT count(pg_advisory_xact_lock(k)) FROM unnest(%s::bigint[]) AS k", (locks,))
+                held = {
+                    (project, grp, bytes(dedup)): key
+                    for project, grp, dedup, key in conn.execute(
+                        """SELECT DISTINCT ON (n.project, n.grp, n.dedup) n.project, n.grp, n.dedup, n.id
+                           FROM unnest(%s::text[], %s::text[], %s::bytea[]) AS k(project, grp, dedup)
+                           JOIN notes n ON n.project = k.project AND n.grp = k.grp AND n.dedup = k.dedup
+                           WHERE n.expires IS NULL OR n.expires > %s
+                           ORDER BY n.project, n.grp, n.dedup, n.written""",
+                        ([k[0] for k in first], [k[1] for k in first], [k[2] for k in first], now),
+                    ).fetchall()
+                }
+                new = [i for i in first.values() if keys[i] not in held]
+                if new:
+                    with conn.pipeline():
+                        for i in new:
+                            _write_note(conn, notes[i][0], docs[i], space, rows[i])
+        if new:
+            self._after_write()
+        return [NoteId(held[key]) if key in held else notes[first[key]][0].id for key in keys]
 
     def rehome(self, namespace: Namespace, vectors: Mapping[NoteId, Vector]) -> None:
         rows = {note_id.value: _row(v, namespace.dim) for note_id, v in vectors.items()}
@@ -121,6 +189,8 @@ class PostgresNoteStore:
         with failures(self._url, "write to the note store"):
             space = self._space(namespace)
             with self._pool.connection() as conn, conn.transaction(), conn.pipeline():
+                # the notes first, as every other write locks them: no deadlock with a purge
+                conn.execute("SELECT 1 FROM notes WHERE id = ANY(%s) ORDER BY id FOR UPDATE", (sorted(rows),))
                 for key, row in rows.items():
                     conn.execute(
                         """INSERT INTO vectors (note, space, project, grp, created, written, tags, embedding)
@@ -139,7 +209,57 @@ class PostgresNoteStore:
                    SELECT count(*) FROM gone""",
                 (note_id.value,),
             ).fetchone()
-            return bool(found[0])
+        self._after_write()
+        return bool(found[0])
+
+    def purge_expired(self, now: datetime) -> int:
+        with failures(self._url, "purge the note store"):
+            return self._purge(now)
+
+    def _purge(self, now: datetime | None) -> int:
+        """Delete the notes expired at ``now`` (None: the database's ``now()``), with their
+        vectors, postings and links (cascades), one transaction per project: the project's
+        keyword counters locked first, then the expired notes no other writer holds."""
+        total = 0
+        with self._pool.connection() as conn:
+            projects = conn.execute(
+                "SELECT DISTINCT project FROM notes WHERE expires <= coalesce(%s::timestamptz, now())", (now,)
+            ).fetchall()
+            for (project,) in projects:
+                with conn.transaction():
+                    conn.execute("SELECT 1 FROM keyword_totals WHERE project = %s FOR UPDATE", (project,))
+                    found = conn.execute(
+                        """WITH gone AS (
+                               DELETE FROM notes WHERE id IN (
+                                   SELECT id FROM notes WHERE project = %(project)s
+                                     AND expires <= coalesce(%(now)s::timestamptz, now()) FOR UPDATE SKIP LOCKED)
+                               RETURNING length),
+                           counted AS (UPDATE keyword_totals k SET notes = k.notes - g.n, terms = k.terms - g.terms
+                                       FROM (SELECT count(*) AS n, coalesce(sum(length), 0) AS terms FROM gone) g
+                                       WHERE k.project = %(project)s AND g.n > 0)
+                           SELECT count(*) FROM gone""",
+                        {"project": project, "now": now},
+                    ).fetchone()
+                    total += int(found[0])
+        return total
+
+    def _after_write(self) -> None:
+        """The periodic purge, piggy-backed on a write: at most once every ``purge_every``
+        seconds per server, never run twice at once, never the write's failure."""
+        if time.monotonic() < self._purge_due or not self._purging.acquire(blocking=False):
+            return
+        try:
+            if time.monotonic() < self._purge_due:
+                return
+            self._purge_due = time.monotonic() + self._purge_every
+            with failures(self._url, "purge the note store"):
+                removed = self._purge(None)
+            if removed:
+                log.info("expired notes purged", count=removed, store=self._url.place)
+        except StoreError as exc:
+            log.warning("purging expired notes failed; the next write tries again later", error=str(exc))
+        finally:
+            self._purging.release()
 
     def drop_namespace(self, namespace: Namespace) -> int:
         with failures(self._url, "write to the note store"), self._pool.connection() as conn:
@@ -160,6 +280,36 @@ class PostgresNoteStore:
                    SET value = EXCLUDED.value, updated = EXCLUDED.updated, written = EXCLUDED.written""",
                 (entry.project_id.value, entry.key.value, value, format_instant(entry.updated_at)),
             )
+
+    def link(self, link: Link) -> bool:
+        key = link.key
+        ids = sorted({key.from_id.value, key.to_id.value})
+        with failures(self._url, "write to the note store"), self._pool.connection() as conn:
+            found = conn.execute(
+                """WITH present AS MATERIALIZED (SELECT id FROM notes WHERE id = ANY(%(ids)s) ORDER BY id FOR KEY SHARE),
+                        added AS (INSERT INTO links (from_id, to_id, relation, created, written)
+                                  SELECT %(from)s, %(to)s, %(relation)s, %(created)s, nextval('write_order')
+                                  WHERE (SELECT count(*) FROM present) = %(n)s
+                                  ON CONFLICT (from_id, to_id, relation) DO NOTHING)
+                   SELECT count(*) FROM present""",
+                {
+                    "ids": ids,
+                    "n": len(ids),
+                    "from": key.from_id.value,
+                    "to": key.to_id.value,
+                    "relation": key.relation.value,
+                    "created": link.created_at,
+                },
+            ).fetchone()
+        return found[0] == len(ids)
+
+    def unlink(self, key: LinkKey) -> bool:
+        with failures(self._url, "write to the note store"), self._pool.connection() as conn:
+            cursor = conn.execute(
+                "DELETE FROM links WHERE from_id = %s AND to_id = %s AND relation = %s",
+                (key.from_id.value, key.to_id.value, key.relation.value),
+            )
+            return cursor.rowcount > 0
 
     def _space(self, namespace: Namespace) -> int:
         """The number of ``namespace``, registered (with its HNSW index) on first use."""
@@ -234,6 +384,15 @@ class PostgresNoteStore:
             rows = conn.execute(sql, params).fetchall() if sql else []
         return _answer(rows, query.neighbours)
 
+    def links(self, note_id: NoteId) -> list[Link]:
+        with failures(self._url, "read the note store"), self._pool.connection() as conn:
+            rows = conn.execute(
+                """SELECT from_id, to_id, relation, created FROM links WHERE from_id = %(id)s OR to_id = %(id)s
+                   ORDER BY created DESC, written DESC""",
+                {"id": note_id.value},
+            ).fetchall()
+        return [_link(*row) for row in rows]
+
     def get_global(self, project_id: CanonicalProjectId, key: GlobalKey) -> GlobalEntry | None:
         with failures(self._url, "read the note store"), self._pool.connection() as conn:
             found = conn.execute(
@@ -294,6 +453,19 @@ class PostgresNoteStore:
             ).fetchall()
         return [codec.global_entry(*row) for row in rows]
 
+    def iter_links(self, project_id: CanonicalProjectId | None = None) -> Iterable[Link]:
+        """Every link (whose notes are of one project: the project of its ``from`` note),
+        oldest ``created`` first, ties in write order."""
+        condition = "TRUE" if project_id is None else "n.project = %(project)s"
+        params = {} if project_id is None else {"project": project_id.value}
+        with failures(self._url, "read the note store"), self._pool.connection() as conn:
+            rows = conn.execute(
+                f"""SELECT l.from_id, l.to_id, l.relation, l.created FROM links l JOIN notes n ON n.id = l.from_id
+                    WHERE {condition} ORDER BY l.created, l.written""",
+                params,
+            ).fetchall()
+        return [_link(*row) for row in rows]
+
     def namespaces(self) -> dict[Namespace, int]:
         with failures(self._url, "read the note store"), self._pool.connection() as conn:
             rows = conn.execute(
@@ -346,6 +518,8 @@ def _write_note(conn: psycopg.Connection, note: Note, doc: str, space: int, row:
         "tags": codec.escaped_tags(note.tags),
         "length": len(terms),
         "doc": doc,
+        "expires": note.expires_at,
+        "dedup": codec.dedup_hash(note),
         "space": space,
         "terms": list(counts),
         "counts": list(counts.values()),
@@ -358,11 +532,12 @@ def _write_note(conn: psycopg.Connection, note: Note, doc: str, space: int, row:
         p,
     )
     conn.execute(
-        """INSERT INTO notes (id, project, grp, created, written, home, tags, length, doc)
-           VALUES (%(id)s, %(project)s, %(grp)s, %(created)s, nextval('write_order'), %(space)s, %(tags)s, %(length)s, %(doc)s)
+        """INSERT INTO notes (id, project, grp, created, written, home, tags, length, doc, expires, dedup)
+           VALUES (%(id)s, %(project)s, %(grp)s, %(created)s, nextval('write_order'), %(space)s, %(tags)s, %(length)s,
+                   %(doc)s, %(expires)s, %(dedup)s)
            ON CONFLICT (id) DO UPDATE SET project = EXCLUDED.project, grp = EXCLUDED.grp, created = EXCLUDED.created,
                written = EXCLUDED.written, home = EXCLUDED.home, tags = EXCLUDED.tags, length = EXCLUDED.length,
-               doc = EXCLUDED.doc""",
+               doc = EXCLUDED.doc, expires = EXCLUDED.expires, dedup = EXCLUDED.dedup""",
         p,
     )
     conn.execute(
@@ -418,6 +593,18 @@ def _answer(rows: list[tuple], with_neighbours: bool) -> Candidates:
         for seed, found in neighbours.items():
             near[seed] = [nb for _pos, nb in sorted(found, key=lambda pair: pair[0])]
     return Candidates(semantic, keyword, spread, near, notes)
+
+
+def _link(from_id: str, to_id: str, relation: str, created: datetime) -> Link:
+    return Link(LinkKey(NoteId(from_id), NoteId(to_id), Relation(relation)), created.astimezone(timezone.utc))
+
+
+def _lock_key(key: tuple[str, str, bytes]) -> int:
+    """The advisory lock of one dedup key (project, group, dedup hash), a signed 64-bit number."""
+    project, grp, dedup = key
+    digest = hashlib.sha256(b"mcp-memory dedup\0" + project.encode("utf-8", "surrogatepass") + b"\0"
+                            + grp.encode("utf-8", "surrogatepass") + b"\0" + dedup).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
 
 
 def _row(vector: Vector, dim: int) -> np.ndarray:
