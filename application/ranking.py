@@ -11,12 +11,13 @@ much. Rank fusion (RRF) gives the first keyword hit full weight however poor it 
 is what made it lose to vector search on paraphrased questions (``bench/fusion_study.py``
 has the comparison).
 
-Then the context of the best hits: a note written just before or after one of them in the
-same group (``Candidates.neighbours``) is usually about the same thing (the answer after a
-question, the reason after a decision), so the best few hits and their neighbours share
-their scores a little (``with_context``). On LoCoMo this lifts recall@5 from 0.578 to 0.617
-(library level, the same gain on the conversations the weights were not chosen on), and it
-leaves the paraphrase set, whose unrelated notes are neighbours too, unchanged.
+Then two kinds of weak evidence. A note created in the period the query names ("on 8
+December, 2023", "in August 2023": ``application.query_dates``) gains ``DATE_WEIGHT``
+(``dated``). And context: a note written just before or after a candidate in the same group
+(``Candidates.neighbours``) is usually about the same thing (the answer after a question, the
+reason after a decision), so every candidate and its neighbours share their scores
+(``with_context``). Every weight here was chosen by leaving one LoCoMo conversation out at a
+time and held on the paraphrase set (README, "Retrieval quality").
 """
 
 from __future__ import annotations
@@ -24,8 +25,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from mcp_memory.application.ports import Candidate, Neighbour, Spread
+from mcp_memory.application.query_dates import Period
 
-HYBRID_KEYWORD_WEIGHT = 0.3
+HYBRID_KEYWORD_WEIGHT = 0.4
 """The keyword share of a hybrid score, chosen on LoCoMo and the paraphrase set (see README)."""
 
 KEYWORD_EVIDENCE = 0.2
@@ -40,11 +42,11 @@ SPREAD_MIN_NOTES = 8
 SPREAD_SAMPLE = 1024
 """The spread is measured on every note in scope up to this many, else on a sample."""
 
-CONTEXT_SEEDS = 5
-"""How many of the best hybrid hits lend their score to their neighbours (``with_context``)."""
+CONTEXT_WEIGHT = 0.5
+"""How much of a linked note's score a candidate or neighbour gains: own + 0.5 * the other's."""
 
-CONTEXT_WEIGHT = 0.3
-"""How much of a linked note's score a seed or neighbour gains: own + 0.3 * the other's."""
+DATE_WEIGHT = 0.2
+"""What a note created in the period the query names gains (``dated``)."""
 
 
 def similarity_scores(found: Sequence[Candidate]) -> list[Candidate]:
@@ -114,12 +116,21 @@ def blend(
     return _ranked(fused)
 
 
+def dated(fused: list[Candidate], period: Period | None, weight: float = DATE_WEIGHT) -> list[Candidate]:
+    """Every note of ``fused`` created in ``period`` gains ``weight`` (capped at 1); sorted
+    again. None: ``fused`` unchanged."""
+    if period is None:
+        return fused
+    return _ranked([_scored(c, c.score + weight) if period.holds(c.created_at) else c for c in fused])
+
+
 def with_context(
     fused: list[Candidate], adjacent: dict[str, list[str]], weight: float = CONTEXT_WEIGHT
 ) -> list[Candidate]:
     """Rescore ``fused`` (highest first, with every neighbour of the seeds in it): each seed
-    (a key of ``adjacent``: one of the best hits) and each of its neighbours gains ``weight``
-    times the best score across such a link, capped at 1; other notes keep their score."""
+    (a key of ``adjacent``: hybrid search makes every candidate one) and each of its
+    neighbours gains ``weight`` times the best score across such a link, capped at 1; other
+    notes keep their score."""
     links: dict[str, set[str]] = {}
     for seed, near in adjacent.items():
         for other in near:

@@ -27,4 +27,9 @@ def test_full_width_and_upper_case_forms_are_one_term() -> None:
 
 
 def test_a_document_is_its_title_text_and_tags() -> None:
-    assert document_tokens("Rollout", "canary first", ("kubernetes",)) == ["rollout", "canary", "first", "kubernet"]
+    assert document_tokens("Rollout", "canary first", ("kubernetes",)) == ["rollout", "canari", "first", "kubernet"]
+
+
+def test_english_words_are_stemmed_by_snowball_and_other_words_are_kept() -> None:
+    assert tokens("agencies agency hiking hike adoption adopted") == ["agenc", "agenc", "hike", "hike", "adopt", "adopt"]
+    assert tokens("k8s v2 running naïve") == ["k8s", "v2", "run", "naïve"]

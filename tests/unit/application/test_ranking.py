@@ -7,7 +7,8 @@ from datetime import datetime, timedelta, timezone
 from hypothesis import given, strategies as st
 
 from mcp_memory.application.ports import Candidate, Spread
-from mcp_memory.application.ranking import KEYWORD_EVIDENCE, SPREAD_MIN_NOTES, blend, calibrated_scores, with_context
+from mcp_memory.application.query_dates import Period
+from mcp_memory.application.ranking import KEYWORD_EVIDENCE, SPREAD_MIN_NOTES, blend, calibrated_scores, dated, with_context
 
 
 T0 = datetime(2024, 1, 15, 10, 30, tzinfo=timezone.utc)
@@ -89,3 +90,14 @@ def test_hybrid_scores_are_in_0_1_and_sorted_highest_first(
     assert all(0.0 <= h.score <= 1.0 for h in fused)
     assert [h.score for h in fused] == sorted((h.score for h in fused), reverse=True)
     assert len(fused) == len({c.id for c in sem_hits + kw_hits})
+
+
+def test_a_note_created_in_the_named_period_gains_the_date_weight_capped_at_one() -> None:
+    fused = [hit(0xA, 0.6), hit(0xB, 0.5, minutes=60 * 24), hit(0xC, 0.95, minutes=60 * 24)]
+    day_two = Period(T0 + timedelta(days=1) - timedelta(hours=1), T0 + timedelta(days=2))
+
+    rescored = dated(fused, day_two, 0.2)
+
+    assert ids(rescored) == [0xC, 0xB, 0xA]
+    assert [round(c.score, 6) for c in rescored] == [1.0, 0.7, 0.6]
+    assert dated(fused, None, 0.2) is fused

@@ -144,6 +144,37 @@ def test_a_hybrid_search_brings_up_the_note_written_right_after_a_hit(tmp_path: 
     assert answer.id not in [h.stored.note.id for h in plain.hits]
 
 
+def test_a_hybrid_search_that_names_a_day_prefers_what_was_written_that_day(tmp_path: Path) -> None:
+    services = services_with(tmp_path, TableEmbedder({}, other=(0.0, 1.0, 0.0)))
+    day = datetime(2023, 12, 8, 15, 0, tzinfo=timezone.utc)
+    for offset in (-30, -7, 7, 30):  # the same words on other days, newer ones first among equals
+        add_note(AddNote("proj", GroupId(f"g{offset + 30}"), "Tim finished reading a book", created_at=day + timedelta(days=offset)), services)
+    that_day = add_note(AddNote("proj", GroupId("g"), "Tim finished reading a book", created_at=day), services)
+
+    found = search(SearchNotes("proj", "What book did Tim finish on 8th December, 2023?", top_k=1), services)
+    undated = search(SearchNotes("proj", "What book did Tim finish?", top_k=1), services)
+
+    assert [h.stored.note.id for h in found.hits] == [that_day.id]
+    assert [h.stored.note.id for h in undated.hits] != [that_day.id]
+
+
+def test_every_candidate_lends_context_to_its_neighbours_not_only_the_first_hits(tmp_path: Path) -> None:
+    embedder = TableEmbedder({"deploy": (1.0, 0.0, 0.0)}, other=(0.0, 1.0, 0.0))
+    services = services_with(tmp_path, embedder)
+    for n in range(8):  # eight strong matches, each alone in its group
+        add_note(AddNote("proj", GroupId(f"solo-{n}"), f"deploy the api, variant {n}", created_at=T0 + timedelta(hours=n)), services)
+    for minute in range(12):
+        add_note(AddNote("proj", GroupId("g"), f"Unrelated chatter number {minute}", created_at=T0 + timedelta(days=2, minutes=minute)), services)
+    sixth = add_note(AddNote("proj", GroupId("g"), "How do we deploy?", created_at=T0 + timedelta(days=1)), services)
+    answer = add_note(AddNote("proj", GroupId("g"), "Through the blue-green switch.", created_at=T0 + timedelta(days=1, seconds=1)), services)
+
+    found = search(SearchNotes("proj", "deploy the api", top_k=20), services)
+
+    ranked = [h.stored.note.id for h in found.hits]
+    assert ranked.index(sixth.id) >= 5  # not among the first five hits
+    assert answer.id in ranked[:10]  # yet its neighbour came in on its account
+
+
 def test_the_default_mode_is_hybrid_as_the_readme_says() -> None:
     documented = re.search(r"default `mode` is `(\w+)`", README.read_text())
 
