@@ -1,5 +1,6 @@
 """MCP (the Model Context Protocol) on the shared JSON-RPC dispatcher: the lifecycle
-methods and the ``memory.*`` methods as tools. Transports know nothing of it."""
+methods, the ``memory.*`` methods as tools, notes and session contexts as resources, and
+the ``recall`` prompt. Transports know nothing of it."""
 
 from mcp_memory.entrypoints.mcp.bounds import TextBounds
 from mcp_memory.entrypoints.mcp.protocol import McpOptions, mcp_routes

@@ -63,6 +63,7 @@ CONTEXT_TEMPLATE = CONTEXT + "{project}"
 NOTE_MIME = "application/json"
 CONTEXT_MIME = "text/markdown"
 PAGE_SIZE = 50
+"""Entries of one ``resources/list`` page."""
 TITLE_CHARS = 80
 DESCRIPTION_CHARS = 300
 """Characters of a listed note's title (its title, else its text) and description."""
