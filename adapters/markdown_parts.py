@@ -113,7 +113,7 @@ def _pieces(fragment: str | None, title: str | None, text: str, tags: tuple[str,
 def _lines_outside_fences(text: str) -> Iterator[tuple[str, bool]]:
     """Each line of ``text`` (ends kept) and whether it is outside a fenced code block."""
     fence: str | None = None
-    for line in text.splitlines(keepends=True):
+    for line in _lines(text):
         opening = _FENCE.match(line)
         if fence is None:
             if opening:
@@ -126,6 +126,16 @@ def _lines_outside_fences(text: str) -> Iterator[tuple[str, bool]]:
             if opening and stripped == opening.group(1) and opening.group(1)[0] == fence[0] and len(opening.group(1)) >= len(fence):
                 fence = None
             yield line, False
+
+
+def _lines(text: str) -> Iterator[str]:
+    """The lines of ``text``, each with its ``\n``: markdown breaks lines at ``\n`` only (``\r``
+    is gone by now), not at the other characters ``str.splitlines`` breaks at."""
+    lines = text.split("\n")
+    for line in lines[:-1]:
+        yield line + "\n"
+    if lines[-1]:
+        yield lines[-1]
 
 
 def _heading(line: str) -> tuple[int, str] | None:

@@ -9,8 +9,11 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mcp_memory.adapters.markdown_folder import MAX_BYTES, FolderWatch, OsMarkdownFolder
+from mcp_memory.adapters.markdown_parts import parse
 from mcp_memory.application.folder_documents import Document, FolderFile, Part, Skipped, file_of
 from mcp_memory.domain.note import Note
 
@@ -340,3 +343,19 @@ def test_a_watch_reports_a_markdown_change_and_ignores_others(tmp_path: Path) ->
     thread.join(timeout=10)
     assert not thread.is_alive()
     assert seen[:2] == [set(), {"a.md"}]
+
+
+@given(headings=st.lists(st.text(min_size=0, max_size=40).filter(lambda h: not {"\n", "\r", "\x00"} & set(h)), min_size=1, max_size=6))
+@settings(max_examples=200, deadline=None)
+def test_any_headings_give_unique_fragments_that_map_back_to_the_file(headings: list[str]) -> None:
+    body = "intro\n" + "".join(f"\n## {h}\n\n{'y' * 800}\n" for h in headings)
+    document = parse("dir/notes.md", body.encode(), "0" * 64)
+    assert isinstance(document, Document)
+    addresses = [document.address(p) for p in document.parts]
+    assert len(set(addresses)) == len(addresses)
+    assert {file_of(a) for a in addresses} == {"dir/notes.md"}
+
+
+def test_only_newlines_break_lines_not_form_feeds_or_unicode_separators(tmp_path: Path) -> None:
+    found = parts(tmp_path, "g.md", long_file("Odd\u2028name\x0cwith breaks"))
+    assert [p.title for p in found] == ["Guide", "Odd\u2028name\x0cwith breaks"]
