@@ -7,7 +7,7 @@ rows stay until the next snapshot, which writes the live rows only, renumbered.
 
 Columns (``columns.Column``): project, group and home-namespace codes (``columns.Names``),
 createdAt and expiresAt in µs (``records.NEVER``: none), the dedup key's hash
-(``records.dedup_hash``), alive; tags in CSR form (``tag_end`` per row; ``tag_code`` and
+(``records.dedup_hash``, computed when first needed), alive; tags in CSR form (``tag_end`` per row; ``tag_code`` and
 ``tag_row`` per tag); ``expiring``, the rows that have an expiresAt (most notes never
 expire, so what depends on expiry looks at these only). Every filter is a numpy
 expression over them (``mask``, ``expired``). The only per-note Python objects are the id
@@ -111,7 +111,7 @@ class NoteTable:
         self.expiring = Column("<i8", np.flatnonzero(self.expires.values != NEVER))
         dedup = get("dedup")
         self.dedup = Column("<u8", np.zeros(n, dtype=np.uint64) if dedup is None else dedup)
-        self._unhashed = dedup is None and n > 0  # rows of a format 2 or 3 snapshot: hashed when first needed
+        self._hashed = 0 if dedup is None else n  # rows below hold their dedup hash (``dedup_values``)
         self.alive = Column("?", np.ones(n, dtype=bool))
         self.tag_end = Column("<i8", get("tags_end"))
         self.tag_code = Column("<i4", tags)
@@ -128,9 +128,10 @@ class NoteTable:
 
     # -- writing ----------------------------------------------------------------------
 
-    def append(self, fields: NoteFields, home: str, created: int, expires: int, dedup: int) -> int:
+    def append(self, fields: NoteFields, home: str, created: int, expires: int) -> int:
         """A new live row for ``fields`` (createdAt ``created`` and expiresAt ``expires`` in
-        µs, its dedup hash); the caller has killed the note's previous row."""
+        µs); the caller has killed the note's previous row. Its dedup hash is computed when
+        first needed (``dedup_values``): replaying a journal costs no hashing."""
         row = len(self.ids)
         code = self.names.code
         self.ids.append(fields.id)
@@ -142,7 +143,7 @@ class NoteTable:
         self.expires.append(expires)
         if expires != NEVER:
             self.expiring.append(row)
-        self.dedup.append(dedup)
+        self.dedup.append(0)
         self.alive.append(True)
         for tag in fields.tags:
             self.tag_code.append(code(tag))
@@ -208,12 +209,14 @@ class NoteTable:
         self.expiring = Column("<i8", np.flatnonzero(self.expires.values != NEVER))
 
     def dedup_values(self) -> np.ndarray:
-        """The dedup hash of every row (dead rows' too, whatever they hold)."""
-        if self._unhashed:
-            for row in self.live_rows().tolist():
-                if row < self._loaded:
+        """The dedup hash of every live row (a dead row's is meaningless), computing those
+        of the rows written since the last call (and, once, a format 2 or 3 snapshot's)."""
+        if self._hashed < len(self.ids):
+            alive = self.alive.values
+            for row in range(self._hashed, len(self.ids)):
+                if alive[row]:
                     self.dedup[row] = fields_dedup_hash(self.fields(row))
-            self._unhashed = False
+            self._hashed = len(self.ids)
         return self.dedup.values
 
     def expiring_rows(self) -> np.ndarray:

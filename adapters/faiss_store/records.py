@@ -22,6 +22,7 @@ with checksums by ``lines``.
 from __future__ import annotations
 
 import hashlib
+import unicodedata
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Union
@@ -33,7 +34,7 @@ import numpy as np
 from mcp_memory.adapters.json_converter import STORED
 from mcp_memory.application.errors import StoreCorrupt, StoreError
 from mcp_memory.domain.identifiers import Namespace
-from mcp_memory.domain.note import Note, dedup_text
+from mcp_memory.domain.note import Note
 
 FORMAT = 4
 READS = (2, 3, 4)
@@ -276,7 +277,14 @@ def dedup_hash(project: str, group: str, text: str) -> int:
 
 
 def fields_dedup_hash(fields: NoteFields) -> int:
-    return dedup_hash(fields.project, fields.group, dedup_text(fields.text))
+    return dedup_hash(fields.project, fields.group, stored_dedup_text(fields.text))
+
+
+def stored_dedup_text(text: str) -> str:
+    """``domain.note.dedup_text``, several times faster: ``str.split`` and the ``\\s`` of a
+    str pattern both split at ``str.isspace`` characters, so the result is the same; it is
+    computed for every note written, in every process."""
+    return " ".join(unicodedata.normalize("NFC", text).split())
 
 
 def vector_bytes(vector: Sequence[float], dim: int) -> bytes:

@@ -44,11 +44,11 @@ from mcp_memory.adapters.faiss_store.records import (
     Rehome,
     dedup_hash,
     expiry_micros,
-    fields_dedup_hash,
     instant_micros,
     micros,
     namespace_dim,
     note_of,
+    stored_dedup_text,
     vector_rows,
 )
 from mcp_memory.adapters.faiss_store.space import VectorSpace
@@ -57,7 +57,7 @@ from mcp_memory.adapters.text_analysis import document_tokens
 from mcp_memory.application.errors import StoreError
 from mcp_memory.application.ports import StoredNote
 from mcp_memory.domain.identifiers import Namespace
-from mcp_memory.domain.note import DedupKey, NoteFilter, dedup_text
+from mcp_memory.domain.note import DedupKey, NoteFilter
 
 LinkKey = tuple[str, str, str]
 """(source, target, relation) of a link."""
@@ -142,7 +142,7 @@ class StoreState:
         if old is not None:
             self.keywords.remove(self.notes.names.names[self.notes.project[old]], fields.id)
             self.notes.kill(old)
-        row = self.notes.append(fields, record.namespace, created, expires, fields_dedup_hash(fields))
+        row = self.notes.append(fields, record.namespace, created, expires)
         if old is not None:
             for space in self.spaces.values():
                 space.move(old, row)
@@ -328,7 +328,7 @@ class StoreState:
         found: dict[tuple[str, str, str], str] = {}
         for row in rows.tolist():
             fields = notes.fields(row)
-            found.setdefault((fields.project, fields.group, dedup_text(fields.text)), fields.id)
+            found.setdefault((fields.project, fields.group, stored_dedup_text(fields.text)), fields.id)
         return [found.get((k.project_id, k.group_id, k.text)) for k in keys]
 
     def expired_ids(self, now: int) -> list[str]:

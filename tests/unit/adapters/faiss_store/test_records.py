@@ -27,10 +27,12 @@ from mcp_memory.adapters.faiss_store.records import (
     encode,
     fields_of,
     note_of,
+    stored_dedup_text,
     vector_bytes,
     vector_rows,
 )
 from mcp_memory.domain.errors import InvalidValue
+from mcp_memory.domain.note import dedup_text
 from mcp_memory.domain.time import format_instant
 from tests.strategies import group_ids, instants, json_values, namespaces, notes, opaque_project_ids
 
@@ -47,6 +49,14 @@ puts = st.builds(
     st.none() | vectors,
 )
 
+put_globals = st.builds(
+    lambda p, k, v, t: PutGlobal(project=p, key=f"global.{k}", value=v, updated=format_instant(t)),
+    opaque_project_ids,
+    group_ids,
+    json_values,
+    instants,
+)
+
 records = st.one_of(
     puts,
     st.builds(
@@ -57,13 +67,7 @@ records = st.one_of(
     ),
     st.builds(lambda u: Delete(id=str(u)), st.uuids()),
     st.builds(lambda ns: Drop(namespace=str(ns)), namespaces),
-    st.builds(
-        lambda p, k, v, t: PutGlobal(project=p, key=f"global.{k}", value=v, updated=format_instant(t)),
-        opaque_project_ids,
-        group_ids,
-        json_values,
-        instants,
-    ),
+    put_globals,
     st.builds(
         lambda a, b, relation, t: PutLink(source=str(a), target=str(b), relation=relation, created=format_instant(t)),
         st.uuids(),
@@ -122,7 +126,7 @@ def test_a_notes_stored_fields_survive_their_snapshot_bytes(note) -> None:
     assert decode_fields(encode(fields), "notes.bin") == fields
 
 
-@given(st.lists(st.tuples(notes, namespaces), max_size=4), st.lists(records.filter(lambda r: isinstance(r, PutGlobal)), max_size=3))
+@given(st.lists(st.tuples(notes, namespaces), max_size=4), st.lists(put_globals, max_size=3))
 def test_a_sidecar_survives_encoding(items, globals_) -> None:
     sidecar = Sidecar(
         format=FORMAT,
@@ -184,3 +188,11 @@ def test_a_link_record_says_which_link_it_is_about() -> None:
     record = PutLink(source="a", target="b", relation="supersedes", created="2024-01-15T10:30:00Z")
     assert about(record).links == (("a", "b", "supersedes"),)
     assert about(DeleteLink(source="a", target="b", relation="supersedes")).links == (("a", "b", "supersedes"),)
+
+
+WHITESPACE = "".join(chr(c) for c in range(0x3000 + 1) if chr(c).isspace())
+
+
+@given(st.text(alphabet=st.sampled_from(WHITESPACE) | st.characters(), max_size=60))
+def test_the_stored_dedup_text_is_the_domains(text: str) -> None:
+    assert stored_dedup_text(text) == dedup_text(text)
