@@ -265,3 +265,12 @@ def test_stored_notes_keep_their_origin_in_the_store(services, folder) -> None:
     sync(services, folder)
     stored: StoredNote = next(iter(services.store.iter_notes()))
     assert stored.note.origin is not None and stored.note.origin.path == "a.md"
+
+
+def test_a_path_longer_than_a_source_may_be_is_skipped_with_the_rule(services, folder) -> None:
+    long_path = "/".join(["d" * 200] * 5) + "/a.md"
+    folder.write(long_path, "alpha")
+    folder.write("b.md", "beta")
+    done = sync(services, folder)
+    assert [s.path for s in done.skipped] == [long_path] and "source must be at most 1000 characters" in done.skipped[0].reason
+    assert [n.source for n in notes(services)] == ["b.md"]
