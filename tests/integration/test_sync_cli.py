@@ -176,7 +176,7 @@ def test_watch_syncs_an_edit_and_exits_0_on_sigint(tmp_path: Path) -> None:
         assert [i["text"] for i in items] == ["# A\nsecond version"]
 
 
-def test_a_live_server_reads_consistent_answers_while_a_sync_writes(tmp_path: Path) -> None:
+def test_a_live_server_reads_and_writes_while_a_sync_writes(tmp_path: Path) -> None:
     home, folder = tmp_path / "home", tmp_path / "kb"
     for i in range(150):
         write(folder, f"d{i % 5}/note-{i:03}.md", f"# Note {i}\nTopic {i} covers retries and back-off.\n")
@@ -185,12 +185,14 @@ def test_a_live_server_reads_consistent_answers_while_a_sync_writes(tmp_path: Pa
     with StdioServer(home) as server:
         server.result("memory.add_note", {"projectId": PROJECT, "groupId": "hand", "text": "written by hand"})
 
-        def read_while_syncing() -> None:
+        def read_and_write_while_syncing() -> None:
             while not stop.is_set():
                 replies.append(server.call("memory.list_recent", {"projectId": PROJECT, "groupId": "kb", "limit": 200}))
                 replies.append(server.call("memory.search", {"projectId": PROJECT, "query": "retries", "topK": 5}))
+                if sum(1 for r in replies if "id" in r.get("result", {})) < 150:
+                    replies.append(server.call("memory.add_note", {"projectId": PROJECT, "groupId": "hand", "text": f"hand {len(replies)}"}))
 
-        reader = threading.Thread(target=read_while_syncing)
+        reader = threading.Thread(target=read_and_write_while_syncing)
         reader.start()
         try:
             done = sync(home, folder, "--project", PROJECT)
@@ -203,7 +205,9 @@ def test_a_live_server_reads_consistent_answers_while_a_sync_writes(tmp_path: Pa
         seen = [len(r["result"]["items"]) for r in replies if "items" in r["result"]]
         assert seen == sorted(seen)  # batches appear whole, never undone
         assert len(sources(server)) == 150
-        assert len(server.result("memory.list_recent", {"projectId": PROJECT, "groupId": "hand"})["items"]) == 1
+        added = sum(1 for r in replies if "id" in r["result"])
+        hand = server.result("memory.list_recent", {"projectId": PROJECT, "groupId": "hand", "limit": 200})["items"]
+        assert added > 0 and len(hand) == 1 + added
 
 
 def _line(process: subprocess.Popen[str], timeout: float) -> str:
