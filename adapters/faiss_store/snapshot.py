@@ -310,7 +310,7 @@ def _load_globals(directory: Path, sidecar: Sidecar, state: StoreState) -> None:
         return
     path = directory / GLOBALS
     found = 0
-    for item in lines_of(path.read_bytes(), str(path)):
+    for item in lines_of(_lines_file(path), str(path)):
         if isinstance(item, PutGlobal):
             state.globals[(item.project, item.key)] = item
             found += 1
@@ -332,7 +332,7 @@ def _load_links(directory: Path, sidecar: Sidecar, state: StoreState) -> None:
         return
     path = directory / LINKS
     found = 0
-    for item in lines_of(path.read_bytes(), str(path)):
+    for item in lines_of(_lines_file(path), str(path)):
         if isinstance(item, PutLink):
             try:
                 state.apply(item)
@@ -349,6 +349,18 @@ def _load_links(directory: Path, sidecar: Sidecar, state: StoreState) -> None:
     if found + len(state.damage.links) < sidecar.link_count and state.damage.all_links is None:
         state.damage.all_links = str(path)
         state.damage.reports.append((str(path), "holds fewer links than its sidecar lists"))
+
+
+def _lines_file(path: Path) -> bytes:
+    """The bytes of a snapshot's lines file; none when it is missing from a snapshot that
+    is still there (the count in the sidecar then tells the lines are missing). When the
+    whole snapshot is gone (a newer compaction removed it), ``FileNotFoundError``."""
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        if not (path.parent / SIDECAR).exists():
+            raise
+        return b""
 
 
 def _partition(directory: Path, item: SpaceFile, dim: int, checksums: dict[str, int]) -> tuple[Partition, np.ndarray] | None:

@@ -190,3 +190,18 @@ def test_a_damaged_link_record_in_the_journal_fails_its_notes_link_answers_until
         assert keys(store.links(C.id)) == [k(A, C, "supersedes")]
     finally:
         store.close()
+
+
+def test_a_missing_links_file_fails_every_link_answer_and_no_note(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    linked_store(data, compact=True)
+    (snapshot_of(data) / "links.jsonl").unlink()
+    assert not verify(data).ok
+    store = FaissNoteStore(data)
+    try:
+        with pytest.raises(StoreCorrupt) as raised:
+            store.links(A.id)
+        assert raised.value.path.endswith("links.jsonl")
+        assert store.get(A.id).note == A
+    finally:
+        store.close()
