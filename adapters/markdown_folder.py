@@ -155,12 +155,23 @@ def _gitignore(folder: str, directory: str, found: list[FolderFile | Skipped]) -
         if not os.path.isfile(path) or os.path.islink(path):
             return ()
         with open(path, encoding="utf-8", errors="replace") as stream:
-            return ((folder, pathspec.GitIgnoreSpec.from_lines(stream.read().splitlines())),)
+            lines = stream.read().split("\n")
     except OSError as exc:
         found.append(Skipped(f"{folder}.gitignore", f"cannot be read, its patterns are not applied: {exc.strerror or exc}"))
-    except (ValueError, TypeError) as exc:  # pathspec refuses a malformed pattern
-        found.append(Skipped(f"{folder}.gitignore", f"has a pattern git would not read, its patterns are not applied: {exc}"))
-    return ()
+        return ()
+    try:
+        spec = pathspec.GitIgnoreSpec.from_lines(lines)
+    except ValueError:  # a malformed pattern (a lone "!", a trailing "\"): git never matches it, nor do we
+        spec = pathspec.GitIgnoreSpec.from_lines([line for line in lines if _valid_pattern(line)])
+    return ((folder, spec),)
+
+
+def _valid_pattern(line: str) -> bool:
+    try:
+        pathspec.GitIgnoreSpec.from_lines([line])
+    except ValueError:
+        return False
+    return True
 
 
 def _ignored(specs: tuple[_Spec, ...], path: str) -> bool:

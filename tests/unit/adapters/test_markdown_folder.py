@@ -359,3 +359,11 @@ def test_any_headings_give_unique_fragments_that_map_back_to_the_file(headings: 
 def test_only_newlines_break_lines_not_form_feeds_or_unicode_separators(tmp_path: Path) -> None:
     found = parts(tmp_path, "g.md", long_file("Odd\u2028name\x0cwith breaks"))
     assert [p.title for p in found] == ["Guide", "Odd\u2028name\x0cwith breaks"]
+
+
+def test_a_malformed_gitignore_pattern_is_dropped_as_git_drops_it_and_the_others_still_apply(tmp_path: Path) -> None:
+    write(tmp_path, ".gitignore", "!\nprivate/\ntrailing\\\n*.secret.md\r\n")
+    for path in ("private/a.md", "x.secret.md", "kept.md"):
+        write(tmp_path, path, "x")
+    assert listed(tmp_path) == ["kept.md"]
+    assert skipped(tmp_path) == {}
