@@ -9,7 +9,6 @@ after, so an interruption leaves at worst both, which the next run repairs.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable
 
 import attrs
@@ -189,11 +188,17 @@ class _Run:
         self.pending.extend((note, file.path) for note in notes)
 
     def _stale(self, known: list[_Owned], shape: _Shape) -> list[_Owned] | None:
-        """The notes to drop when the file's current notes are complete; None when not."""
-        current = [n for n in known if n.digest == shape.digest and n.group_id == self.group]
-        if Counter(n.address for n in current) != Counter(shape.addresses):
+        """The notes to drop when the file's current notes are complete (the first written of
+        each address kept: two syncs of one folder at once may both have written it); None
+        when they are not."""
+        wanted, keep = set(shape.addresses), {}
+        for note in known:
+            if note.digest == shape.digest and note.group_id == self.group and note.address in wanted:
+                keep.setdefault(note.address, note)
+        if len(keep) != len(wanted):
             return None
-        return [n for n in known if n not in current]
+        kept = set(keep.values())
+        return [n for n in known if n not in kept]
 
     def _note(self, document: Document, part: Part) -> Note:
         address = document.address(part)

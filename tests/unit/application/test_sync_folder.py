@@ -12,7 +12,7 @@ from mcp_memory.application.ports import StoredNote, Vector
 from mcp_memory.application.services import Services
 from mcp_memory.application.sync_folder import EMPTY, FolderSynced, SyncFolder, SyncMemo, sync_folder
 from mcp_memory.domain.errors import InvalidValue
-from mcp_memory.domain.identifiers import Namespace
+from mcp_memory.domain.identifiers import Namespace, NoteId
 from mcp_memory.domain.note import Note, SyncOrigin
 from tests.fakes.memory_folder import InMemoryMarkdownFolder
 from tests.unit.steps import add
@@ -274,3 +274,16 @@ def test_a_path_longer_than_a_source_may_be_is_skipped_with_the_rule(services, f
     done = sync(services, folder)
     assert [s.path for s in done.skipped] == [long_path] and "source must be at most 1000 characters" in done.skipped[0].reason
     assert [n.source for n in notes(services)] == ["b.md"]
+
+
+def test_a_file_written_twice_by_two_syncs_at_once_loses_the_extra_copy_without_embedding_again(services, folder) -> None:
+    folder.write("a.md", Part(None, None, "intro"), Part("s", "S", "## S"))
+    sync(services, folder)
+    first = notes(services)
+    namespace, vectors = services.embedding.embed([n.text for n in first], "passage")
+    copies = [attrs.evolve(n, id=NoteId.new()) for n in first]
+    services.store.put_many(list(zip(copies, vectors)), namespace)  # what a second sync at the same time wrote
+    recording = BatchRecordingStore(services.store)
+    done = sync(attrs.evolve(services, store=recording), folder)
+    assert counts(done) == (0, 1, 0, 0, 0) and recording.batches == []
+    assert notes(services) == first
