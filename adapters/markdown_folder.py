@@ -105,9 +105,12 @@ class OsMarkdownFolder:
         try:
             entries = sorted(os.scandir(directory), key=lambda e: e.name)
         except OSError as exc:
-            found.append(Skipped(folder or ".", f"folder cannot be read: {exc.strerror or exc}"))
+            found.append(Skipped(folder or "./", f"folder cannot be read: {exc.strerror or exc}"))
             return
-        specs = specs + _gitignore(folder, directory, found)
+        ignore = _gitignore(folder, directory, found)
+        if ignore is None:  # what it excludes is unknown: nothing of the folder is synced
+            return
+        specs = specs + ignore
         for entry in entries:
             name = entry.name
             if name.startswith(".") or name == "node_modules":
@@ -115,7 +118,9 @@ class OsMarkdownFolder:
             path = f"{folder}{name}"
             if not _utf8(path):
                 shown = path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-                if _is_dir(entry) or _markdown(name):
+                if _is_dir(entry):
+                    found.append(Skipped(shown + "/", "name is not valid UTF-8"))
+                elif _markdown(name):
                     found.append(Skipped(shown, "name is not valid UTF-8"))
                 continue
             is_dir = _is_dir(entry)
@@ -149,7 +154,9 @@ class OsMarkdownFolder:
         return FolderFile(path, (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_dev))
 
 
-def _gitignore(folder: str, directory: str, found: list[FolderFile | Skipped]) -> tuple[_Spec, ...]:
+def _gitignore(folder: str, directory: str, found: list[FolderFile | Skipped]) -> tuple[_Spec, ...] | None:
+    """The patterns of the folder's ``.gitignore`` (none without one, or for a symlink, which
+    git does not follow either); None, reported, when it cannot be read."""
     path = os.path.join(directory, ".gitignore")
     try:
         if not os.path.isfile(path) or os.path.islink(path):
@@ -157,8 +164,8 @@ def _gitignore(folder: str, directory: str, found: list[FolderFile | Skipped]) -
         with open(path, encoding="utf-8", errors="replace") as stream:
             lines = stream.read().split("\n")
     except OSError as exc:
-        found.append(Skipped(f"{folder}.gitignore", f"cannot be read, its patterns are not applied: {exc.strerror or exc}"))
-        return ()
+        found.append(Skipped(folder or "./", f"its .gitignore cannot be read, so the folder is left out: {exc.strerror or exc}"))
+        return None
     try:
         spec = pathspec.GitIgnoreSpec.from_lines(lines)
     except ValueError:  # a malformed pattern (a lone "!", a trailing "\"): git never matches it, nor do we

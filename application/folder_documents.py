@@ -33,7 +33,8 @@ class FolderFile:
 
 @attrs.frozen
 class Skipped:
-    """A file the sync leaves alone, and why (for the report)."""
+    """A file the sync leaves alone, and why (for the report). A path ending in ``/`` is a
+    whole folder (``./`` the root) left alone: the notes of its files are kept."""
 
     path: str
     reason: str
@@ -64,6 +65,11 @@ class Document:
 
     def address(self, part: Part) -> str:
         return self.path if part.fragment is None else f"{self.path}#{part.fragment}"
+
+
+def under(path: str, folder: str) -> bool:
+    """Whether the file ``path`` lies in the skipped ``folder`` (``docs/``; ``./`` the root)."""
+    return folder == "./" or path.startswith(folder)
 
 
 def file_of(address: str) -> str:

@@ -15,7 +15,7 @@ import attrs
 
 from mcp_memory.application import DEFAULT_BATCH, MAX_BATCH
 from mcp_memory.application.errors import InvalidRequest
-from mcp_memory.application.folder_documents import Document, FolderFile, Part, Skipped, file_of
+from mcp_memory.application.folder_documents import Document, FolderFile, Part, Skipped, file_of, under
 from mcp_memory.application.ports import MarkdownFolder, Progress, no_progress
 from mcp_memory.application.services import Services, at
 from mcp_memory.domain.errors import InvalidValue
@@ -114,9 +114,11 @@ def sync_folder(
         if done % PROGRESS_EVERY == 0:
             progress(done, run.total)
     run.flush(force=True)
+    folders_left_alone = [s.path for s in run.skipped if s.path.endswith("/")]
     for path, notes in owned.items():
-        run.delete(notes)
-        run.removed.append(path)
+        if not any(under(path, folder) for folder in folders_left_alone):
+            run.delete(notes)
+            run.removed.append(path)
     progress(len(entries), len(entries))
     return FolderSynced(
         folder.root, project, group, run.namespace or services.embedding.known_namespace(),

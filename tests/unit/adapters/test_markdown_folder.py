@@ -367,3 +367,27 @@ def test_a_malformed_gitignore_pattern_is_dropped_as_git_drops_it_and_the_others
         write(tmp_path, path, "x")
     assert listed(tmp_path) == ["kept.md"]
     assert skipped(tmp_path) == {}
+
+
+def test_a_folder_too_deep_to_be_read_is_reported_with_a_trailing_slash(tmp_path: Path) -> None:
+    name, depth = "n" * 250, 18  # 18 * 251 characters: past PATH_MAX
+    fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(depth):
+            os.mkdir(name, dir_fd=fd)
+            inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+    finally:
+        os.close(fd)
+    write(tmp_path, "kept.md", "x")
+    found = skipped(tmp_path)
+    assert listed(tmp_path) == ["kept.md"]
+    ((path, reason),) = found.items()
+    assert path.endswith("/") and path.startswith(name + "/") and reason.startswith("folder cannot be read: ")
+    assert file_of(path + "a.md") == path + "a.md"
+
+
+def test_a_folder_name_that_is_not_utf8_is_reported_as_a_folder(tmp_path: Path) -> None:
+    os.mkdir(os.path.join(os.fsencode(tmp_path), b"dir\xff"))
+    assert skipped(tmp_path) == {"dir\\xff/": "name is not valid UTF-8"}

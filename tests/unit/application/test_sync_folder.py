@@ -287,3 +287,19 @@ def test_a_file_written_twice_by_two_syncs_at_once_loses_the_extra_copy_without_
     done = sync(attrs.evolve(services, store=recording), folder)
     assert counts(done) == (0, 1, 0, 0, 0) and recording.batches == []
     assert notes(services) == first
+
+
+def test_a_folder_left_alone_keeps_the_notes_of_its_files(services, folder) -> None:
+    folder.write("docs/a.md", "alpha")
+    folder.write("docs/deep/b.md", "beta")
+    folder.write("other.md", "other")
+    sync(services, folder)
+    for path in ("docs/a.md", "docs/deep/b.md", "other.md"):
+        folder.remove(path)
+    folder.exclude("docs/", "its .gitignore cannot be read, so the folder is left out: Permission denied")
+    done = sync(services, folder)
+    assert counts(done) == (0, 0, 1, 0, 1) and done.removed == ("other.md",)
+    assert set(synced(services)) == {"docs/a.md", "docs/deep/b.md"}
+    folder.exclude("./", "folder cannot be read: Permission denied")
+    assert counts(sync(services, folder)) == (0, 0, 0, 0, 2)
+    assert len(notes(services)) == 2
