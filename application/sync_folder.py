@@ -2,9 +2,10 @@
 
 The sync owns exactly the notes whose ``origin.root`` is the folder's root, in the project
 it syncs into; no other note is read for a decision or touched. A file is in sync when its
-owned notes are, in the target group, exactly one per part of the file as it is now (same
-digest, same addresses). Otherwise its new notes are written first and its old ones deleted
-after, so an interruption leaves at worst both, which the next run repairs.
+owned notes in the target group with its current digest cover every part of the file (one
+kept per address; other notes of the file are dropped). Otherwise its new notes are written
+first and its old ones deleted after, so an interruption leaves at worst both, which the next
+run repairs.
 """
 
 from __future__ import annotations
