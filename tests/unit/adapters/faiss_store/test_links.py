@@ -9,7 +9,8 @@ import pytest
 
 from mcp_memory.adapters.faiss_store import FaissNoteStore
 from mcp_memory.adapters.faiss_store.checkup import verify
-from mcp_memory.adapters.faiss_store.records import decode_sidecar
+from mcp_memory.adapters.faiss_store.lines import encode_line
+from mcp_memory.adapters.faiss_store.records import PutLink, decode_sidecar
 from mcp_memory.adapters.faiss_store.salvage import as_export, salvage
 from mcp_memory.application.errors import StoreCorrupt
 from tests.unit.adapters.faiss_store.stores import NS, flip_byte, journal_of, link, note, snapshot_of, vector
@@ -203,5 +204,21 @@ def test_a_missing_links_file_fails_every_link_answer_and_no_note(tmp_path: Path
             store.links(A.id)
         assert raised.value.path.endswith("links.jsonl")
         assert store.get(A.id).note == A
+    finally:
+        store.close()
+
+
+def test_a_well_framed_link_record_whose_instant_cannot_be_read_is_damage_of_that_link(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    linked_store(data, compact=False)
+    with journal_of(data).open("ab") as journal:
+        journal.write(encode_line(PutLink(source=A.id.value, target=D.id.value, relation="relates_to", created="yesterday")))
+    store = FaissNoteStore(data)
+    try:
+        with pytest.raises(StoreCorrupt):
+            store.links(D.id)
+        assert keys(store.links(B.id)) == [k(A, B)]
+        assert store.link(link(A, D, minutes=9))  # a good record of that key heals it
+        assert keys(store.links(D.id)) == [k(A, D), k(C, D)]
     finally:
         store.close()
