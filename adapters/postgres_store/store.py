@@ -16,10 +16,11 @@ Guarantees, as ``FaissNoteStore`` gives them:
   its own, under an advisory lock.
 * Values read back exactly as written (``codec``), NUL characters included.
 * Dedup on write (``add``): the entries' keys are locked with transaction-scoped advisory
-  locks (one per project, group and dedup hash, taken in sorted order), then the stored
-  holders are looked up and the new notes written in the same transaction: two servers
-  adding one text at once store it once, and adds of different texts do not wait for each
-  other's lock.
+  locks (``_lock_dedup_keys``: one per project, group and dedup hash, or for a batch of many
+  keys one per project), then the stored holders are looked up and the new notes written in
+  the same transaction: two servers adding one text at once store it once, and adds of
+  different texts do not wait for each other's lock (they still serialize on the project's
+  keyword counters while they write, as every write of a project does).
 * Expiry: reads with ``NoteFilter.now`` leave out ``expires <= now`` (``queries``); ``get``
   answers an expired note (the use case decides). ``purge_expired(now)`` deletes them, and
   the store purges by itself: after a write that succeeded, at most once every
@@ -157,11 +158,10 @@ class PostgresNoteStore:
         first: dict[tuple[str, str, bytes], int] = {}
         for i, key in enumerate(keys):
             first.setdefault(key, i)
-        locks = sorted({_lock_key(key) for key in first})
         with failures(self._url, "write to the note store"):
             space = self._space(namespace)
             with self._pool.connection() as conn, conn.transaction():
-                conn.execute("SELECT count(pg_advisory_xact_lock(k)) FROM unnest(%s::bigint[]) AS k", (locks,))
+                _lock_dedup_keys(conn, list(first))
                 held = {
                     (project, grp, bytes(dedup)): key
                     for project, grp, dedup, key in conn.execute(
@@ -599,12 +599,33 @@ def _link(from_id: str, to_id: str, relation: str, created: datetime) -> Link:
     return Link(LinkKey(NoteId(from_id), NoteId(to_id), Relation(relation)), created.astimezone(timezone.utc))
 
 
-def _lock_key(key: tuple[str, str, bytes]) -> int:
-    """The advisory lock of one dedup key (project, group, dedup hash), a signed 64-bit number."""
-    project, grp, dedup = key
-    digest = hashlib.sha256(b"mcp-memory dedup\0" + project.encode("utf-8", "surrogatepass") + b"\0"
-                            + grp.encode("utf-8", "surrogatepass") + b"\0" + dedup).digest()
-    return int.from_bytes(digest[:8], "big", signed=True)
+KEY_LOCKS_MAX = 64
+"""An ``add`` with more distinct dedup keys locks their projects instead: advisory locks
+take slots of the server's shared lock table (``max_locks_per_transaction`` per
+connection), which a batch of 1,000 keys per transaction could exhaust."""
+
+
+def _lock_dedup_keys(conn: psycopg.Connection, keys: list[tuple[str, str, bytes]]) -> None:
+    """Make the dedup decision on ``keys`` (project, group, dedup hash) exclusive until the
+    transaction ends. Up to ``KEY_LOCKS_MAX`` keys: each project's lock shared, then each
+    key's lock; more: each project's lock exclusive, which waits for every add of the project
+    and holds off the next. Locks are taken in one order (projects, then keys, each sorted), so
+    two adds never wait for each other in a cycle."""
+    projects = sorted({_lock_key(b"project", project) for project, _grp, _dedup in keys})
+    if len(keys) > KEY_LOCKS_MAX:
+        conn.execute("SELECT count(pg_advisory_xact_lock(k)) FROM unnest(%s::bigint[]) AS k", (projects,))
+        return
+    conn.execute("SELECT count(pg_advisory_xact_lock_shared(k)) FROM unnest(%s::bigint[]) AS k", (projects,))
+    locks = sorted({_lock_key(b"key", project, grp, dedup) for project, grp, dedup in keys})
+    conn.execute("SELECT count(pg_advisory_xact_lock(k)) FROM unnest(%s::bigint[]) AS k", (locks,))
+
+
+def _lock_key(kind: bytes, *parts: str | bytes) -> int:
+    """A signed 64-bit advisory lock number for ``kind`` (``project``, ``key``) and ``parts``."""
+    digest = hashlib.sha256(b"mcp-memory dedup " + kind)
+    for part in parts:
+        digest.update(b"\0" + (part if isinstance(part, bytes) else part.encode("utf-8", "surrogatepass")))
+    return int.from_bytes(digest.digest()[:8], "big", signed=True)
 
 
 def _row(vector: Vector, dim: int) -> np.ndarray:

@@ -20,7 +20,7 @@ import pytest
 
 from mcp_memory.adapters.postgres_store import PostgresNoteStore, codec
 from mcp_memory.adapters.postgres_store.queries import EXACT_SCAN_MAX
-from mcp_memory.adapters.postgres_store.schema import LATEST, LOCK_KEY, MIGRATIONS
+from mcp_memory.adapters.postgres_store.schema import LATEST, MIGRATIONS
 from mcp_memory.adapters.postgres_store.store import _term
 from mcp_memory.adapters.text_analysis import document_tokens
 from mcp_memory.application.ports import CandidateQuery
@@ -341,9 +341,58 @@ def test_expired_notes_do_not_shorten_an_answer_from_the_hnsw_index(postgres_url
         store.close()
 
 
-def test_dedup_lock_keys_are_64_bit_and_apart_from_the_schema_lock() -> None:
-    from mcp_memory.adapters.postgres_store.store import _lock_key
+def test_large_batches_racing_single_adds_store_each_text_once(postgres_url: str) -> None:
+    store = PostgresNoteStore(postgres_url, pool_size=10)
+    texts = [f"shared text {i}" for i in range(4_500)]  # batch k: texts 500k..500k+999, each half shared
+    answers: dict[str, set[str]] = {t: set() for t in texts}
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(10)
 
-    keys = {_lock_key((str(PROJECT), "g", codec.dedup_hash(make_note(f"t{i}")))) for i in range(1000)}
-    assert LOCK_KEY not in keys and len(keys) == 1000
-    assert all(-(2**63) <= k < 2**63 for k in keys)
+    def batch(seed: int) -> None:
+        order = 500 * seed + np.random.default_rng(seed).permutation(1_000)  # more keys than KEY_LOCKS_MAX
+        notes = [make_note(texts[i]) for i in order]
+        barrier.wait()
+        try:
+            for note, held in zip(notes, store.add([(n, unit(k)) for k, n in enumerate(notes)], NS, now())):
+                answers[note.text].add(held.value)
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    def singles(seed: int) -> None:
+        barrier.wait()
+        try:
+            for i in np.random.default_rng(seed).permutation(len(texts))[:100]:
+                (held,) = store.add([(make_note(texts[i]), unit(int(i)))], NS, now())
+                answers[texts[i]].add(held.value)
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=batch, args=(s,)) for s in range(8)]
+    threads += [threading.Thread(target=singles, args=(s,)) for s in (100, 101)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    stored = Counter(s.note.text for s in store.iter_notes())
+    store.close()
+    assert errors == []
+    assert stored == Counter(texts)  # each once
+    assert all(len(ids) == 1 for ids in answers.values())  # everyone was answered the one holder
+
+
+def test_an_add_holds_a_bounded_number_of_advisory_locks(postgres_url: str) -> None:
+    from mcp_memory.adapters.postgres_store.store import KEY_LOCKS_MAX, _lock_dedup_keys
+
+    PostgresNoteStore(postgres_url).close()
+
+    def locks_held(count: int) -> int:
+        keys = [(PROJECT.value, "g", codec.dedup_hash(make_note(f"text {i}"))) for i in range(count)]
+        with psycopg.connect(postgres_url, autocommit=True) as conn, conn.transaction():
+            _lock_dedup_keys(conn, keys)
+            return conn.execute(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()"
+            ).fetchone()[0]
+
+    assert locks_held(1) == 2  # the project's (shared) and the key's
+    assert locks_held(KEY_LOCKS_MAX) == KEY_LOCKS_MAX + 1
+    assert locks_held(1_000) == 1  # the project's, exclusive
