@@ -183,6 +183,29 @@ def test_the_migration_of_a_large_database_fills_every_note_in_batches(postgres_
         store.close()
 
 
+def test_a_migration_killed_midway_leaves_version_1_intact_and_runs_again(postgres_url: str) -> None:
+    notes = [make_note(f"bulk {i}", minutes=i) for i in range(4_500)]
+    v1_database(postgres_url, notes)
+    opener = "import sys; from mcp_memory.adapters.postgres_store import PostgresNoteStore as S; S(sys.argv[1]).close()"
+    for delay in (0.5, 1.0, 1.5):
+        process = subprocess.Popen([sys.executable, "-c", opener, postgres_url])
+        time.sleep(delay)
+        process.kill()
+        process.wait()
+        with psycopg.connect(postgres_url) as conn:  # all of version 2 or none of it
+            versions = [v for (v,) in conn.execute("SELECT version FROM mcp_memory_schema ORDER BY version")]
+            columns = {c for (c,) in conn.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_name = 'notes'")}
+        assert versions in ([1], list(range(1, LATEST + 1)))
+        assert ("dedup" in columns) == (versions != [1])
+    store = PostgresNoteStore(postgres_url)
+    try:
+        assert [s.note for s in store.iter_notes()] == notes
+        assert store.add([(make_note("bulk 17"), unit(1))], NS, now()) == [notes[17].id]
+    finally:
+        store.close()
+
+
 # -- dedup raced by servers -------------------------------------------------------------------
 
 
