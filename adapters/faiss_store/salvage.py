@@ -120,7 +120,7 @@ def _from_snapshot(root: Path, base: tuple[int, str, int | None, int], found: Sa
         space = None if home in damage.spaces else state.spaces.get(home)
         found.notes[notes.ids[row]] = (notes.fields(row), home, None if space is None else space.vector(row))
     found.globals.update(state.globals)
-    found.links.update((key, record) for key, (record, _created, _number) in state.links.items())
+    found.links.update((record.key, record) for record in state.links.records())
 
 
 def _scan_snapshot(directory: Path, found: Salvaged) -> None:

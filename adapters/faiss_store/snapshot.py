@@ -152,7 +152,7 @@ def _write(tmp: Path, generation: int, state: StoreState, now: int) -> int:
     write_durably(tmp / GLOBALS, b"".join(encode_line(record) for record in state.globals.values()))
     ids = [notes.ids[row] for row in live.tolist()]
     kept = set(ids)
-    links = [record for record, _created, _number in state.links.values() if record.source in kept and record.target in kept]
+    links = [record for record in state.links.records() if record.source in kept and record.target in kept]
     write_durably(tmp / LINKS, b"".join(encode_line(record) for record in links))
     sidecar = Sidecar(
         format=FORMAT,

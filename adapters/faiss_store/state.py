@@ -5,9 +5,7 @@ of files or processes; ``FaissNoteStore`` feeds it, in journal order, every reco
 process wrote, so every process holds the same state. Notes live in a ``NoteTable`` (one
 append-only row per written version, numpy columns for the filters, fields decoded on
 demand) and vectors in one ``VectorSpace`` per namespace, keyed by note row; nothing is
-built per note when a snapshot is opened but the id strings. Links are a dict by key
-(source, target, relation) in write order, with each note's keys beside it: few enough
-to hold as Python objects.
+built per note when a snapshot is opened but the id strings. Links are in a ``LinkTable``.
 
 Expiry is decided at read time: a filter with ``now`` leaves out the rows expired then,
 found among the rows that have an expiresAt (``NoteTable.expiring``); the rows a filter
@@ -31,6 +29,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from mcp_memory.adapters.faiss_store.damage import Damage, Damaged
+from mcp_memory.adapters.faiss_store.links import LinkTable
 from mcp_memory.adapters.faiss_store.notes import NoteTable
 from mcp_memory.adapters.faiss_store.records import (
     Delete,
@@ -59,9 +58,6 @@ from mcp_memory.application.ports import StoredNote
 from mcp_memory.domain.identifiers import Namespace
 from mcp_memory.domain.note import DedupKey, NoteFilter
 
-LinkKey = tuple[str, str, str]
-"""(source, target, relation) of a link."""
-
 _BEFORE_ALL, _AFTER_ALL = -(1 << 64), 1 << 64  # beyond every instant in µs
 
 
@@ -71,9 +67,7 @@ class StoreState:
         self.spaces: dict[str, VectorSpace] = {}
         self.globals: dict[tuple[str, str], PutGlobal] = {}
         self.damage = Damage()
-        self.links: dict[LinkKey, tuple[PutLink, int, int]] = {}  # key -> (record, createdAt µs, write number)
-        self._links_of: dict[str, dict[LinkKey, None]] = {}  # note id -> keys of the links from or to it
-        self._link_writes = 0
+        self.links = LinkTable()
         self._namespaces: dict[str, Namespace] = {}
         # until the next record (``selection``): the rows of a scope, then those not expired
         self._selection: tuple[tuple, np.ndarray | None] | None = None
@@ -103,9 +97,10 @@ class StoreState:
             self._unlink_note(record.id)
             self.damage.notes.pop(record.id, None)
         elif isinstance(record, PutLink):
-            self._link(record)
+            self.links.add(record)  # linking twice is one link: the first stays
+            self.damage.links.pop(record.key, None)
         elif isinstance(record, DeleteLink):
-            self._unlink(record.key)
+            self.links.remove(record.key)
             self.damage.links.pop(record.key, None)
         elif isinstance(record, Drop):
             self._drop(record.namespace)
@@ -123,8 +118,8 @@ class StoreState:
                 self._delete(note_id)
             for key in found.about.globals:
                 self.globals.pop(key, None)
-            for link in found.about.links:
-                self._unlink(link)
+            for key in found.about.links:
+                self.links.remove(key)
 
     def lose_note(self, row: int, path: str) -> None:
         """A note whose stored fields fail their checksum: out of every answer."""
@@ -174,30 +169,9 @@ class StoreState:
         for space in self.spaces.values():
             space.remove(row)
 
-    def _link(self, record: PutLink) -> None:
-        created = micros(record.created)  # what may fail, before anything changes
-        key = record.key
-        self.damage.links.pop(key, None)
-        if key in self.links:
-            return  # linking twice is one link: the first stays
-        self._link_writes += 1
-        self.links[key] = (record, created, self._link_writes)
-        for note_id in key[:2]:
-            self._links_of.setdefault(note_id, {})[key] = None
-
-    def _unlink(self, key: LinkKey) -> None:
-        if self.links.pop(key, None) is not None:
-            for note_id in key[:2]:
-                keys = self._links_of.get(note_id)
-                if keys is not None:
-                    keys.pop(key, None)
-                    if not keys:
-                        del self._links_of[note_id]
-
     def _unlink_note(self, note_id: str) -> None:
         """A deleted note's links go with it."""
-        for key in list(self._links_of.get(note_id, ())):
-            self._unlink(key)
+        self.links.remove_note(note_id)
         self.damage.heal_links(note_id)
 
     def _drop(self, namespace: str) -> None:
@@ -338,19 +312,17 @@ class StoreState:
     def links_of(self, note_id: str) -> list[PutLink]:
         """The links from or to a note, newest createdAt first (ties: last written first)."""
         self.damage.check_links(note_id)
-        items = [self.links[key] for key in self._links_of.get(note_id, ())]
-        items.sort(key=lambda item: (item[1], item[2]), reverse=True)
-        return [record for record, _created, _number in items]
+        return self.links.of(note_id)
 
     def all_links(self, project: str | None) -> list[PutLink]:
         """Every link (whose source note, or else target note, is of ``project``), oldest
         createdAt first (ties: first written first). ``StoreCorrupt`` if any is damaged."""
         self.damage.check_all_links()
-        items = sorted(self.links.values(), key=lambda item: (item[1], item[2]))
+        links = self.links.ordered()
         if project is None:
-            return [record for record, _created, _number in items]
+            return links
         code = self.notes.names.find(project)
-        return [record for record, _created, _number in items if code is not None and self._project_code(record) == code]
+        return [record for record in links if code is not None and self._project_code(record) == code]
 
     def _project_code(self, record: PutLink) -> int | None:
         for note_id in (record.source, record.target):

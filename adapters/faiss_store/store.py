@@ -43,7 +43,6 @@ for a file that is not what its format says, naming it. Sets FAISS to one OpenMP
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
