@@ -15,7 +15,7 @@ Then two kinds of weak evidence. A note created in the period the query names ("
 December, 2023", "in August 2023": ``application.query_dates``) gains ``DATE_WEIGHT``
 (``dated``). And context: a note written just before or after a candidate in the same group
 (``Candidates.neighbours``) is usually about the same thing (the answer after a question, the
-reason after a decision), so every candidate and its neighbours share their scores
+reason after a decision), so the ten best hits and their neighbours share their scores
 (``with_context``). Every weight here was chosen by leaving one LoCoMo conversation out at a
 time and held on the paraphrase set (README, "Retrieval quality").
 """
@@ -42,10 +42,13 @@ SPREAD_MIN_NOTES = 8
 SPREAD_SAMPLE = 1024
 """The spread is measured on every note in scope up to this many, else on a sample."""
 
-CONTEXT_WEIGHT = 0.5
-"""How much of a linked note's score a candidate or neighbour gains: own + 0.5 * the other's."""
+CONTEXT_SEEDS = 10
+"""How many of the best hybrid hits lend their score to their neighbours (``with_context``)."""
 
-DATE_WEIGHT = 0.2
+CONTEXT_WEIGHT = 0.5
+"""How much of a linked note's score a seed or neighbour gains: own + 0.5 * the other's."""
+
+DATE_WEIGHT = 0.1
 """What a note created in the period the query names gains (``dated``)."""
 
 
@@ -78,12 +81,28 @@ def neighbour_cosines(neighbours: Iterable[Neighbour]) -> list[Candidate]:
     return [Candidate(n.id, n.created_at, -1.0 if n.cosine is None else n.cosine) for n in neighbours]
 
 
+def calibrated_neighbours(neighbours: Iterable[Neighbour], spread: Spread) -> list[Candidate]:
+    """``calibrated_scores(neighbour_cosines(neighbours), spread)`` in one pass."""
+    if spread.count < SPREAD_MIN_NOTES or spread.std <= 0.0:
+        return similarity_scores(neighbour_cosines(neighbours))
+    mean, unit = spread.mean, SPREAD_UNITS * spread.std
+    out = []
+    for n in neighbours:
+        score = 0.0 if n.cosine is None else (n.cosine - mean) / unit
+        out.append(Candidate(n.id, n.created_at, 0.0 if score < 0.0 else 1.0 if score > 1.0 else score))
+    return out
+
+
 def _scored(candidate: Candidate, score: float) -> Candidate:
-    return Candidate(candidate.id, candidate.created_at, min(1.0, max(0.0, score)))
+    return Candidate(candidate.id, candidate.created_at, 0.0 if score < 0.0 else 1.0 if score > 1.0 else score)
+
+
+def _order(c: Candidate) -> tuple[float, float, str]:
+    return (-c.score, -c.created_at.timestamp(), c.id)
 
 
 def _ranked(found: list[Candidate]) -> list[Candidate]:
-    return sorted(found, key=lambda c: (-c.score, -c.created_at.timestamp(), c.id))
+    return sorted(found, key=_order)
 
 
 def blend(
@@ -125,20 +144,25 @@ def dated(fused: list[Candidate], period: Period | None, weight: float = DATE_WE
 
 
 def with_context(
-    fused: list[Candidate], adjacent: dict[str, list[str]], weight: float = CONTEXT_WEIGHT
+    fused: list[Candidate], adjacent: dict[str, list[str]], weight: float = CONTEXT_WEIGHT, limit: int | None = None
 ) -> list[Candidate]:
     """Rescore ``fused`` (highest first, with every neighbour of the seeds in it): each seed
-    (a key of ``adjacent``: hybrid search makes every candidate one) and each of its
-    neighbours gains ``weight`` times the best score across such a link, capped at 1; other
-    notes keep their score."""
+    (a key of ``adjacent``: one of the best hits) and each of its neighbours gains ``weight`` times the best score across such a link, capped at 1; other
+    notes keep their score. ``limit``: only the first ``limit`` are returned."""
     links: dict[str, set[str]] = {}
     for seed, near in adjacent.items():
         for other in near:
             links.setdefault(seed, set()).add(other)
             links.setdefault(other, set()).add(seed)
     own = {c.id: c.score for c in fused}
-    rescored = []
+    scores = []
     for found in fused:
-        best = max((own[o] for o in links.get(found.id, ()) if o in own), default=0.0)
-        rescored.append(Candidate(found.id, found.created_at, min(1.0, found.score + weight * best)))
-    return _ranked(rescored)
+        best = 0.0
+        for other in links.get(found.id, ()):
+            score = own.get(other, 0.0)
+            if score > best:
+                best = score
+        score = found.score + weight * best
+        scores.append((-(score if score < 1.0 else 1.0), -found.created_at.timestamp(), found.id, found))
+    scores.sort(key=lambda row: row[:3])
+    return [Candidate(c.id, c.created_at, -score) for score, _, _, c in scores[:limit]]

@@ -9,13 +9,14 @@ from mcp_memory.application.errors import InvalidRequest
 from mcp_memory.application.ports import Candidate, CandidateQuery, Hit, StoredNote
 from mcp_memory.application.query_dates import named_period
 from mcp_memory.application.ranking import (
+    CONTEXT_SEEDS,
     HYBRID_KEYWORD_WEIGHT,
     SPREAD_SAMPLE,
     blend,
+    calibrated_neighbours,
     calibrated_scores,
     dated,
     keyword_scores,
-    neighbour_cosines,
     similarity_scores,
     with_context,
 )
@@ -78,22 +79,24 @@ def search(command: SearchNotes, services: Services) -> SearchResults:
 def _hybrid(
     query: str, vector: Sequence[float], namespace: Namespace, where: NoteFilter, k: int, services: Services
 ) -> list[Hit]:
-    """Keyword and calibrated meaning blended, the period the query names, then every
-    candidate's neighbours (``ranking``)."""
+    """Keyword and calibrated meaning blended, the period the query names, then the best
+    hits' neighbours (``ranking``)."""
     depth = max(k, HYBRID_DEPTH)  # not more for a larger topK: its first results stay the same
     question = CandidateQuery(where, depth, namespace, vector, query, SPREAD_SAMPLE, neighbours=True)
     found = services.reader.candidates(question)
     semantic = calibrated_scores(found.semantic, found.spread)
     keyword = keyword_scores(found.keyword)
-    known = {c.id for c in semantic} | {c.id for c in keyword}
-    links = {key: found.neighbours.get(key, ()) for key in known}
-    # one each, if two candidates share a neighbour
+    period = named_period(query)
+    fused = dated(blend(semantic, keyword, HYBRID_KEYWORD_WEIGHT, depth), period)
+    links = {seed.id: found.neighbours.get(seed.id, ()) for seed in fused[:CONTEXT_SEEDS]}
+    known = {c.id for c in fused}
+    # one each, if two seeds share a neighbour
     unscored = {n.id: n for near in links.values() for n in near if n.id not in known}
-    exact = calibrated_scores(neighbour_cosines(unscored.values()), found.spread)
-    fused = blend(semantic, keyword, HYBRID_KEYWORD_WEIGHT, depth, exact)
-    fused = dated(fused, named_period(query))
-    ranked = with_context(fused, {key: [n.id for n in near] for key, near in links.items()})
-    return _hits(ranked[:k], found.notes)
+    if unscored:
+        exact = calibrated_neighbours(unscored.values(), found.spread)
+        fused = dated(blend(semantic, keyword, HYBRID_KEYWORD_WEIGHT, depth, exact), period)
+    ranked = with_context(fused, {seed: [n.id for n in near] for seed, near in links.items()}, limit=k)
+    return _hits(ranked, found.notes)
 
 
 def _hits(ranked: Sequence[Candidate], notes: Mapping[str, StoredNote]) -> list[Hit]:

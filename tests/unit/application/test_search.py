@@ -158,7 +158,7 @@ def test_a_hybrid_search_that_names_a_day_prefers_what_was_written_that_day(tmp_
     assert [h.stored.note.id for h in undated.hits] != [that_day.id]
 
 
-def test_every_candidate_lends_context_to_its_neighbours_not_only_the_first_hits(tmp_path: Path) -> None:
+def test_the_ten_best_hits_lend_context_to_their_neighbours_not_only_the_first_five(tmp_path: Path) -> None:
     embedder = TableEmbedder({"deploy": (1.0, 0.0, 0.0)}, other=(0.0, 1.0, 0.0))
     services = services_with(tmp_path, embedder)
     for n in range(8):  # eight strong matches, each alone in its group
