@@ -22,12 +22,12 @@ MONTHS = {name: number for number, name in enumerate(_NAMES, 1)} | {name[:3]: n 
 MONTHS["sept"] = 9
 
 _MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))
-_DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
-_YEAR = r"(\d{4})"
+_DAY = r"([0-9]{1,2})(?:st|nd|rd|th)?"
+_YEAR = r"([0-9]{4})"
 _DAY_MONTH_YEAR = re.compile(rf"\b{_DAY}\s+(?:of\s+)?({_MONTH})\b\.?,?\s*{_YEAR}\b")
 _MONTH_DAY_YEAR = re.compile(rf"\b({_MONTH})\b\.?\s+{_DAY},?\s*{_YEAR}\b")
 _MONTH_YEAR = re.compile(rf"\b({_MONTH})\b\.?,?\s+{_YEAR}\b")
-_IN_YEAR = re.compile(r"\b(?:in|during|of|since|from)\s+((?:1[89]|2[01])\d\d)\b")
+_IN_YEAR = re.compile(r"\b(?:in|during|of|since|from)\s+((?:1[89]|2[01])[0-9][0-9])\b")
 
 
 @attrs.frozen

@@ -229,7 +229,7 @@ def families(quick: bool) -> dict[str, dict[str, Config]]:
     out: dict[str, dict[str, Config]] = {
         "context (round 1: top 5 hits, 0.3)": {"round 1": Config(weight=0.3, context=0.3, seeds=5, date=0.0)},
         "keyword weight": {f"weight {w}": replace(base, weight=w) for w in (0.2, 0.3, 0.4, 0.5)},
-        "context weight, every candidate": {f"context {c}": replace(base, context=c) for c in (0.0, 0.3, 0.5, 0.7)},
+        "context weight (ten best hits)": {f"context {c}": replace(base, context=c) for c in (0.0, 0.3, 0.5, 0.7)},
         "context from the best n hits": {f"seeds {s}": replace(base, seeds=s) for s in (5, 10, 20)} | {"every candidate": replace(base, seeds=None)},
         "date weight": {f"date {d}": replace(base, date=d) for d in (0.0, 0.1, 0.2, 0.3)},
         "query-adaptive keyword weight": {"fixed": base, **{f"share x {s}": replace(base, adaptive="share", weight=s) for s in (0.6, 0.8, 1.0)}},
