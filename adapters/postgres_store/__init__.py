@@ -2,7 +2,8 @@
 
 Modules: ``url`` (the store URL, masked for display), ``schema`` (versioned migrations
 under an advisory lock), ``codec`` (exact JSON text for notes and values), ``queries`` (the
-filter and the one-statement hybrid question), ``connection`` (the pool, errors),
+filter and the one-statement hybrid question), ``curation`` (dedup locks, the purge,
+links), ``connection`` (the pool, errors),
 ``store`` (``PostgresNoteStore``). Needs the ``postgres`` extra
 (``pip install 'mcp-memory[postgres]'``): psycopg 3, psycopg-pool, pgvector. Importing this
 package does not import them (``url`` works without the extra); ``PostgresNoteStore`` does.

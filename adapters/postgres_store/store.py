@@ -1,8 +1,8 @@
 """``PostgresNoteStore``: the store ports (``NoteStore``) on PostgreSQL with pgvector, shared
 by every server of a team.
 
-Schema and migrations: ``schema``; the SQL of the read side: ``queries``; encoding:
-``codec``; pool and errors: ``connection``.
+Schema and migrations: ``schema``; the SQL of the read side: ``queries``; of dedup, purge
+and links: ``curation``; encoding: ``codec``; pool and errors: ``connection``.
 
 Guarantees, as ``FaissNoteStore`` gives them:
 
@@ -16,7 +16,7 @@ Guarantees, as ``FaissNoteStore`` gives them:
   its own, under an advisory lock.
 * Values read back exactly as written (``codec``), NUL characters included.
 * Dedup on write (``add``): the entries' keys are locked with transaction-scoped advisory
-  locks (``_lock_dedup_keys``: one per project, group and dedup hash, or for a batch of many
+  locks (``curation.lock_dedup_keys``: one per project, group and dedup hash, or for a batch of many
   keys one per project), then the stored holders are looked up and the new notes written in
   the same transaction: two servers adding one text at once store it once, and adds of
   different texts do not wait for each other's lock (they still serialize on the project's
@@ -53,7 +53,7 @@ import numpy as np
 import psycopg
 import structlog
 
-from mcp_memory.adapters.postgres_store import codec
+from mcp_memory.adapters.postgres_store import codec, curation
 from mcp_memory.adapters.postgres_store.connection import connect, failures, open_pool
 from mcp_memory.adapters.postgres_store.queries import candidates_sql, filter_sql
 from mcp_memory.adapters.postgres_store.schema import LOCK_KEY, hnsw_index_sql, migrate
@@ -63,7 +63,7 @@ from mcp_memory.application.errors import StoreError
 from mcp_memory.application.ports import NO_SPREAD, Candidate, CandidateQuery, Candidates, Neighbour, Spread, StoredNote, Vector
 from mcp_memory.domain.errors import InvalidValue
 from mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, Namespace, NoteId
-from mcp_memory.domain.link import Link, LinkKey, Relation
+from mcp_memory.domain.link import Link, LinkKey
 from mcp_memory.domain.note import GlobalEntry, Note, NoteFilter
 from mcp_memory.domain.time import format_instant
 
@@ -161,18 +161,8 @@ class PostgresNoteStore:
         with failures(self._url, "write to the note store"):
             space = self._space(namespace)
             with self._pool.connection() as conn, conn.transaction():
-                _lock_dedup_keys(conn, list(first))
-                held = {
-                    (project, grp, bytes(dedup)): key
-                    for project, grp, dedup, key in conn.execute(
-                        """SELECT DISTINCT ON (n.project, n.grp, n.dedup) n.project, n.grp, n.dedup, n.id
-                           FROM unnest(%s::text[], %s::text[], %s::bytea[]) AS k(project, grp, dedup)
-                           JOIN notes n ON n.project = k.project AND n.grp = k.grp AND n.dedup = k.dedup
-                           WHERE n.expires IS NULL OR n.expires > %s
-                           ORDER BY n.project, n.grp, n.dedup, n.written""",
-                        ([k[0] for k in first], [k[1] for k in first], [k[2] for k in first], now),
-                    ).fetchall()
-                }
+                curation.lock_dedup_keys(conn, list(first))
+                held = curation.holders(conn, list(first), now)
                 new = [i for i in first.values() if keys[i] not in held]
                 if new:
                     with conn.pipeline():
@@ -220,28 +210,8 @@ class PostgresNoteStore:
         """Delete the notes expired at ``now`` (None: the database's ``now()``), with their
         vectors, postings and links (cascades), one transaction per project: the project's
         keyword counters locked first, then the expired notes no other writer holds."""
-        total = 0
         with self._pool.connection() as conn:
-            projects = conn.execute(
-                "SELECT DISTINCT project FROM notes WHERE expires <= coalesce(%s::timestamptz, now())", (now,)
-            ).fetchall()
-            for (project,) in projects:
-                with conn.transaction():
-                    conn.execute("SELECT 1 FROM keyword_totals WHERE project = %s FOR UPDATE", (project,))
-                    found = conn.execute(
-                        """WITH gone AS (
-                               DELETE FROM notes WHERE id IN (
-                                   SELECT id FROM notes WHERE project = %(project)s
-                                     AND expires <= coalesce(%(now)s::timestamptz, now()) FOR UPDATE SKIP LOCKED)
-                               RETURNING length),
-                           counted AS (UPDATE keyword_totals k SET notes = k.notes - g.n, terms = k.terms - g.terms
-                                       FROM (SELECT count(*) AS n, coalesce(sum(length), 0) AS terms FROM gone) g
-                                       WHERE k.project = %(project)s AND g.n > 0)
-                           SELECT count(*) FROM gone""",
-                        {"project": project, "now": now},
-                    ).fetchone()
-                    total += int(found[0])
-        return total
+            return curation.purge(conn, now)
 
     def _after_write(self) -> None:
         """The periodic purge, piggy-backed on a write: at most once every ``purge_every``
@@ -282,34 +252,12 @@ class PostgresNoteStore:
             )
 
     def link(self, link: Link) -> bool:
-        key = link.key
-        ids = sorted({key.from_id.value, key.to_id.value})
         with failures(self._url, "write to the note store"), self._pool.connection() as conn:
-            found = conn.execute(
-                """WITH present AS MATERIALIZED (SELECT id FROM notes WHERE id = ANY(%(ids)s) ORDER BY id FOR KEY SHARE),
-                        added AS (INSERT INTO links (from_id, to_id, relation, created, written)
-                                  SELECT %(from)s, %(to)s, %(relation)s, %(created)s, nextval('write_order')
-                                  WHERE (SELECT count(*) FROM present) = %(n)s
-                                  ON CONFLICT (from_id, to_id, relation) DO NOTHING)
-                   SELECT count(*) FROM present""",
-                {
-                    "ids": ids,
-                    "n": len(ids),
-                    "from": key.from_id.value,
-                    "to": key.to_id.value,
-                    "relation": key.relation.value,
-                    "created": link.created_at,
-                },
-            ).fetchone()
-        return found[0] == len(ids)
+            return curation.add_link(conn, link)
 
     def unlink(self, key: LinkKey) -> bool:
         with failures(self._url, "write to the note store"), self._pool.connection() as conn:
-            cursor = conn.execute(
-                "DELETE FROM links WHERE from_id = %s AND to_id = %s AND relation = %s",
-                (key.from_id.value, key.to_id.value, key.relation.value),
-            )
-            return cursor.rowcount > 0
+            return curation.remove_link(conn, key)
 
     def _space(self, namespace: Namespace) -> int:
         """The number of ``namespace``, registered (with its HNSW index) on first use."""
@@ -386,12 +334,7 @@ class PostgresNoteStore:
 
     def links(self, note_id: NoteId) -> list[Link]:
         with failures(self._url, "read the note store"), self._pool.connection() as conn:
-            rows = conn.execute(
-                """SELECT from_id, to_id, relation, created FROM links WHERE from_id = %(id)s OR to_id = %(id)s
-                   ORDER BY created DESC, written DESC""",
-                {"id": note_id.value},
-            ).fetchall()
-        return [_link(*row) for row in rows]
+            return curation.links_of(conn, note_id)
 
     def get_global(self, project_id: CanonicalProjectId, key: GlobalKey) -> GlobalEntry | None:
         with failures(self._url, "read the note store"), self._pool.connection() as conn:
@@ -454,17 +397,8 @@ class PostgresNoteStore:
         return [codec.global_entry(*row) for row in rows]
 
     def iter_links(self, project_id: CanonicalProjectId | None = None) -> Iterable[Link]:
-        """Every link (whose notes are of one project: the project of its ``from`` note),
-        oldest ``created`` first, ties in write order."""
-        condition = "TRUE" if project_id is None else "n.project = %(project)s"
-        params = {} if project_id is None else {"project": project_id.value}
         with failures(self._url, "read the note store"), self._pool.connection() as conn:
-            rows = conn.execute(
-                f"""SELECT l.from_id, l.to_id, l.relation, l.created FROM links l JOIN notes n ON n.id = l.from_id
-                    WHERE {condition} ORDER BY l.created, l.written""",
-                params,
-            ).fetchall()
-        return [_link(*row) for row in rows]
+            return curation.all_links(conn, project_id)
 
     def namespaces(self) -> dict[Namespace, int]:
         with failures(self._url, "read the note store"), self._pool.connection() as conn:
@@ -593,39 +527,6 @@ def _answer(rows: list[tuple], with_neighbours: bool) -> Candidates:
         for seed, found in neighbours.items():
             near[seed] = [nb for _pos, nb in sorted(found, key=lambda pair: pair[0])]
     return Candidates(semantic, keyword, spread, near, notes)
-
-
-def _link(from_id: str, to_id: str, relation: str, created: datetime) -> Link:
-    return Link(LinkKey(NoteId(from_id), NoteId(to_id), Relation(relation)), created.astimezone(timezone.utc))
-
-
-KEY_LOCKS_MAX = 64
-"""An ``add`` with more distinct dedup keys locks their projects instead: advisory locks
-take slots of the server's shared lock table (``max_locks_per_transaction`` per
-connection), which a batch of 1,000 keys per transaction could exhaust."""
-
-
-def _lock_dedup_keys(conn: psycopg.Connection, keys: list[tuple[str, str, bytes]]) -> None:
-    """Make the dedup decision on ``keys`` (project, group, dedup hash) exclusive until the
-    transaction ends. Up to ``KEY_LOCKS_MAX`` keys: each project's lock shared, then each
-    key's lock; more: each project's lock exclusive, which waits for every add of the project
-    and holds off the next. Locks are taken in one order (projects, then keys, each sorted), so
-    two adds never wait for each other in a cycle."""
-    projects = sorted({_lock_key(b"project", project) for project, _grp, _dedup in keys})
-    if len(keys) > KEY_LOCKS_MAX:
-        conn.execute("SELECT count(pg_advisory_xact_lock(k)) FROM unnest(%s::bigint[]) AS k", (projects,))
-        return
-    conn.execute("SELECT count(pg_advisory_xact_lock_shared(k)) FROM unnest(%s::bigint[]) AS k", (projects,))
-    locks = sorted({_lock_key(b"key", project, grp, dedup) for project, grp, dedup in keys})
-    conn.execute("SELECT count(pg_advisory_xact_lock(k)) FROM unnest(%s::bigint[]) AS k", (locks,))
-
-
-def _lock_key(kind: bytes, *parts: str | bytes) -> int:
-    """A signed 64-bit advisory lock number for ``kind`` (``project``, ``key``) and ``parts``."""
-    digest = hashlib.sha256(b"mcp-memory dedup " + kind)
-    for part in parts:
-        digest.update(b"\0" + (part if isinstance(part, bytes) else part.encode("utf-8", "surrogatepass")))
-    return int.from_bytes(digest.digest()[:8], "big", signed=True)
 
 
 def _row(vector: Vector, dim: int) -> np.ndarray:

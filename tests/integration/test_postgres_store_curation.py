@@ -404,14 +404,14 @@ def test_large_batches_racing_single_adds_store_each_text_once(postgres_url: str
 
 
 def test_an_add_holds_a_bounded_number_of_advisory_locks(postgres_url: str) -> None:
-    from mcp_memory.adapters.postgres_store.store import KEY_LOCKS_MAX, _lock_dedup_keys
+    from mcp_memory.adapters.postgres_store.curation import KEY_LOCKS_MAX, lock_dedup_keys
 
     PostgresNoteStore(postgres_url).close()
 
     def locks_held(count: int) -> int:
         keys = [(PROJECT.value, "g", codec.dedup_hash(make_note(f"text {i}"))) for i in range(count)]
         with psycopg.connect(postgres_url, autocommit=True) as conn, conn.transaction():
-            _lock_dedup_keys(conn, keys)
+            lock_dedup_keys(conn, keys)
             return conn.execute(
                 "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()"
             ).fetchone()[0]
