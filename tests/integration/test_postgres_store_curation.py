@@ -419,3 +419,20 @@ def test_an_add_holds_a_bounded_number_of_advisory_locks(postgres_url: str) -> N
     assert locks_held(1) == 2  # the project's (shared) and the key's
     assert locks_held(KEY_LOCKS_MAX) == KEY_LOCKS_MAX + 1
     assert locks_held(1_000) == 1  # the project's, exclusive
+
+
+def test_expiry_at_the_ends_of_the_calendar_reads_back_and_filters(postgres_url: str) -> None:
+    store = PostgresNoteStore(postgres_url)
+    try:
+        first = datetime(1, 1, 1, tzinfo=timezone.utc)
+        last = datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=timezone.utc)
+        ancient = attrs.evolve(make_note("expired at the start of time"), created_at=first, expires_at=first + timedelta(microseconds=1))
+        lasting = attrs.evolve(make_note("expires at the end of time"), expires_at=last)
+        store.add([(ancient, unit(0)), (lasting, unit(1))], NS, first)
+        assert store.get(ancient.id).note == ancient and store.get(lasting.id).note == lasting
+        live = NoteFilter(PROJECT, now=last - timedelta(microseconds=1))
+        assert [s.note.id for s in store.list_recent(live, 10)] == [lasting.id]
+        assert semantic_ids(store, live, unit(0), 10) == [lasting.id.value]
+        assert store.purge_expired(last) == 2
+    finally:
+        store.close()
