@@ -8,8 +8,8 @@ the share of the query's information (its idf-weighted terms) a note matches
 (``adapters.keyword_index``), so a note that shares one common word with a paraphrased
 question adds little, while one that matches the names and rare terms of the question adds
 much. Rank fusion (RRF) gives the first keyword hit full weight however poor it is, which
-is what made it lose to vector search on paraphrased questions (``bench/fusion_study.py``
-has the comparison).
+is what made it lose to vector search on paraphrased questions (on the paraphrase set,
+equal-weight rank fusion with TF-IDF: recall@1 0.48 against 0.88 for meaning alone).
 
 Then two kinds of weak evidence. A note created in the period the query names ("on 8
 December, 2023", "in August 2023": ``application.query_dates``) gains ``DATE_WEIGHT``
