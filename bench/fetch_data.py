@@ -13,7 +13,7 @@ difference is reported),
 
 A conversation file is the sample's ``conversation`` object with its ``event_summary``, then
 ``qa``, then its ``observation`` and ``session_summary`` merged in at the top level, written
-as ``json.dumps(..., indent=2)``: byte for byte the shared copy. Then
+as ``json.dumps(..., indent=2)``, the layout of the shared copy. Then
 
     .venv/bin/python -m bench.locomo bench/data/locomo/dev
     .venv/bin/python -m bench.locomo bench/data/locomo/test
@@ -143,6 +143,9 @@ def main(argv: list[str] | None = None) -> int:
         written = fetch(args.dest, args.url, args.sha256.lower())
     except FetchFailed as exc:
         print(f"fetch_data: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:  # the destination cannot be written
+        print(f"fetch_data: cannot write under {args.dest}: {exc}", file=sys.stderr)
         return 1
     print(f"locomo10.json: sha256 {written['sha256']} ({written['bytes']} bytes) from {written['source']}")
     for part in ("dev", "test"):

@@ -140,3 +140,15 @@ def test_what_is_not_the_locomo_file_is_refused(server: tuple[str, Served], tmp_
     with pytest.raises(fetch_data.FetchFailed, match="cannot download"):
         fetch_data.fetch(tmp_path, url.replace("locomo10.json", "missing.json"), "0" * 64)
     assert not any(tmp_path.iterdir())
+
+
+def test_a_destination_that_cannot_be_written_is_a_clear_refusal(
+    server: tuple[str, Served], locomo10: bytes, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url, _ = server
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a directory")
+    digest = hashlib.sha256(locomo10).hexdigest()
+    assert fetch_data.main(["--dest", str(blocked), "--url", url, "--sha256", digest]) == 1
+    assert "cannot write under" in capsys.readouterr().err
+    assert blocked.read_text() == "not a directory"
