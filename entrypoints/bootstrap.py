@@ -91,13 +91,21 @@ def store_setting_at_start(options: ServerOptions) -> str | None:
 
 
 def store_problem(location: str | None) -> str | None:
-    """Why the store at ``location`` cannot be used at all (a usage error), or None: a
-    PostgreSQL URL that does not parse, or the ``postgres`` extra not installed."""
+    """Why the store at ``location`` cannot be used at all (a usage error), or None: a URL
+    of another scheme than PostgreSQL's (a mistyped URL must not become a local directory
+    named after it), a PostgreSQL URL that does not parse, or the ``postgres`` extra not
+    installed."""
     import importlib.util
+    import re
 
     from mcp_memory.adapters.postgres_store.url import StoreUrl, is_postgres_url
 
-    if location is None or not is_postgres_url(location):
+    if location is None:
+        return None
+    if not is_postgres_url(location):
+        scheme = re.match(r"([A-Za-z][A-Za-z0-9+.-]*)://", location)
+        if scheme:
+            return f"--store: {scheme.group(1)}:// is not a store this server knows; use postgresql://user:password@host:5432/db or a directory"
         return None
     try:
         StoreUrl.parse(location)
