@@ -24,6 +24,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from mcp_memory.adapters.json_converter import READ_BACK_RULE, STORED, unreadable_field
+from mcp_memory.adapters.text_analysis import document_tokens
 from mcp_memory.application.ports import StoredNote
 from mcp_memory.domain.errors import InvalidValue
 from mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, Namespace
@@ -95,3 +96,20 @@ def _encoded(value: Any) -> str | None:
         return _encoder.encode(value).decode()
     except (msgspec.EncodeError, TypeError, ValueError, OverflowError, UnicodeError):
         return None
+
+
+TERM_MAX = 128
+"""A longer term is indexed by its first 96 characters and a hash: a btree entry has a size
+limit, and nobody types such a term."""
+
+
+def term(token: str) -> str:
+    """The stored form of one term of ``text_analysis`` (short terms as they are)."""
+    if len(token) <= TERM_MAX:
+        return token
+    return token[:96] + "#" + hashlib.sha1(token.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def note_terms(note: Note) -> list[str]:
+    """The stored keyword terms of a note, in order, repeats kept (``postings``, BM25)."""
+    return [term(t) for t in document_tokens(note.title, note.text, note.tags.values)]

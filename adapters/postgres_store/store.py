@@ -41,7 +41,6 @@ for a role that may not create the ``vector`` extension in a database that lacks
 
 from __future__ import annotations
 
-import hashlib
 import threading
 import time
 from datetime import datetime, timezone
@@ -58,7 +57,7 @@ from mcp_memory.adapters.postgres_store.connection import connect, failures, ope
 from mcp_memory.adapters.postgres_store.queries import candidates_sql, filter_sql
 from mcp_memory.adapters.postgres_store.schema import LOCK_KEY, hnsw_index_sql, migrate
 from mcp_memory.adapters.postgres_store.url import StoreUrl
-from mcp_memory.adapters.text_analysis import document_tokens, tokens
+from mcp_memory.adapters.text_analysis import tokens
 from mcp_memory.application.errors import StoreError
 from mcp_memory.application.ports import NO_SPREAD, Candidate, CandidateQuery, Candidates, Neighbour, Spread, StoredNote, Vector
 from mcp_memory.domain.errors import InvalidValue
@@ -73,11 +72,9 @@ HNSW_MAX_DIM = 2000
 """pgvector indexes ``vector`` columns of at most 2,000 dimensions; larger namespaces are
 always scanned exactly."""
 
-TERM_MAX = 128
-"""A longer term is indexed by its first 96 characters and a hash: a btree entry has a size
-limit, and nobody types such a term."""
-
-TABLES = ("namespaces", "notes", "vectors", "postings", "keyword_totals", "globals", "links", "mcp_memory_schema")
+TABLES = (
+    "namespaces", "notes", "vectors", "postings", "keyword_totals", "globals", "links", "mcp_memory_schema", "mcp_memory_meta",
+)
 
 PURGE_EVERY = 300.0
 """Seconds between two purges of expired notes by one server (piggy-backed on a write)."""
@@ -315,7 +312,7 @@ class PostgresNoteStore:
         if query.vector is not None:
             assert query.namespace is not None
             q = _row(query.vector, query.namespace.dim)
-        terms = None if query.text is None else [_term(t) for t in tokens(query.text)]
+        terms = None if query.text is None else [codec.term(t) for t in tokens(query.text)]
         params: dict[str, Any] = {"q": q, "depth": query.depth, "sample": query.spread_sample, "terms": terms}
         with failures(self._url, "search the note store"), self._pool.connection() as conn:
             space = None if q is None else self._known_space(conn, query.namespace)
@@ -442,7 +439,7 @@ def _create_extension(conn: psycopg.Connection, url: StoreUrl) -> None:
 
 def _write_note(conn: psycopg.Connection, note: Note, doc: str, space: int, row: np.ndarray | None) -> None:
     """The statements of one put, in a transaction (and a pipeline: one round trip)."""
-    terms = [_term(t) for t in document_tokens(note.title, note.text, note.tags.values)]
+    terms = codec.note_terms(note)
     counts = Counter(terms)
     p = {
         "id": note.id.value,
@@ -535,8 +532,3 @@ def _row(vector: Vector, dim: int) -> np.ndarray:
         raise StoreError(f"a vector of namespace dimension {dim} was expected, got {row.shape[0]} floats")
     return row
 
-
-def _term(term: str) -> str:
-    if len(term) <= TERM_MAX:
-        return term
-    return term[:96] + "#" + hashlib.sha1(term.encode("utf-8", "surrogatepass")).hexdigest()

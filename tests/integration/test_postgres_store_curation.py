@@ -21,8 +21,6 @@ import pytest
 from mcp_memory.adapters.postgres_store import PostgresNoteStore, codec
 from mcp_memory.adapters.postgres_store.queries import EXACT_SCAN_MAX
 from mcp_memory.adapters.postgres_store.schema import LATEST, MIGRATIONS
-from mcp_memory.adapters.postgres_store.store import _term
-from mcp_memory.adapters.text_analysis import document_tokens
 from mcp_memory.application.ports import CandidateQuery
 from mcp_memory.domain.link import Link, LinkKey, Relation
 from mcp_memory.domain.note import Note, NoteFilter
@@ -48,7 +46,7 @@ V1_NOTE = """INSERT INTO notes (id, project, grp, created, written, home, tags, 
 
 def write_v1(conn: psycopg.Connection, note: Note, vector: np.ndarray, space: int) -> None:
     """A note as a version 1 server wrote it (its statements, frozen here)."""
-    terms = [_term(t) for t in document_tokens(note.title, note.text, note.tags.values)]
+    terms = codec.note_terms(note)
     counts = Counter(terms)
     p = {
         "id": note.id.value, "project": note.project_id.value, "grp": note.group_id.value,
