@@ -41,20 +41,45 @@ Version 2 (curation, SPEC §11), migrated in place from version 1:
   ``ON DELETE CASCADE``, so deleting or purging a note removes its links; ``links_by_to``
   finds the links into a note.
 * The sync origin lives in ``doc`` (``origin``), which ``iter_notes`` returns as stored.
+
+Version 3 (the keyword analysis recorded):
+
+* ``mcp_memory_meta``: ``(key, value)`` text pairs; ``analysis`` names the text analysis
+  (``text_analysis.ANALYSIS``) every note's stored terms were derived with. Version 3 is
+  also what keeps servers of the hand-written stemmer (version 2) from opening, and so from
+  writing terms of the old analysis, once the terms are re-derived.
+
+Re-indexing (``reindex_terms``): ``migrate`` compares the recorded analysis with the current
+one on every open, under the same lock and in the same transaction as the migrations; when
+they differ (or none is recorded: every database written before version 3), each note's
+terms are derived again from its ``doc`` in batches of ``REINDEX_BATCH`` (``postings``
+rewritten, ``notes.length`` updated), ``keyword_totals`` is recounted from ``notes``, and
+the analysis is recorded, all in one transaction: a process killed midway leaves the old
+index whole (searches meanwhile read it, as they read it during the re-index), and the next
+open does the re-index again from the start; servers opening at once wait on the lock, and
+the first re-indexes for all. A later change of ``ANALYSIS`` needs only the new name (the
+re-index follows by itself) plus a new schema version, so that servers of the older
+analysis are refused instead of re-indexing back to it when they open.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 
 import psycopg
+import structlog
 
 from mcp_memory.adapters.postgres_store import codec
+from mcp_memory.adapters.text_analysis import ANALYSIS
 from mcp_memory.application.errors import StoreError
+
+log = structlog.get_logger()
 
 LOCK_KEY = 0x6D63_706D_656D  # pg_advisory_xact_lock key shared by every mcp-memory server
 
 BACKFILL_BATCH = 2_000
+REINDEX_BATCH = 2_000
 
 
 def _curation_columns(conn: psycopg.Connection) -> None:
@@ -163,6 +188,7 @@ MIGRATIONS: tuple[tuple[int, str | Callable[[psycopg.Connection], None]], ...] =
         """,
     ),
     (2, _curation_columns),
+    (3, "CREATE TABLE IF NOT EXISTS mcp_memory_meta (key text PRIMARY KEY, value text NOT NULL)"),
 )
 LATEST = MIGRATIONS[-1][0]
 
@@ -187,7 +213,64 @@ def migrate(conn: psycopg.Connection, place: str) -> int:
                 else:
                     conn.execute(step)
                 conn.execute("INSERT INTO mcp_memory_schema (version) VALUES (%s)", (version,))
+        row = conn.execute("SELECT value FROM mcp_memory_meta WHERE key = 'analysis'").fetchone()
+        if row is None or row[0] != ANALYSIS:
+            reindex_terms(conn)
+            conn.execute(
+                """INSERT INTO mcp_memory_meta (key, value) VALUES ('analysis', %s)
+                   ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value""",
+                (ANALYSIS,),
+            )
     return found
+
+
+def reindex_terms(conn: psycopg.Connection) -> int:
+    """Derive every note's keyword terms again with the current analysis: ``postings`` and
+    ``notes.length`` rewritten, ``keyword_totals`` recounted; how many notes. Inside the
+    caller's transaction (``migrate``'s, under the lock); idempotent."""
+    # writes of servers already running wait until the re-index commits (reads go on): every
+    # note is re-derived and the counters recounted from one unchanging set of notes
+    conn.execute("LOCK TABLE keyword_totals, notes, postings IN EXCLUSIVE MODE")
+    conn.execute("DELETE FROM postings")
+    done = 0
+    with conn.cursor(name="reindex_terms") as cursor:
+        cursor.itersize = REINDEX_BATCH
+        cursor.execute("SELECT id, doc FROM notes")
+        with conn.cursor() as update:
+            while rows := cursor.fetchmany(REINDEX_BATCH):
+                ids, lengths, owners, terms, counts = [], [], [], [], []
+                for key, doc in rows:
+                    found = Counter(codec.note_terms(codec.note_of(doc)))
+                    ids.append(key)
+                    lengths.append(sum(found.values()))
+                    owners += [key] * len(found)
+                    terms += found.keys()
+                    counts += found.values()
+                update.execute(
+                    """UPDATE notes n SET length = u.length
+                       FROM unnest(%s::text[], %s::int[]) AS u(id, length)
+                       WHERE n.id = u.id AND n.length <> u.length""",
+                    (ids, lengths),
+                )
+                update.execute(
+                    """INSERT INTO postings (project, term, note, tf, length, grp, created, tags)
+                       SELECT n.project, u.term, n.id, u.tf, n.length, n.grp, n.created, n.tags
+                       FROM unnest(%s::text[], %s::text[], %s::int[]) AS u(id, term, tf) JOIN notes n ON n.id = u.id""",
+                    (owners, terms, counts),
+                )
+                done += len(rows)
+    conn.execute(
+        """INSERT INTO keyword_totals (project, notes, terms)
+           SELECT project, count(*), coalesce(sum(length), 0) FROM notes GROUP BY project
+           ON CONFLICT (project) DO UPDATE SET notes = EXCLUDED.notes, terms = EXCLUDED.terms"""
+    )
+    conn.execute(
+        """UPDATE keyword_totals k SET notes = 0, terms = 0
+           WHERE NOT EXISTS (SELECT 1 FROM notes n WHERE n.project = k.project) AND (k.notes, k.terms) <> (0, 0)"""
+    )
+    if done:
+        log.info("postgres_store.reindexed", notes=done, analysis=ANALYSIS)
+    return done
 
 
 def hnsw_index_sql(space: int, dim: int) -> str:
