@@ -64,6 +64,7 @@ analysis are refused instead of re-indexing back to it when they open.
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Callable
 
@@ -224,13 +225,29 @@ def migrate(conn: psycopg.Connection, place: str) -> int:
     return found
 
 
+def _lock_keyword_tables(conn: psycopg.Connection) -> None:
+    """``notes``, ``postings`` and ``keyword_totals`` locked ``EXCLUSIVE`` until the caller's
+    transaction ends: writes of servers already running wait until the re-index commits
+    (reads go on), so every note is re-derived and the counters recounted from one
+    unchanging set of notes. All three at once or none (``NOWAIT`` in a savepoint, retried):
+    writers and the purge take these tables in different orders, and a re-index holding one
+    while waiting for another could deadlock with them."""
+    pause = 0.01
+    while True:
+        try:
+            with conn.transaction():
+                conn.execute("LOCK TABLE keyword_totals, notes, postings IN EXCLUSIVE MODE NOWAIT")
+            return
+        except psycopg.errors.LockNotAvailable:
+            time.sleep(pause)
+            pause = min(pause * 2, 0.2)
+
+
 def reindex_terms(conn: psycopg.Connection) -> int:
     """Derive every note's keyword terms again with the current analysis: ``postings`` and
     ``notes.length`` rewritten, ``keyword_totals`` recounted; how many notes. Inside the
     caller's transaction (``migrate``'s, under the lock); idempotent."""
-    # writes of servers already running wait until the re-index commits (reads go on): every
-    # note is re-derived and the counters recounted from one unchanging set of notes
-    conn.execute("LOCK TABLE keyword_totals, notes, postings IN EXCLUSIVE MODE")
+    _lock_keyword_tables(conn)
     conn.execute("DELETE FROM postings")
     done = 0
     with conn.cursor(name="reindex_terms") as cursor:

@@ -253,3 +253,35 @@ def test_a_reindex_killed_midway_leaves_the_old_index_whole_and_the_next_open_fi
         print(f"opened (re-indexing {count} notes) in {elapsed:.2f} s")
     finally:
         store.close()
+
+
+def test_a_reindex_waits_for_a_running_writer_without_deadlocking_it(postgres_url: str) -> None:
+    notes = mixed_notes()
+    write_with_old_analysis(postgres_url, notes)
+    opened: list[PostgresNoteStore] = []
+    failed: list[BaseException] = []
+    with psycopg.connect(postgres_url) as writer:  # a server already running, mid-write
+        writer.execute("SELECT 1 FROM notes WHERE id = %s FOR UPDATE", (notes[0].id.value,))
+
+        def open_one() -> None:
+            try:
+                opened.append(PostgresNoteStore(postgres_url, timeout=20))
+            except BaseException as exc:  # reported below
+                failed.append(exc)
+
+        thread = threading.Thread(target=open_one)
+        thread.start()
+        time.sleep(1.5)  # the opener is trying for the tables: it must not hold one of them
+        assert opened == [] and failed == []
+        # the writer goes on to the counters, as a put does after locking its note
+        writer.execute("UPDATE keyword_totals SET notes = notes WHERE project = %s", (PROJECT.value,))
+        writer.commit()
+    thread.join(30)
+    try:
+        assert failed == [] and len(opened) == 1
+        assert recorded(postgres_url)[1] == ANALYSIS
+        found = opened[0].candidates(CandidateQuery(NoteFilter(PROJECT), 10, text="painted")).keyword
+        assert {c.id for c in found} == {notes[0].id.value, notes[1].id.value}
+    finally:
+        for store in opened:
+            store.close()
