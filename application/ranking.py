@@ -136,19 +136,24 @@ def blend(
 
 
 def dated(fused: list[Candidate], period: Period | None, weight: float = DATE_WEIGHT) -> list[Candidate]:
-    """Every note of ``fused`` created in ``period`` gains ``weight`` (capped at 1); sorted
-    again. None: ``fused`` unchanged."""
+    """Every note of ``fused`` created in ``period`` gains ``weight``; sorted again. Not
+    capped, so two dated notes keep their order: a score may exceed 1 here, and
+    ``with_context``, which always follows, brings the list back into 0..1. None:
+    ``fused`` unchanged."""
     if period is None:
         return fused
-    return _ranked([_scored(c, c.score + weight) if period.holds(c.created_at) else c for c in fused])
+    return _ranked([Candidate(c.id, c.created_at, c.score + weight) if period.holds(c.created_at) else c for c in fused])
 
 
 def with_context(
     fused: list[Candidate], adjacent: dict[str, list[str]], weight: float = CONTEXT_WEIGHT, limit: int | None = None
 ) -> list[Candidate]:
     """Rescore ``fused`` (highest first, with every neighbour of the seeds in it): each seed
-    (a key of ``adjacent``: one of the best hits) and each of its neighbours gains ``weight`` times the best score across such a link, capped at 1; other
-    notes keep their score. ``limit``: only the first ``limit`` are returned."""
+    (a key of ``adjacent``: one of the best hits) and each of its neighbours gains ``weight``
+    times the best score across such a link; other notes keep their score. Ranked by those
+    sums; when the best exceeds 1, every score is divided by it, so scores stay in 0..1
+    without ties at the top (a cap at 1 made the best hit and its neighbours equal, and
+    the newer neighbour then came first). ``limit``: only the first ``limit`` are returned."""
     links: dict[str, set[str]] = {}
     for seed, near in adjacent.items():
         for other in near:
@@ -162,7 +167,7 @@ def with_context(
             score = own.get(other, 0.0)
             if score > best:
                 best = score
-        score = found.score + weight * best
-        scores.append((-(score if score < 1.0 else 1.0), -found.created_at.timestamp(), found.id, found))
+        scores.append((-(found.score + weight * best), -found.created_at.timestamp(), found.id, found))
     scores.sort(key=lambda row: row[:3])
-    return [Candidate(c.id, c.created_at, -score) for score, _, _, c in scores[:limit]]
+    scale = max(1.0, -scores[0][0]) if scores else 1.0
+    return [Candidate(c.id, c.created_at, -score / scale) for score, _, _, c in scores[:limit]]

@@ -70,6 +70,24 @@ def test_the_neighbours_of_the_best_hits_share_their_score() -> None:
     assert [round(h.score, 6) for h in rescored] == [round(0.8 + 0.3 * 0.45, 6), round(0.45 + 0.3 * 0.8, 6), 0.5, 0.3]
 
 
+def test_the_best_hit_stays_first_when_context_lifts_it_and_its_neighbours_past_one() -> None:
+    best, before, after = hit(0xA, 0.9, minutes=1), hit(0xB, 0.8, minutes=0), hit(0xC, 0.85, minutes=2)
+    rescored = with_context([best, after, before], {best.id: [before.id, after.id]}, 0.5)
+
+    assert ids(rescored) == [0xA, 0xC, 0xB]  # a cap at 1 made all three equal and put the newest first
+    top = 0.9 + 0.5 * 0.85
+    assert [round(c.score, 6) for c in rescored] == [1.0, round((0.85 + 0.45) / top, 6), round((0.8 + 0.45) / top, 6)]
+
+
+@given(st.lists(st.floats(min_value=0.0, max_value=1.3, allow_nan=False), min_size=1, max_size=12), st.floats(min_value=0.0, max_value=1.0))
+def test_context_keeps_scores_in_0_1_and_sorted(raw: list[float], weight: float) -> None:
+    fused = sorted((hit(i, s, i) for i, s in enumerate(raw)), key=lambda c: -c.score)
+    adjacent = {fused[0].id: [c.id for c in fused[1:3]]}
+    rescored = with_context(fused, adjacent, weight)
+    assert all(0.0 <= c.score <= 1.0 for c in rescored)
+    assert [c.score for c in rescored] == sorted((c.score for c in rescored), reverse=True)
+
+
 scores = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
 
 
@@ -92,12 +110,12 @@ def test_hybrid_scores_are_in_0_1_and_sorted_highest_first(
     assert len(fused) == len({c.id for c in sem_hits + kw_hits})
 
 
-def test_a_note_created_in_the_named_period_gains_the_date_weight_capped_at_one() -> None:
-    fused = [hit(0xA, 0.6), hit(0xB, 0.5, minutes=60 * 24), hit(0xC, 0.95, minutes=60 * 24)]
+def test_a_note_created_in_the_named_period_gains_the_date_weight_uncapped() -> None:
+    fused = [hit(0xA, 0.6), hit(0xB, 0.5, minutes=60 * 24), hit(0xC, 0.95, minutes=60 * 24), hit(0xD, 0.9, minutes=60 * 24)]
     day_two = Period(T0 + timedelta(days=1) - timedelta(hours=1), T0 + timedelta(days=2))
 
     rescored = dated(fused, day_two, 0.2)
 
-    assert ids(rescored) == [0xC, 0xB, 0xA]
-    assert [round(c.score, 6) for c in rescored] == [1.0, 0.7, 0.6]
+    assert ids(rescored) == [0xC, 0xD, 0xB, 0xA]  # the two dated notes above 0.8 keep their order
+    assert [round(c.score, 6) for c in rescored] == [1.15, 1.1, 0.7, 0.6]
     assert dated(fused, None, 0.2) is fused
