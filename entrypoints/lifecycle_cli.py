@@ -190,7 +190,7 @@ def salvage_command(data_dir: Path, out: str, *, err: TextIO) -> int:
         write_export(export, stream, datetime.now(timezone.utc), vectors=any(v is not None for _f, _h, v in found.notes.values()))
     err.writelines(f"  {problem}\n" for problem in found.problems)
     err.write(
-        f"salvaged {export.note_count} notes and {len(export.globals)} global settings into {out}; "
+        f"salvaged {export.note_count} notes, {len(export.globals)} global settings and {len(export.links)} links into {out}; "
         f"skipped {found.skipped + unusable} records that do not verify\n"
     )
     return EXIT_OK

@@ -70,7 +70,7 @@ def write_all(server: Server, project: str, writer: str, start: threading.Barrie
         last = time.monotonic()
         first = first or last
         assert added["namespace"] == NAMESPACE
-        expected[added["id"]] = {**params, "id": added["id"], "source": None, "namespace": NAMESPACE}
+        expected[added["id"]] = {**params, "id": added["id"], "source": None, "expiresAt": None, "namespace": NAMESPACE}
     return expected, first, last
 
 

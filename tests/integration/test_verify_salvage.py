@@ -65,7 +65,7 @@ def salvaged_into_a_new_store(home: Path, data: Path) -> tuple[subprocess.Comple
         environ={},
         embedders=HashingEmbedderFactory(),
     )
-    import_notes(ImportNotes(export.notes, export.globals), services)
+    import_notes(ImportNotes(export.notes, export.globals, links=export.links), services)
     return done, services.store
 
 
@@ -75,8 +75,9 @@ def test_salvage_without_a_manifest_restores_every_note_and_setting_through_impo
     before = tree(data)
     done, store = salvaged_into_a_new_store(tmp_path, data)
     try:
-        assert f"salvaged {len(written.notes)} notes and {len(written.globals)} global settings" in done.stderr
+        assert f"salvaged {len(written.notes)} notes, {len(written.globals)} global settings and {len(written.links)} links" in done.stderr
         assert {s.note.id: s.note for s in store.iter_notes()} == written.notes
+        assert {link.key: link for link in store.iter_links()} == written.links
         assert {(g.project_id, g.key): g for g in store.iter_globals()} == written.globals
     finally:
         store.close()
