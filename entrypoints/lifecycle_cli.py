@@ -50,8 +50,8 @@ def run(args: argparse.Namespace) -> int:
         compose,
         configure_logging,
         is_database_store,
-        store_location,
         store_problem,
+        store_setting_at_start,
     )
 
     configure_logging({LOG_LEVEL_ENV: "WARNING", **os.environ})
@@ -74,10 +74,7 @@ def run(args: argparse.Namespace) -> int:
         err.write(f"mcp-memory import: {args.file}: {_reason(exc)}; nothing was imported\n")
         return EXIT_FAILED
     options = ServerOptions.resolve(os.environ, args.config, args.data_dir, args.store)
-    try:
-        problem = store_problem(store_location(options))
-    except ApplicationError:
-        problem = None  # an unreadable config file is reported by compose, below
+    problem = store_problem(store_setting_at_start(options))  # an unreadable config file: compose reports it
     if problem is not None:
         err.write(f"mcp-memory {name}: {problem}\n")
         return EXIT_USAGE

@@ -87,17 +87,14 @@ def run(args: argparse.Namespace) -> int:
         compose,
         configure_logging,
         markdown_folder,
-        store_location,
         store_problem,
+        store_setting_at_start,
     )
 
     configure_logging({LOG_LEVEL_ENV: "WARNING", **os.environ})
     err = sys.stderr
     options = ServerOptions.resolve(os.environ, args.config, args.data_dir, args.store)
-    try:
-        problem = store_problem(store_location(options))
-    except ApplicationError:
-        problem = None  # an unreadable config file is reported by compose, below
+    problem = store_problem(store_setting_at_start(options))  # an unreadable config file: compose reports it
     if problem is not None:
         err.write(f"mcp-memory sync: {problem}\n")
         return EXIT_USAGE

@@ -125,13 +125,7 @@ class PostgresNoteStore:
         self._after_write()
 
     def put_many(self, notes: Sequence[tuple[Note, Vector]], namespace: Namespace) -> None:
-        rows = [_row(vector, namespace.dim) for _note, vector in notes]  # every length checked first
-        docs = []
-        for i, (note, _vector) in enumerate(notes):
-            try:
-                docs.append(codec.note_doc(note))
-            except InvalidValue as exc:
-                raise exc.at(f"[{i}]") from None
+        rows, docs = _rows_and_docs(notes, namespace)
         if not notes:
             return
         with failures(self._url, "write to the note store"):
@@ -142,13 +136,7 @@ class PostgresNoteStore:
         self._after_write()
 
     def add(self, notes: Sequence[tuple[Note, Vector]], namespace: Namespace, now: datetime) -> list[NoteId]:
-        rows = [_row(vector, namespace.dim) for _note, vector in notes]  # every length checked first
-        docs = []
-        for i, (note, _vector) in enumerate(notes):
-            try:
-                docs.append(codec.note_doc(note))
-            except InvalidValue as exc:
-                raise exc.at(f"[{i}]") from None
+        rows, docs = _rows_and_docs(notes, namespace)
         if not notes:
             return []
         keys = [(note.project_id.value, note.group_id.value, codec.dedup_hash(note)) for note, _vector in notes]
@@ -532,3 +520,15 @@ def _row(vector: Vector, dim: int) -> np.ndarray:
         raise StoreError(f"a vector of namespace dimension {dim} was expected, got {row.shape[0]} floats")
     return row
 
+
+def _rows_and_docs(notes: Sequence[tuple[Note, Vector]], namespace: Namespace) -> tuple[list, list[str]]:
+    """Each entry's vector row and stored document, every length and value checked before
+    anything is written (a refused value at ``[i].<field>``)."""
+    rows = [_row(vector, namespace.dim) for _note, vector in notes]
+    docs = []
+    for i, (note, _vector) in enumerate(notes):
+        try:
+            docs.append(codec.note_doc(note))
+        except InvalidValue as exc:
+            raise exc.at(f"[{i}]") from None
+    return rows, docs
