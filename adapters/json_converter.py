@@ -38,7 +38,7 @@ import msgspec
 from cattrs.errors import AttributeValidationNote, ClassValidationError
 from cattrs.fns import identity
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
-from msgspec import UNSET
+from msgspec import UNSET, UnsetType
 
 from mcp_memory.domain.errors import InvalidValue
 from mcp_memory.domain.identifiers import CanonicalProjectId, GroupId, NoteId
@@ -83,6 +83,26 @@ def _converter() -> cattrs.Converter:
     converter.register_structure_hook_func(_optional_str, _as_is)
     converter.register_unstructure_hook_func(_optional_str, identity)
     return converter
+
+
+class NoteFields(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True, gc=False):
+    """A note's fields as both stores keep them (the FAISS store's journal records and
+    ``notes.bin``, the PostgreSQL store's ``notes.doc``), in ``STORED`` names: ``created``
+    and ``expires`` are ISO 8601 UTC (``...Z``); ``expires`` and ``origin`` (a markdown
+    sync's root, path and digest) are absent when unset. ``gc=False``: acyclic, and
+    untracked objects make decoding 100k notes far cheaper."""
+
+    id: str
+    project: str
+    group: str
+    text: str
+    created: str
+    title: str | None = None
+    tags: tuple[str, ...] = ()
+    source: str | None = None
+    metadata: dict[str, Any] | None = None
+    expires: str | UnsetType = UNSET
+    origin: dict[str, str] | UnsetType = UNSET
 
 
 _CONVERTER = _converter()

@@ -28,10 +28,10 @@ from datetime import datetime
 from typing import Any, Union
 
 import msgspec
-from msgspec import UNSET, UnsetType
+from msgspec import UNSET
 import numpy as np
 
-from mcp_memory.adapters.json_converter import STORED
+from mcp_memory.adapters.json_converter import STORED, NoteFields
 from mcp_memory.application.errors import StoreCorrupt, StoreError
 from mcp_memory.domain.identifiers import Namespace
 from mcp_memory.domain.note import Note
@@ -45,24 +45,6 @@ NEVER = np.iinfo(np.int64).max
 
 # gc=False: records are acyclic, and untracked objects make decoding 100k notes far cheaper.
 _STRUCT = dict(frozen=True, forbid_unknown_fields=True, kw_only=True, gc=False)
-
-
-class NoteFields(msgspec.Struct, **_STRUCT):
-    """A note's fields as stored; ``created`` and ``expires`` are ISO 8601 UTC (``...Z``),
-    ``expires`` and ``origin`` (a markdown sync's root, path and digest) absent when unset.
-    Mapped to and from ``Note`` by ``adapters.json_converter.STORED``."""
-
-    id: str
-    project: str
-    group: str
-    text: str
-    created: str
-    title: str | None = None
-    tags: tuple[str, ...] = ()
-    source: str | None = None
-    metadata: dict[str, Any] | None = None
-    expires: str | UnsetType = UNSET
-    origin: dict[str, str] | UnsetType = UNSET
 
 
 class Header(msgspec.Struct, tag="header", **_STRUCT):

@@ -21,9 +21,8 @@ import hashlib
 from typing import Any
 
 import msgspec
-from msgspec import UNSET, UnsetType
 
-from mcp_memory.adapters.json_converter import READ_BACK_RULE, STORED, unreadable_field
+from mcp_memory.adapters.json_converter import READ_BACK_RULE, STORED, NoteFields, unreadable_field
 from mcp_memory.adapters.text_analysis import document_tokens
 from mcp_memory.application.ports import StoredNote
 from mcp_memory.domain.errors import InvalidValue
@@ -32,29 +31,13 @@ from mcp_memory.domain.note import GlobalEntry, Note, Tags
 from mcp_memory.domain.time import parse_instant
 
 
-class NoteDoc(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True, gc=False):
-    """A note's fields as stored in ``notes.doc``; ``created`` is ISO 8601 UTC."""
-
-    id: str
-    project: str
-    group: str
-    text: str
-    created: str
-    title: str | None = None
-    tags: tuple[str, ...] = ()
-    source: str | None = None
-    metadata: dict[str, Any] | None = None
-    expires: str | UnsetType = UNSET
-    origin: dict[str, str] | UnsetType = UNSET
-
-
 _encoder = msgspec.json.Encoder()
-_doc_decoder = msgspec.json.Decoder(NoteDoc)
+_doc_decoder = msgspec.json.Decoder(NoteFields)
 
 
 def note_doc(note: Note) -> str:
     """The JSON text of a note, checked to read back as written."""
-    doc = STORED.struct(note, NoteDoc)
+    doc = STORED.struct(note, NoteFields)
     text = _encoded(doc)
     if text is not None and _doc_decoder.decode(text) == doc:
         return text
