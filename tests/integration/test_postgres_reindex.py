@@ -22,6 +22,7 @@ from mcp_memory.adapters.text_analysis import ANALYSIS
 from mcp_memory.application.ports import CandidateQuery
 from mcp_memory.domain.note import Note, NoteFilter
 from tests.contracts.test_note_store_contract import ELSEWHERE, NS, PROJECT, make_note, unit
+from tests.integration.postgres_steps import open_at_once
 from tests.postgres_server import EmbeddedPostgres, postgres, postgres_url  # noqa: F401
 
 OLD_ANALYSIS = "plain-words-0"
@@ -183,22 +184,7 @@ def test_servers_opening_a_database_of_another_analysis_at_once_reindex_it_once(
     runs: list[int] = []
     real = schema.reindex_terms
     monkeypatch.setattr(schema, "reindex_terms", lambda conn: runs.append(real(conn)) or runs[-1])
-    opened: list[PostgresNoteStore] = []
-    failed: list[BaseException] = []
-    barrier = threading.Barrier(5)
-
-    def open_one() -> None:
-        barrier.wait()
-        try:
-            opened.append(PostgresNoteStore(postgres_url, timeout=20))
-        except BaseException as exc:  # reported below
-            failed.append(exc)
-
-    threads = [threading.Thread(target=open_one) for _ in range(5)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    opened, failed = open_at_once(postgres_url, 5)
     try:
         assert failed == []
         assert runs == [len(notes)]

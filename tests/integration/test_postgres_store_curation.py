@@ -25,6 +25,7 @@ from mcp_memory.application.ports import CandidateQuery
 from mcp_memory.domain.link import Link, LinkKey, Relation
 from mcp_memory.domain.note import Note, NoteFilter
 from tests.contracts.test_note_store_contract import ELSEWHERE, NS, PROJECT, T0, make_note, unit
+from tests.integration.postgres_steps import open_at_once
 from tests.postgres_server import postgres, postgres_url  # noqa: F401
 
 WORKER = str(Path(__file__).with_name("postgres_worker.py"))
@@ -127,22 +128,7 @@ def test_a_version_1_database_is_migrated_in_place_with_its_data_intact(postgres
 def test_servers_opening_a_version_1_database_at_once_migrate_it_once(postgres_url: str) -> None:
     notes = old_notes()
     v1_database(postgres_url, notes)
-    opened: list[PostgresNoteStore] = []
-    failed: list[BaseException] = []
-    barrier = threading.Barrier(4)
-
-    def open_one() -> None:
-        barrier.wait()
-        try:
-            opened.append(PostgresNoteStore(postgres_url, timeout=20))
-        except BaseException as exc:  # reported below
-            failed.append(exc)
-
-    threads = [threading.Thread(target=open_one) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    opened, failed = open_at_once(postgres_url, 4)
     try:
         assert failed == []
         assert [s.note for s in opened[0].iter_notes()] == notes
