@@ -122,7 +122,9 @@ class Candidates:
     sharing no term with the query are left out. Both hold ``depth`` notes whenever that many
     qualify, however selective the filter. ``spread``: of the query's cosine over the
     matching notes with a vector in the namespace, all of them when they are at most
-    ``spread_sample``, else ``spread_sample`` of them evenly spaced in write order.
+    ``spread_sample``, else a sample of ``spread_sample`` of them that does not depend on
+    their vectors (the FAISS store takes them evenly spaced in write order, the PostgreSQL
+    store by a fixed hash of the note id).
     ``neighbours``: for each candidate id (when asked), the matching notes of its project and
     group written just before and just after it, in the order of createdAt, ties by write
     order (at most two, older first). ``notes``: the stored note of every candidate and

@@ -49,6 +49,18 @@ Version 3 (the keyword analysis recorded):
   also what keeps servers of the hand-written stemmer (version 2) from opening, and so from
   writing terms of the old analysis, once the terms are re-derived.
 
+Version 4 (searches that stay fast at scale; indexes only, no data changes):
+
+* ``vectors_by_sample`` on ``(space, project, hashtextextended(note, 0), note)`` with the
+  filter columns included: the spread's sample is the first ``sample`` matching vectors in
+  the order of a fixed hash of the note id (the hash PostgreSQL keeps stable for hash
+  partitioning), read from the index alone, where version 3 numbered every vector in scope
+  by write order to pick evenly spaced ones (53 ms at 100k notes in one project, now 2 ms).
+* ``vectors_by_time`` on ``(space, project, created)``: a search with since/until counts and
+  scans only the window (1,000 notes of 100k: 30 ms before, 1.3 ms).
+* ``vectors_by_tag``, GIN on ``tags``: a search for a rare tag reads only its vectors (1 % of
+  100k notes: 55 ms before, 1.4 ms).
+
 Re-indexing (``reindex_terms``): ``migrate`` compares the recorded analysis with the current
 one on every open, under the same lock and in the same transaction as the migrations; when
 they differ (or none is recorded: every database written before version 3), each note's
@@ -190,6 +202,15 @@ MIGRATIONS: tuple[tuple[int, str | Callable[[psycopg.Connection], None]], ...] =
     ),
     (2, _curation_columns),
     (3, "CREATE TABLE IF NOT EXISTS mcp_memory_meta (key text PRIMARY KEY, value text NOT NULL)"),
+    (
+        4,
+        """
+        CREATE INDEX IF NOT EXISTS vectors_by_sample
+            ON vectors (space, project, hashtextextended(note, 0), note) INCLUDE (grp, created, tags);
+        CREATE INDEX IF NOT EXISTS vectors_by_time ON vectors (space, project, created) INCLUDE (note, grp, tags);
+        CREATE INDEX IF NOT EXISTS vectors_by_tag ON vectors USING gin (tags);
+        """,
+    ),
 )
 LATEST = MIGRATIONS[-1][0]
 
