@@ -520,6 +520,31 @@ def test_keyword_candidates_returns_top_k(store: NoteStore) -> None:
     assert len(keyword(store, "checklist", NoteFilter(PROJECT), 7)) == 7
 
 
+def test_keyword_candidates_with_common_and_rare_terms_are_the_full_bm25_ranking(store: NoteStore) -> None:
+    """Terms held by most notes beside rare ones, at every depth and with filters: the same
+    ids and scores as the in-memory store, which sums every posting of every term (a store
+    may skip postings only where they cannot change the answer)."""
+    rng = np.random.default_rng(7)
+    reference = InMemoryNoteStore()
+    for i in range(240):
+        words = ["alpha"] * int(rng.integers(1, 3))  # every note
+        words += [w for w, share in (("beta", 0.5), ("gamma", 0.2), ("delta", 0.1)) if rng.random() < share]
+        words += [f"rare{int(r)}" for r in rng.integers(0, 40, size=int(rng.integers(0, 3)))]
+        words += ["filler"] * int(rng.integers(0, 6))  # lengths differ
+        rng.shuffle(words)
+        note = make_note(" ".join(words), minutes=i, group=f"g{i % 3}")
+        store.put(note, NS, unit(i))
+        reference.put(note, NS, unit(i))
+    queries = ["alpha rare3", "beta gamma rare5 rare7", "alpha beta", "rare1", "delta rare2 alpha", "alpha",
+               "alpha beta gamma delta rare11", "rare0 rare1 rare2 rare3 alpha"]
+    for text in queries:
+        for where in (NoteFilter(PROJECT), NoteFilter(PROJECT, GroupId("g1"))):
+            for k in (1, 3, 10, 40):
+                got, want = keyword(store, text, where, k), keyword(reference, text, where, k)
+                assert ids(got) == ids(want), (text, where.group_id, k)
+                assert [c.score for c in got] == pytest.approx([c.score for c in want], abs=1e-9)
+
+
 # -- global settings ------------------------------------------------------------------
 
 
