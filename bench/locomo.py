@@ -29,7 +29,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: python bench/locomo.py
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.client import StdioClient, latency_ms, table, use_model, write_result
+from bench.client import StdioClient, latency_ms, store_urls, table, use_model, write_result
 from bench.datasets import CATEGORIES, LOCOMO_DIR, Conversation, data_digest, load_locomo
 
 KS = (1, 5, 10, 25)
@@ -120,30 +120,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default="locomo", help="result name under bench/results/")
     parser.add_argument("--store", help="postgresql://… (an empty database) or 'embedded'; default: the local store")
     args = parser.parse_args(argv)
-    server = None
-    if args.store == "embedded":
-        from tests.postgres_server import SUPERUSER, EmbeddedPostgres
-
-        server = EmbeddedPostgres(durable=True).start()
-
-        def store_for(_model: str) -> str | None:
-            return server.url(server.new_database(owner=SUPERUSER, vector=False), SUPERUSER)
-    else:
-
-        def store_for(_model: str) -> str | None:
-            return args.store
-
     conversations = load_locomo(args.path)
     if args.conversations:
         keep = set(args.conversations.split(","))
         conversations = [c for c in conversations if c.name in keep]
     models = installed_models() if args.models == "installed" else args.models.split(",")
     modes = args.modes.split(",")
-    try:
-        runs = [run_model(m, conversations, modes, args.ingest, args.batch, args.top_k, store_for(m)) for m in models]
-    finally:
-        if server is not None:
-            server.destroy()
+    with store_urls(args.store) as store_for:
+        runs = [run_model(m, conversations, modes, args.ingest, args.batch, args.top_k, store_for()) for m in models]
 
     rows = []
     for run in runs:
