@@ -91,3 +91,9 @@ class StoreError(ApplicationError):
 
 class StoreCorrupt(StoreError):
     pass
+
+
+class StoreUnavailable(StoreError):
+    """The store's server cannot be reached or refused the connection now (unreachable,
+    timed out, shutting down, starting up, a login refused): the same request may succeed
+    later, without a restart."""

@@ -9,7 +9,10 @@ snapshot); each write opens its own transaction.
 Failure modes, each a ``StoreError`` whose message names host, port and database and never
 the password: the server cannot be reached or refused the login (``cannot reach …``),
 no connection within ``timeout`` seconds, the connection dropped mid-request, any other
-database error.
+database error. The connection failures (unreachable, timed out, dropped, shutting down or
+starting up, a login refused: libpq reports all of them without a SQLSTATE, and a database
+being set up may refuse a login for a moment) are ``StoreUnavailable``: a later request may
+succeed, and an HTTP server starts and serves through them.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from pgvector.psycopg import register_vector
 
 from mcp_memory.adapters.postgres_store.queries import SESSION_SETTINGS
 from mcp_memory.adapters.postgres_store.url import StoreUrl
-from mcp_memory.application.errors import StoreError
+from mcp_memory.application.errors import StoreError, StoreUnavailable
 from mcp_memory.application.redaction import redact
 
 APPLICATION_NAME = "mcp-memory"
@@ -64,12 +67,12 @@ def failures(url: StoreUrl, action: str) -> Iterator[None]:
     try:
         yield
     except psycopg_pool.PoolTimeout as exc:
-        raise StoreError(
+        raise StoreUnavailable(
             f"cannot {action}: no connection to PostgreSQL ({url.place}) within the timeout; "
             f"{_reachability(url)}"
         ) from exc
-    except psycopg.OperationalError as exc:
-        raise StoreError(f"cannot {action}: PostgreSQL ({url.place}) failed: {_said(url, exc)}") from exc
+    except psycopg.OperationalError as exc:  # libpq gives no SQLSTATE for a failed connection
+        raise StoreUnavailable(f"cannot {action}: PostgreSQL ({url.place}) failed: {_said(url, exc)}") from exc
     except psycopg.Error as exc:
         raise StoreError(f"cannot {action}: PostgreSQL ({url.place}) refused: {_said(url, exc)}") from exc
 

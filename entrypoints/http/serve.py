@@ -21,6 +21,9 @@ token must have at least ``MIN_PUBLIC_TOKEN_CHARS`` characters and no whitespace
 Exit codes: 0 after a shutdown by SIGINT or SIGTERM (requests in flight are answered
 first), 1 when the config or the store cannot be opened or the port cannot be bound,
 2 for a refused setup (a non-loopback address without a strong token, a bad setting).
+A PostgreSQL store that cannot be reached yet (``StoreUnavailable``: refused, timed out,
+starting up) is no reason to exit: the server listens, logs a warning, answers -32006
+and ``/health`` 503 until the database answers, then serves as usual.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from concurrent.futures import ThreadPoolExecutor
 import attrs
 import uvicorn
 
-from mcp_memory.application.errors import StoreError
+from mcp_memory.application.errors import StoreError, StoreUnavailable
 from mcp_memory.entrypoints.bootstrap import LazyServices, ServerOptions, http_section
 from mcp_memory.entrypoints.http.app import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY, HttpApp
 from mcp_memory.entrypoints.http.guard import Policy, is_loopback
@@ -84,6 +87,11 @@ def run_http(dispatcher: Dispatcher, services: LazyServices, options: ServerOpti
         return _refuse(str(exc), 2)
     try:
         services()  # the store opens before the server listens
+    except StoreUnavailable as exc:  # a database not up yet: serve, and open it on a later request
+        log.warning("http_store_unavailable", error=str(exc), serving=True)
+    except StoreError as exc:
+        return _refuse(f"cannot open {exc.path or 'the store'}: {exc}", 1)
+    try:
         settings = http_section(options)
     except StoreError as exc:
         return _refuse(f"cannot open {exc.path or 'the store'}: {exc}", 1)

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import threading
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 import httpx
 
+from mcp_memory.adapters.faiss_store import FaissNoteStore
+from mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey
+from mcp_memory.domain.note import GlobalEntry
 from tests.integration.http_server import HttpServer, rpc
 
 WRITERS = 8
@@ -25,6 +29,19 @@ def test_a_bad_body_limit_refuses_to_start(tmp_path: Path) -> None:
     server = HttpServer(tmp_path / "home", env={"MCP_MEMORY_HTTP_MAX_BODY": "lots"})
     assert server.process.wait(timeout=30) == 2
     assert "MCP_MEMORY_HTTP_MAX_BODY" in server.log()
+
+
+def test_a_local_store_that_cannot_be_opened_refuses_to_start(tmp_path: Path) -> None:
+    """A damaged store is no passing outage: the server exits 1 naming the file, where a
+    PostgreSQL database it cannot reach yet is served through (test_postgres_store_selection)."""
+    data = tmp_path / "home" / "data"
+    store = FaissNoteStore(data)
+    store.put_global(GlobalEntry(CanonicalProjectId("app"), GlobalKey("global.project.conventions"), "x", datetime.now(timezone.utc)))
+    store.close()
+    (data / "MANIFEST.json").write_bytes(b"{ damaged")
+    server = HttpServer(tmp_path / "home")
+    assert server.process.wait(timeout=30) == 1
+    assert "cannot open" in server.log() and "MANIFEST.json" in server.log()
 
 
 def test_sigterm_answers_requests_in_flight_and_loses_no_acknowledged_write(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from mcp_memory.adapters.faiss_store import FaissNoteStore
 from mcp_memory.adapters.postgres_store import PostgresNoteStore
 from mcp_memory.adapters.postgres_store.schema import LATEST
-from mcp_memory.application.errors import StoreError
+from mcp_memory.application.errors import StoreError, StoreUnavailable
 from mcp_memory.application.ports import CandidateQuery
 from mcp_memory.domain.errors import InvalidValue
 from mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, GroupId, NoteId
@@ -45,7 +45,7 @@ def assert_names_the_place_not_the_password(error: StoreError, postgres: Embedde
 
 def test_an_unreachable_server_is_a_store_error_naming_host_and_database() -> None:
     port = _free_port()  # nothing listens there
-    with pytest.raises(StoreError) as raised:
+    with pytest.raises(StoreUnavailable) as raised:  # waiting may mend it: a StoreError that says so
         PostgresNoteStore(f"postgresql://team:{TEAM_PASSWORD}@127.0.0.1:{port}/teamdb", timeout=2)
     assert f"127.0.0.1:{port}" in str(raised.value) and "teamdb" in str(raised.value)
     assert TEAM_PASSWORD not in str(raised.value)
@@ -69,10 +69,10 @@ def test_a_database_restarted_mid_session_fails_requests_then_serves_again_witho
         store.put(first, NS, unit(1))
         postgres.stop()
         try:
-            with pytest.raises(StoreError) as raised:
+            with pytest.raises(StoreUnavailable) as raised:
                 store.get(first.id)
             assert_names_the_place_not_the_password(raised.value, postgres, postgres_url.rsplit("/", 1)[1])
-            with pytest.raises(StoreError):
+            with pytest.raises(StoreUnavailable):
                 store.put(second, NS, unit(2))
         finally:
             postgres.start()

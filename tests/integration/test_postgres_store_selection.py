@@ -8,9 +8,11 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from tests.fakes.hashing_embedder_factory import HashingEmbedderFactory
@@ -21,6 +23,7 @@ from mcp_memory.application.upsert_global import UpsertGlobal, upsert_global
 from mcp_memory.domain.identifiers import GlobalKey, GroupId, NoteId
 from mcp_memory.domain.note import Tags
 from mcp_memory.entrypoints.bootstrap import POSTGRES_EXTRA, compose
+from tests.integration.http_server import HttpServer, rpc
 from tests.integration.serve import MCP_MEMORY, StdioServer, server_env
 from tests.postgres_server import TEAM_PASSWORD, EmbeddedPostgres, postgres, postgres_url  # noqa: F401
 
@@ -88,6 +91,65 @@ def test_a_database_going_away_mid_session_answers_32006_and_the_server_recovers
         assert postgres_url.rsplit("/", 1)[1] in failed["error"]["message"]
         assert TEAM_PASSWORD not in json.dumps(failed)
         assert server.result("memory.get_global", key)["value"] == "kept"
+
+
+def test_an_http_server_started_while_the_database_is_down_listens_and_serves_once_it_is_up(
+    tmp_path: Path, postgres: EmbeddedPostgres, postgres_url: str
+) -> None:
+    key = {"projectId": "team-app", "key": "global.project.conventions"}
+    postgres.stop()
+    try:
+        server = HttpServer(tmp_path / "home", env={"MCP_MEMORY_STORE": postgres_url})
+        with server.client() as client:
+            deadline = time.monotonic() + 30
+            while True:  # it listens although the store cannot be opened
+                assert server.process.poll() is None, server.log()
+                try:
+                    health = client.get("/health")
+                    break
+                except httpx.TransportError:
+                    assert time.monotonic() < deadline, server.log()
+                    time.sleep(0.05)
+            assert health.status_code == 503
+            failed = client.post("/rpc", json=rpc("memory.get_global", key)).json()
+    finally:
+        postgres.start()
+    try:
+        assert failed["error"]["code"] == -32006
+        assert f"127.0.0.1:{postgres.port}" in failed["error"]["message"]
+        assert postgres_url.rsplit("/", 1)[1] in failed["error"]["message"]
+        assert TEAM_PASSWORD not in json.dumps(failed) and TEAM_PASSWORD not in server.log()
+        with server.client() as client:  # the database is back: the same process serves
+            assert client.get("/health").status_code == 200
+            stored = client.post("/rpc", json=rpc("memory.upsert_global", {**key, "value": "kept"})).json()
+            assert stored["result"]["ok"] is True
+            assert client.post("/rpc", json=rpc("memory.get_global", key)).json()["result"]["value"] == "kept"
+    finally:
+        assert server.stop() == 0, server.log()
+
+
+def test_an_http_server_whose_login_is_refused_listens_and_answers_32006_saying_why(
+    tmp_path: Path, postgres: EmbeddedPostgres
+) -> None:
+    url = postgres.url(postgres.new_database(), password="not-the-password")
+    server = HttpServer(tmp_path / "home", env={"MCP_MEMORY_STORE": url})
+    try:
+        with server.client() as client:
+            deadline = time.monotonic() + 30
+            while True:
+                assert server.process.poll() is None, server.log()
+                try:
+                    assert client.get("/health").status_code == 503
+                    break
+                except httpx.TransportError:
+                    assert time.monotonic() < deadline, server.log()
+                    time.sleep(0.05)
+            failed = client.post("/rpc", json=rpc("memory.list_recent", {"projectId": "team-app"})).json()
+        assert failed["error"]["code"] == -32006
+        assert "password authentication failed" in failed["error"]["message"]
+        assert "not-the-password" not in json.dumps(failed) and "not-the-password" not in server.log()
+    finally:
+        assert server.stop() == 0, server.log()
 
 
 def without_the_extra(tmp_path: Path) -> Path:
