@@ -79,6 +79,16 @@ TABLES = (
 PURGE_EVERY = 300.0
 """Seconds between two purges of expired notes by one server (piggy-backed on a write)."""
 
+ANALYZE_MIN_NOTES = 1_000
+ANALYZE_GROWTH = 0.1
+"""A server that has written more than ``ANALYZE_MIN_NOTES`` notes, and more than a tenth
+of the notes the database held at its last ``ANALYZE``, runs ``ANALYZE`` on the tables
+searches read, after the write that crossed the line (autovacuum's rule, without waiting
+up to a minute for its next round). Searches planned on a table loaded since its last
+statistics picked plans for a much smaller table: right after a bulk import of 10,000
+notes into a fresh database, semantic search took 5.7 ms in the store instead of 2.4 ms,
+hybrid 25.5 instead of 15.5 ms."""
+
 
 class PostgresNoteStore:
     """Notes in the PostgreSQL database at ``url`` (schema created or migrated on open).
@@ -93,10 +103,13 @@ class PostgresNoteStore:
         self._purge_every = purge_every
         self._purge_due = time.monotonic() + purge_every  # a short-lived process never purges
         self._purging = threading.Lock()
+        self._analyzing = threading.Lock()
+        self._unanalyzed = 0  # notes this server wrote since the statistics were taken
         with failures(self._url, "open the note store"):
             with connect(self._url, timeout) as conn:
                 _create_extension(conn, self._url)
                 migrate(conn, self._url.place)
+                self._analyzed = _notes_estimate(conn)
             self._pool = open_pool(self._url, max_size=pool_size, timeout=timeout)
 
     @property
@@ -133,7 +146,7 @@ class PostgresNoteStore:
             with self._pool.connection() as conn, conn.transaction(), conn.pipeline():
                 for (note, _vector), doc, row in zip(notes, docs, rows):
                     _write_note(conn, note, doc, space, row)
-        self._after_write()
+        self._after_write(len(notes))
 
     def add(self, notes: Sequence[tuple[Note, Vector]], namespace: Namespace, now: datetime) -> list[NoteId]:
         rows, docs = _rows_and_docs(notes, namespace)
@@ -154,7 +167,7 @@ class PostgresNoteStore:
                         for i in new:
                             _write_note(conn, notes[i][0], docs[i], space, rows[i])
         if new:
-            self._after_write()
+            self._after_write(len(new))
         return [NoteId(held[key]) if key in held else notes[first[key]][0].id for key in keys]
 
     def rehome(self, namespace: Namespace, vectors: Mapping[NoteId, Vector]) -> None:
@@ -198,9 +211,13 @@ class PostgresNoteStore:
         with self._pool.connection() as conn:
             return curation.purge(conn, now)
 
-    def _after_write(self) -> None:
-        """The periodic purge, piggy-backed on a write: at most once every ``purge_every``
-        seconds per server, never run twice at once, never the write's failure."""
+    def _after_write(self, notes: int = 1) -> None:
+        """What a write brings due: fresh statistics after ``notes`` more notes (see
+        ``ANALYZE_GROWTH``), and the periodic purge, at most once every ``purge_every``
+        seconds per server. Neither runs twice at once, nor is ever the write's failure."""
+        self._unanalyzed += notes
+        if self._unanalyzed > max(ANALYZE_MIN_NOTES, ANALYZE_GROWTH * self._analyzed):
+            self._analyze()
         if time.monotonic() < self._purge_due or not self._purging.acquire(blocking=False):
             return
         try:
@@ -215,6 +232,18 @@ class PostgresNoteStore:
             log.warning("purging expired notes failed; the next write tries again later", error=str(exc))
         finally:
             self._purging.release()
+
+    def _analyze(self) -> None:
+        if not self._analyzing.acquire(blocking=False):
+            return
+        try:
+            with failures(self._url, "analyze the note store"), self._pool.connection() as conn:
+                conn.execute("ANALYZE notes, vectors, postings")  # a role that may not: a warning, skipped
+                self._analyzed, self._unanalyzed = _notes_estimate(conn), 0
+        except StoreError as exc:
+            log.warning("analyzing the note store failed; a later write tries again", error=str(exc))
+        finally:
+            self._analyzing.release()
 
     def drop_namespace(self, namespace: Namespace) -> int:
         with failures(self._url, "write to the note store"), self._pool.connection() as conn:
@@ -423,6 +452,11 @@ def _create_extension(conn: psycopg.Connection, url: StoreUrl) -> None:
             f"the PostgreSQL server of the {url.place} does not have pgvector: install it on the server "
             "(the package postgresql-<version>-pgvector, or the pgvector/pgvector image), then start again"
         ) from exc
+
+
+def _notes_estimate(conn: psycopg.Connection) -> float:
+    """The planner's count of ``notes`` rows (0 before the first statistics)."""
+    return max(0.0, float(conn.execute("SELECT reltuples FROM pg_class WHERE oid = 'notes'::regclass").fetchone()[0]))
 
 
 def _write_note(conn: psycopg.Connection, note: Note, doc: str, space: int, row: np.ndarray | None) -> None:

@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from mcp_memory.adapters.faiss_store import FaissNoteStore
 from mcp_memory.adapters.postgres_store import PostgresNoteStore
 from mcp_memory.adapters.postgres_store.schema import LATEST
+from mcp_memory.adapters.postgres_store.store import ANALYZE_MIN_NOTES
 from mcp_memory.application.errors import StoreError, StoreUnavailable
 from mcp_memory.application.ports import CandidateQuery
 from mcp_memory.domain.errors import InvalidValue
@@ -81,6 +82,22 @@ def test_a_database_restarted_mid_session_fails_requests_then_serves_again_witho
         assert store.get(second.id).note == second
     finally:
         store.close()
+
+
+# -- statistics ------------------------------------------------------------------------
+
+
+def test_a_bulk_write_gives_the_planner_fresh_statistics_at_once(store: PostgresNoteStore, postgres_url: str) -> None:
+    def planned_notes() -> float:  # what the planner believes the notes table holds (-1: never analyzed)
+        with psycopg.connect(postgres_url) as conn:
+            return conn.execute("SELECT reltuples FROM pg_class WHERE oid = 'notes'::regclass").fetchone()[0]
+
+    with psycopg.connect(postgres_url, autocommit=True) as conn:  # only the store's own ANALYZE counts here
+        conn.execute("ALTER TABLE notes SET (autovacuum_enabled = false)")
+    store.put_many([(make_note(f"imported note {i}", minutes=i), unit(i)) for i in range(ANALYZE_MIN_NOTES)], NS)
+    assert planned_notes() <= 0  # not past the line yet: autovacuum's business
+    store.put(make_note("one more"), NS, unit(1))
+    assert planned_notes() == ANALYZE_MIN_NOTES + 1  # analyzed by the write that crossed it
 
 
 # -- roles and the extension ----------------------------------------------------------
