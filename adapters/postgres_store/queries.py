@@ -5,8 +5,8 @@ The hybrid question is one statement, one round trip, one snapshot. Its parts (C
 
 * **semantic**: the ``depth`` nearest vectors of the namespace in scope, by cosine
   (pgvector ``<=>``). How it scans is decided inside the statement: ``scope_size`` counts the
-  matching vectors up to ``EXACT_SCAN_MAX + 1`` through the ``(space, project, grp, written)``
-  index; at most ``EXACT_SCAN_MAX`` of them are scored exactly (``exact``, an expression no
+  matching vectors up to ``EXACT_SCAN_MAX + 1`` through an index on the filter columns
+  (``vectors_by_scope``, ``vectors_by_time``, ``vectors_by_tag``: the planner's pick); at most ``EXACT_SCAN_MAX`` of them are scored exactly (``exact``, an expression no
   index serves, so it is always a scan of the filtered rows); more go to the namespace's
   HNSW index (``approx``, with ``hnsw.iterative_scan = relaxed_order`` set on every
   connection, so the index keeps walking until ``depth`` rows pass the filter, then
@@ -21,7 +21,9 @@ The hybrid question is one statement, one round trip, one snapshot. Its parts (C
 * **keyword**: Okapi BM25 exactly as ``adapters.keyword_index`` scores it (k1 0.9, b 0.5,
   the same terms from ``adapters.text_analysis``, computed in Python at write time into
   ``postings``), divided by the query's weight and capped at 1; document frequencies are
-  counted from ``postings`` in the statement's snapshot, so they are always current.
+  counted from ``postings`` in the statement's snapshot, so they are always current. Terms
+  held by many notes are summed only where they can change the answer
+  (``COMMON_TERM_SHARE``).
 * **neighbours**: for each candidate, the matching note of its group just before and just
   after it by ``(created, written)``, through the ``(project, grp, created, written)`` index,
   with its cosine when it has a vector in the namespace.
