@@ -108,12 +108,13 @@ def main(argv: list[str] | None = None) -> int:
         for mode, res in run["search"].items():
             rows.append([run["size"], mode, res["p50"], res["p95"], res["per_s"], run["add_note_ms"]["p50"],
                          run["add_note_ms"]["p95"], run["bulk_ingest"]["notes_per_s"]])
-    store = "PostgreSQL" if args.store else "local"
+    store = "postgresql" if args.store else "faiss"
     print(f"End to end through `mcp-memory serve` (stdio), {store} store, model {args.model}, one project; "
           f"load average at start {load:.1f}\n")
     print(table(["notes", "search mode", "search p50 ms", "search p95 ms", "searches/s", "add_note p50 ms",
                  "add_note p95 ms", "bulk add_notes notes/s"], rows))
-    path = write_result(args.out, {"model": args.model, "store": "postgresql" if args.store else "faiss", "load_average_at_start": load, "runs": runs}, generated_data(__file__))
+    result = {"model": args.model, "store": store, "load_average_at_start": load, "runs": runs}
+    path = write_result(args.out, result, generated_data(__file__))
     print(f"\nwritten: {path}")
     return 0
 

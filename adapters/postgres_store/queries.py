@@ -6,8 +6,9 @@ The hybrid question is one statement, one round trip, one snapshot. Its parts (C
 * **semantic**: the ``depth`` nearest vectors of the namespace in scope, by cosine
   (pgvector ``<=>``). How it scans is decided inside the statement: ``scope_size`` counts the
   matching vectors up to ``EXACT_SCAN_MAX + 1`` through an index on the filter columns
-  (``vectors_by_scope``, ``vectors_by_time``, ``vectors_by_tag``: the planner's pick); at most ``EXACT_SCAN_MAX`` of them are scored exactly (``exact``, an expression no
-  index serves, so it is always a scan of the filtered rows); more go to the namespace's
+  (``vectors_by_scope``, ``vectors_by_time``, ``vectors_by_tag``: the planner's pick); at
+  most ``EXACT_SCAN_MAX`` of them are scored exactly (``exact``, an expression no index
+  serves, so it is always a scan of the filtered rows); more go to the namespace's
   HNSW index (``approx``, with ``hnsw.iterative_scan = relaxed_order`` set on every
   connection, so the index keeps walking until ``depth`` rows pass the filter, then
   re-sorted exactly). If the index still gives fewer than ``depth`` (a filter keeping a tiny
@@ -173,6 +174,13 @@ def candidates_sql(
         outputs.append("SELECT 'p', NULL, NULL, mean, std, n, NULL, NULL, NULL FROM spread")
     if keyword:
         contribution = f"i.idf * {K1 + 1.0}::float8 * p.tf / (p.tf + {K1 * (1.0 - B)}::float8 + i.slope * p.length)"
+
+        def scored(terms: str) -> str:
+            """Each matching note's BM25 sum over the query terms ``terms`` selects."""
+            return f"""SELECT p.note, p.created, sum({contribution}) AS raw
+                FROM kw_idf i JOIN postings p ON p.term = i.term AND {p_filter}
+                WHERE {terms} GROUP BY p.note, p.created"""
+
         ctes += [
             """kw_totals AS (
                 SELECT notes::float8 AS n, terms::float8 AS total FROM keyword_totals
@@ -188,10 +196,7 @@ def candidates_sql(
             f"""kw_weight AS (
                 SELECT sum(idf) AS w, coalesce(sum(idf) FILTER (WHERE common), 0) * {K1 + 1.0}::float8 AS bound
                 FROM kw_idf)""",
-            f"""kw_rare AS MATERIALIZED (
-                SELECT p.note, p.created, sum({contribution}) AS raw
-                FROM kw_idf i JOIN postings p ON p.term = i.term AND {p_filter}
-                WHERE NOT i.common GROUP BY p.note, p.created)""",
+            f"kw_rare AS MATERIALIZED ({scored('NOT i.common')})",
             """kw_floor AS (
                 SELECT CASE WHEN count(*) = %(depth)s THEN min(raw) ELSE 0 END AS raw
                 FROM (SELECT raw FROM kw_rare ORDER BY raw DESC LIMIT %(depth)s) t)""",
@@ -208,10 +213,7 @@ def candidates_sql(
                 SELECT w.bound = 0 OR ((SELECT count(*) FROM kw_rare_scored) = %(depth)s
                        AND (SELECT min(score) FROM kw_rare_scored) > least(1.0, w.bound / w.w)) AS ok
                 FROM kw_weight w)""",
-            f"""kw_raw AS (
-                SELECT p.note, p.created, sum({contribution}) AS raw
-                FROM kw_idf i JOIN postings p ON p.term = i.term AND {p_filter}
-                WHERE (SELECT ok FROM kw_exact) IS NOT TRUE GROUP BY p.note, p.created)""",
+            f"kw_raw AS ({scored('(SELECT ok FROM kw_exact) IS NOT TRUE')})",  # only when the above cannot be sure
             """keyword AS MATERIALIZED (
                 SELECT note, created, score FROM kw_rare_scored WHERE (SELECT ok FROM kw_exact)
                 UNION ALL

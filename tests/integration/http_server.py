@@ -79,6 +79,20 @@ class HttpServer:
                 time.sleep(0.05)
         raise AssertionError(f"server not ready after {timeout} s: {self.log()}")
 
+    def wait_listening(self, timeout: float = 30) -> httpx.Response:
+        """The first answer of ``/health``, whatever its status (503: the store is not open)."""
+        deadline = time.monotonic() + timeout
+        with self.client() as client:
+            while True:
+                if self.process.poll() is not None:
+                    raise AssertionError(f"server exited {self.process.returncode}: {self.log()}")
+                try:
+                    return client.get("/health")
+                except httpx.TransportError:
+                    if time.monotonic() > deadline:
+                        raise AssertionError(f"server not listening after {timeout} s: {self.log()}") from None
+                    time.sleep(0.05)
+
     def stop(self, timeout: float = 60) -> int:
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
