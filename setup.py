@@ -2,7 +2,7 @@
 
 The design's four folders stay at the top of the repository (``domain/``, ``application/``,
 ``adapters/``, ``entrypoints/``) and are installed as subpackages of one package,
-``mcp_memory``, so the wheel adds a single name to site-packages. The build hook bakes the
+``local_mcp_memory``, so the wheel adds a single name to site-packages. The build hook bakes the
 default transport into the package (see entrypoints/build_defaults.py).
 """
 
@@ -12,7 +12,7 @@ import pathlib
 from setuptools import find_packages, setup
 from setuptools.command.build_py import build_py
 
-PACKAGE = "mcp_memory"
+PACKAGE = "local_mcp_memory"
 LAYERS = ("domain", "application", "adapters", "entrypoints")
 TRANSPORTS = ("stdio", "http")
 SOURCE = pathlib.Path(__file__).parent / "entrypoints" / "build_defaults.py"

@@ -34,10 +34,10 @@ from pathlib import Path
 import attrs
 import msgspec
 
-from mcp_memory.adapters.durable_files import replace_durably
-from mcp_memory.adapters.private_files import exclusive_lock, make_private_dir
-from mcp_memory.application.errors import StoreError
-from mcp_memory.application.settings import EmbedderSettings, Settings
+from local_mcp_memory.adapters.durable_files import replace_durably
+from local_mcp_memory.adapters.private_files import exclusive_lock, make_private_dir
+from local_mcp_memory.application.errors import StoreError
+from local_mcp_memory.application.settings import EmbedderSettings, Settings
 
 FORMAT = 1
 

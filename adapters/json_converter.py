@@ -40,10 +40,10 @@ from cattrs.fns import identity
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 from msgspec import UNSET, UnsetType
 
-from mcp_memory.domain.errors import InvalidValue
-from mcp_memory.domain.identifiers import CanonicalProjectId, GroupId, NoteId
-from mcp_memory.domain.note import Note, SyncOrigin, Tags
-from mcp_memory.domain.time import format_instant, parse_instant
+from local_mcp_memory.domain.errors import InvalidValue
+from local_mcp_memory.domain.identifiers import CanonicalProjectId, GroupId, NoteId
+from local_mcp_memory.domain.note import Note, SyncOrigin, Tags
+from local_mcp_memory.domain.time import format_instant, parse_instant
 
 S = TypeVar("S", bound=msgspec.Struct)
 

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
-from mcp_memory.adapters.text_analysis import document_tokens, tokens
+from local_mcp_memory.adapters.text_analysis import document_tokens, tokens
 
 K1 = 0.9
 B = 0.5

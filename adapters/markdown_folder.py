@@ -28,8 +28,8 @@ from pathlib import Path
 
 import pathspec
 
-from mcp_memory.adapters.markdown_parts import parse
-from mcp_memory.application.folder_documents import Document, FolderFile, Skipped
+from local_mcp_memory.adapters.markdown_parts import parse
+from local_mcp_memory.application.folder_documents import Document, FolderFile, Skipped
 
 SUFFIXES = (".md", ".markdown")
 MAX_BYTES = 20 * 1024 * 1024

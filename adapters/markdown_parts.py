@@ -27,8 +27,8 @@ from collections.abc import Iterator
 
 import yaml
 
-from mcp_memory.application.folder_documents import Document, Part, Skipped
-from mcp_memory.domain.note import Note
+from local_mcp_memory.application.folder_documents import Document, Part, Skipped
+from local_mcp_memory.domain.note import Note
 
 SLUG_MAX = 100
 _FRONT = re.compile(r"---[ \t]*\n(.*?\n)?(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from datetime import datetime, timezone
 
-from mcp_memory.domain.errors import InvalidValue
-from mcp_memory.domain.identifiers import CanonicalProjectId, is_path_like
+from local_mcp_memory.domain.errors import InvalidValue
+from local_mcp_memory.domain.identifiers import CanonicalProjectId, is_path_like
 
 
 class SystemClock:

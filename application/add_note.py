@@ -5,9 +5,9 @@ from typing import Any
 
 import attrs
 
-from mcp_memory.application.services import Services
-from mcp_memory.domain.identifiers import GroupId, Namespace, NoteId
-from mcp_memory.domain.note import Note, Tags, require_future
+from local_mcp_memory.application.services import Services
+from local_mcp_memory.domain.identifiers import GroupId, Namespace, NoteId
+from local_mcp_memory.domain.note import Note, Tags, require_future
 
 
 @attrs.frozen

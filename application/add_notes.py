@@ -5,12 +5,12 @@ from typing import ClassVar
 
 import attrs
 
-from mcp_memory.application.add_note import AddNote, new_note
-from mcp_memory.application.errors import InvalidRequest
-from mcp_memory.application.services import Services, at
-from mcp_memory.domain.errors import InvalidValue
-from mcp_memory.domain.identifiers import Namespace, NoteId
-from mcp_memory.domain.note import Note
+from local_mcp_memory.application.add_note import AddNote, new_note
+from local_mcp_memory.application.errors import InvalidRequest
+from local_mcp_memory.application.services import Services, at
+from local_mcp_memory.domain.errors import InvalidValue
+from local_mcp_memory.domain.identifiers import Namespace, NoteId
+from local_mcp_memory.domain.note import Note
 
 
 @attrs.frozen

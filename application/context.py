@@ -6,13 +6,13 @@ from typing import ClassVar
 
 import attrs
 
-from mcp_memory.application.context_markdown import Budget, Page, render
-from mcp_memory.application.errors import InvalidRequest
-from mcp_memory.application.ports import Hit, StoredNote
-from mcp_memory.application.search import SearchNotes, search
-from mcp_memory.application.services import Services
-from mcp_memory.domain.identifiers import GroupId, Namespace
-from mcp_memory.domain.note import NoteFilter
+from local_mcp_memory.application.context_markdown import Budget, Page, render
+from local_mcp_memory.application.errors import InvalidRequest
+from local_mcp_memory.application.ports import Hit, StoredNote
+from local_mcp_memory.application.search import SearchNotes, search
+from local_mcp_memory.application.services import Services
+from local_mcp_memory.domain.identifiers import GroupId, Namespace
+from local_mcp_memory.domain.note import NoteFilter
 
 
 @attrs.frozen

@@ -34,10 +34,10 @@ from typing import Any
 
 import attrs
 
-from mcp_memory.application.ports import Hit, StoredNote
-from mcp_memory.domain.identifiers import CanonicalProjectId, GroupId
-from mcp_memory.domain.note import GlobalEntry
-from mcp_memory.domain.time import format_instant
+from local_mcp_memory.application.ports import Hit, StoredNote
+from local_mcp_memory.domain.identifiers import CanonicalProjectId, GroupId
+from local_mcp_memory.domain.note import GlobalEntry
+from local_mcp_memory.domain.time import format_instant
 
 STANDARD_KEYS = (
     "global.memory.embedder.provider",

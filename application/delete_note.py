@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import attrs
 
-from mcp_memory.application.errors import NoteNotFound
-from mcp_memory.application.get_note import live_note
-from mcp_memory.application.services import Services
-from mcp_memory.domain.identifiers import NoteId
+from local_mcp_memory.application.errors import NoteNotFound
+from local_mcp_memory.application.get_note import live_note
+from local_mcp_memory.application.services import Services
+from local_mcp_memory.domain.identifiers import NoteId
 
 
 @attrs.frozen

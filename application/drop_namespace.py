@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import attrs
 
-from mcp_memory.application.errors import InvalidRequest, NamespaceStillHome
-from mcp_memory.application.services import Services
-from mcp_memory.domain.identifiers import Namespace
+from local_mcp_memory.application.errors import InvalidRequest, NamespaceStillHome
+from local_mcp_memory.application.services import Services
+from local_mcp_memory.domain.identifiers import Namespace
 
 
 @attrs.frozen

@@ -7,10 +7,10 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from mcp_memory.application.errors import DimensionChanged, EmbedderRejected
-from mcp_memory.application.ports import ConfigRepository, Embedder, EmbedderFactory, EmbedKind, Vector
-from mcp_memory.application.settings import EmbedderSettings, Settings
-from mcp_memory.domain.identifiers import Namespace
+from local_mcp_memory.application.errors import DimensionChanged, EmbedderRejected
+from local_mcp_memory.application.ports import ConfigRepository, Embedder, EmbedderFactory, EmbedKind, Vector
+from local_mcp_memory.application.settings import EmbedderSettings, Settings
+from local_mcp_memory.domain.identifiers import Namespace
 
 
 class Embedding:

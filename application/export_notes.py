@@ -4,11 +4,11 @@ from collections.abc import Iterator
 
 import attrs
 
-from mcp_memory.application.ports import Vector
-from mcp_memory.application.services import Services
-from mcp_memory.domain.identifiers import CanonicalProjectId, Namespace
-from mcp_memory.domain.link import Link
-from mcp_memory.domain.note import GlobalEntry, Note
+from local_mcp_memory.application.ports import Vector
+from local_mcp_memory.application.services import Services
+from local_mcp_memory.domain.identifiers import CanonicalProjectId, Namespace
+from local_mcp_memory.domain.link import Link
+from local_mcp_memory.domain.note import GlobalEntry, Note
 
 
 @attrs.frozen

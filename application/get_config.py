@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import attrs
 
-from mcp_memory.application.redaction import mask_url
-from mcp_memory.application.services import Services
+from local_mcp_memory.application.redaction import mask_url
+from local_mcp_memory.application.services import Services
 
 
 @attrs.frozen

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import attrs
 
-from mcp_memory.application.services import Services
-from mcp_memory.domain.identifiers import GlobalKey
-from mcp_memory.domain.note import GlobalEntry
+from local_mcp_memory.application.services import Services
+from local_mcp_memory.domain.identifiers import GlobalKey
+from local_mcp_memory.domain.note import GlobalEntry
 
 
 @attrs.frozen

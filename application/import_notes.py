@@ -4,14 +4,14 @@ from collections.abc import Sequence
 
 import attrs
 
-from mcp_memory.application import DEFAULT_BATCH, MAX_BATCH
-from mcp_memory.application.errors import InvalidRequest
-from mcp_memory.application.export_notes import ExportedNote
-from mcp_memory.application.ports import Progress, Vector, no_progress
-from mcp_memory.application.services import Services
-from mcp_memory.domain.identifiers import Namespace
-from mcp_memory.domain.link import Link
-from mcp_memory.domain.note import GlobalEntry
+from local_mcp_memory.application import DEFAULT_BATCH, MAX_BATCH
+from local_mcp_memory.application.errors import InvalidRequest
+from local_mcp_memory.application.export_notes import ExportedNote
+from local_mcp_memory.application.ports import Progress, Vector, no_progress
+from local_mcp_memory.application.services import Services
+from local_mcp_memory.domain.identifiers import Namespace
+from local_mcp_memory.domain.link import Link
+from local_mcp_memory.domain.note import GlobalEntry
 
 
 @attrs.frozen

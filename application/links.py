@@ -6,12 +6,12 @@ from typing import Literal
 
 import attrs
 
-from mcp_memory.application.errors import InvalidRequest, NoteNotFound
-from mcp_memory.application.get_note import live_note
-from mcp_memory.application.ports import StoredNote
-from mcp_memory.application.services import Services
-from mcp_memory.domain.identifiers import NoteId
-from mcp_memory.domain.link import Link, LinkKey, Relation
+from local_mcp_memory.application.errors import InvalidRequest, NoteNotFound
+from local_mcp_memory.application.get_note import live_note
+from local_mcp_memory.application.ports import StoredNote
+from local_mcp_memory.application.services import Services
+from local_mcp_memory.domain.identifiers import NoteId
+from local_mcp_memory.domain.link import Link, LinkKey, Relation
 
 
 @attrs.frozen

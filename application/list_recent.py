@@ -4,11 +4,11 @@ from typing import ClassVar
 
 import attrs
 
-from mcp_memory.application.errors import InvalidRequest
-from mcp_memory.application.ports import StoredNote
-from mcp_memory.application.services import Services
-from mcp_memory.domain.identifiers import GroupId, Namespace
-from mcp_memory.domain.note import NoteFilter, Tags
+from local_mcp_memory.application.errors import InvalidRequest
+from local_mcp_memory.application.ports import StoredNote
+from local_mcp_memory.application.services import Services
+from local_mcp_memory.domain.identifiers import GroupId, Namespace
+from local_mcp_memory.domain.note import NoteFilter, Tags
 
 
 @attrs.frozen

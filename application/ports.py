@@ -27,11 +27,11 @@ from typing import Literal, Protocol
 
 import attrs
 
-from mcp_memory.application.folder_documents import Document, FolderFile, Skipped
-from mcp_memory.application.settings import EmbedderSettings, Settings
-from mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, Namespace, NoteId
-from mcp_memory.domain.link import Link, LinkKey
-from mcp_memory.domain.note import GlobalEntry, Note, NoteFilter
+from local_mcp_memory.application.folder_documents import Document, FolderFile, Skipped
+from local_mcp_memory.application.settings import EmbedderSettings, Settings
+from local_mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, Namespace, NoteId
+from local_mcp_memory.domain.link import Link, LinkKey
+from local_mcp_memory.domain.note import GlobalEntry, Note, NoteFilter
 
 Vector = Sequence[float]
 EmbedKind = Literal["query", "passage"]

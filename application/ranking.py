@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from mcp_memory.application.ports import Candidate, Neighbour, Spread
-from mcp_memory.application.query_dates import Period
+from local_mcp_memory.application.ports import Candidate, Neighbour, Spread
+from local_mcp_memory.application.query_dates import Period
 
 HYBRID_KEYWORD_WEIGHT = 0.4
 """The keyword share of a hybrid score, chosen on LoCoMo and the paraphrase set (see README)."""

@@ -2,12 +2,12 @@ from __future__ import annotations
 
 import attrs
 
-from mcp_memory.application import DEFAULT_BATCH, MAX_BATCH
-from mcp_memory.application.errors import InvalidRequest
-from mcp_memory.application.ports import Progress, no_progress
-from mcp_memory.application.services import Services
-from mcp_memory.domain.identifiers import Namespace
-from mcp_memory.domain.note import Note
+from local_mcp_memory.application import DEFAULT_BATCH, MAX_BATCH
+from local_mcp_memory.application.errors import InvalidRequest
+from local_mcp_memory.application.ports import Progress, no_progress
+from local_mcp_memory.application.services import Services
+from local_mcp_memory.domain.identifiers import Namespace
+from local_mcp_memory.domain.note import Note
 
 
 @attrs.frozen

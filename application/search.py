@@ -5,10 +5,10 @@ from typing import ClassVar, Literal
 
 import attrs
 
-from mcp_memory.application.errors import InvalidRequest
-from mcp_memory.application.ports import Candidate, CandidateQuery, Hit, StoredNote
-from mcp_memory.application.query_dates import named_period
-from mcp_memory.application.ranking import (
+from local_mcp_memory.application.errors import InvalidRequest
+from local_mcp_memory.application.ports import Candidate, CandidateQuery, Hit, StoredNote
+from local_mcp_memory.application.query_dates import named_period
+from local_mcp_memory.application.ranking import (
     CONTEXT_SEEDS,
     HYBRID_KEYWORD_WEIGHT,
     SPREAD_SAMPLE,
@@ -20,10 +20,10 @@ from mcp_memory.application.ranking import (
     similarity_scores,
     with_context,
 )
-from mcp_memory.application.services import Services
-from mcp_memory.domain.identifiers import GroupId, Namespace
-from mcp_memory.domain.note import NoteFilter, Tags
-from mcp_memory.domain.time import TimeWindow
+from local_mcp_memory.application.services import Services
+from local_mcp_memory.domain.identifiers import GroupId, Namespace
+from local_mcp_memory.domain.note import NoteFilter, Tags
+from local_mcp_memory.domain.time import TimeWindow
 
 Mode = Literal["semantic", "keyword", "hybrid"]
 MODES: tuple[Mode, ...] = ("semantic", "keyword", "hybrid")

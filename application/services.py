@@ -7,10 +7,10 @@ from typing import TypeVar
 
 import attrs
 
-from mcp_memory.application.embedding import Embedding
-from mcp_memory.application.ports import Clock, ConfigRepository, NoteReader, NoteStore, NoteWriter, ProjectResolver, StoreMaintenance
-from mcp_memory.domain.errors import InvalidValue
-from mcp_memory.domain.identifiers import CanonicalProjectId
+from local_mcp_memory.application.embedding import Embedding
+from local_mcp_memory.application.ports import Clock, ConfigRepository, NoteReader, NoteStore, NoteWriter, ProjectResolver, StoreMaintenance
+from local_mcp_memory.domain.errors import InvalidValue
+from local_mcp_memory.domain.identifiers import CanonicalProjectId
 
 T = TypeVar("T")
 

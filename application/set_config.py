@@ -4,10 +4,10 @@ from typing import Any
 
 import attrs
 
-from mcp_memory.application.errors import InvalidRequest
-from mcp_memory.application.services import Services
-from mcp_memory.application.settings import PROVIDERS, EmbedderSettings
-from mcp_memory.domain.identifiers import Namespace
+from local_mcp_memory.application.errors import InvalidRequest
+from local_mcp_memory.application.services import Services
+from local_mcp_memory.application.settings import PROVIDERS, EmbedderSettings
+from local_mcp_memory.domain.identifiers import Namespace
 
 UNCHANGED: Any = type("Unchanged", (), {"__repr__": lambda self: "UNCHANGED"})()
 

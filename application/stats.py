@@ -4,8 +4,8 @@ from collections import Counter
 
 import attrs
 
-from mcp_memory.application.services import Services
-from mcp_memory.domain.identifiers import CanonicalProjectId, Namespace
+from local_mcp_memory.application.services import Services
+from local_mcp_memory.domain.identifiers import CanonicalProjectId, Namespace
 
 
 @attrs.frozen

@@ -14,14 +14,14 @@ from collections.abc import Iterable
 
 import attrs
 
-from mcp_memory.application import DEFAULT_BATCH, MAX_BATCH
-from mcp_memory.application.errors import InvalidRequest
-from mcp_memory.application.folder_documents import Document, FolderFile, Part, Skipped, file_of, under
-from mcp_memory.application.ports import MarkdownFolder, Progress, no_progress
-from mcp_memory.application.services import Services, at
-from mcp_memory.domain.errors import InvalidValue
-from mcp_memory.domain.identifiers import CanonicalProjectId, GroupId, Namespace, NoteId
-from mcp_memory.domain.note import Note, SyncOrigin, Tags
+from local_mcp_memory.application import DEFAULT_BATCH, MAX_BATCH
+from local_mcp_memory.application.errors import InvalidRequest
+from local_mcp_memory.application.folder_documents import Document, FolderFile, Part, Skipped, file_of, under
+from local_mcp_memory.application.ports import MarkdownFolder, Progress, no_progress
+from local_mcp_memory.application.services import Services, at
+from local_mcp_memory.domain.errors import InvalidValue
+from local_mcp_memory.domain.identifiers import CanonicalProjectId, GroupId, Namespace, NoteId
+from local_mcp_memory.domain.note import Note, SyncOrigin, Tags
 
 EMPTY = "empty: no text to keep"
 PROGRESS_EVERY = 100  # files between two progress reports when nothing is written

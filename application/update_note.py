@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import attrs
 
-from mcp_memory.application.get_note import live_note
-from mcp_memory.application.services import Services, at
-from mcp_memory.domain.identifiers import NoteId
-from mcp_memory.domain.note import NotePatch, require_future
+from local_mcp_memory.application.get_note import live_note
+from local_mcp_memory.application.services import Services, at
+from local_mcp_memory.domain.identifiers import NoteId
+from local_mcp_memory.domain.note import NotePatch, require_future
 
 
 @attrs.frozen

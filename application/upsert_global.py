@@ -5,9 +5,9 @@ from typing import Any
 
 import attrs
 
-from mcp_memory.application.services import Services
-from mcp_memory.domain.identifiers import GlobalKey
-from mcp_memory.domain.note import GlobalEntry
+from local_mcp_memory.application.services import Services
+from local_mcp_memory.domain.identifiers import GlobalKey
+from local_mcp_memory.domain.note import GlobalEntry
 
 KV_NAMESPACE = "kv"
 """Global settings are not embedded: they live outside every embedder namespace."""

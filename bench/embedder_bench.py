@@ -50,8 +50,8 @@ def measure(model: str, single: int, batches: int) -> dict[str, object]:
     import structlog
 
     structlog.configure(logger_factory=structlog.PrintLoggerFactory(sys.stderr))
-    from mcp_memory.adapters.embedders.factory import DefaultEmbedderFactory
-    from mcp_memory.application.settings import EmbedderSettings
+    from local_mcp_memory.adapters.embedders.factory import DefaultEmbedderFactory
+    from local_mcp_memory.application.settings import EmbedderSettings
 
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     started = time.perf_counter()

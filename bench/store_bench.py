@@ -75,7 +75,7 @@ def text_basis(cache: Path) -> tuple[np.ndarray, np.ndarray]:
     if cache.exists():
         with np.load(cache) as saved:
             return saved["turns"], saved["questions"]
-    from mcp_memory.adapters.embedders.local import LocalOnnxEmbedder
+    from local_mcp_memory.adapters.embedders.local import LocalOnnxEmbedder
     from bench.datasets import load_locomo
 
     conversations = load_locomo()
@@ -129,11 +129,11 @@ def prepare(size: int, workdir: Path, kind: str) -> None:
 def _prepare_faiss(x: np.ndarray, directory: Path) -> None:
     """Writes the store as a compaction would leave it, partitioned if large enough (one
     put per note, fsync'd, would only measure the disk N times)."""
-    from mcp_memory.adapters.faiss_store.generations import write_manifest
-    from mcp_memory.adapters.faiss_store.journal import Journal
-    from mcp_memory.adapters.faiss_store.records import FORMAT, Manifest, NoteFields, Put
-    from mcp_memory.adapters.faiss_store.snapshot import write_snapshot
-    from mcp_memory.adapters.faiss_store.state import StoreState
+    from local_mcp_memory.adapters.faiss_store.generations import write_manifest
+    from local_mcp_memory.adapters.faiss_store.journal import Journal
+    from local_mcp_memory.adapters.faiss_store.records import FORMAT, Manifest, NoteFields, Put
+    from local_mcp_memory.adapters.faiss_store.snapshot import write_snapshot
+    from local_mcp_memory.adapters.faiss_store.state import StoreState
 
     directory.mkdir(parents=True)
     state = StoreState()
@@ -156,8 +156,8 @@ def _prepare_faiss(x: np.ndarray, directory: Path) -> None:
 
 
 def _bench_note(i: int, text: str | None = None):
-    from mcp_memory.domain.identifiers import CanonicalProjectId, GroupId, NoteId
-    from mcp_memory.domain.note import Note, Tags
+    from local_mcp_memory.domain.identifiers import CanonicalProjectId, GroupId, NoteId
+    from local_mcp_memory.domain.note import Note, Tags
 
     return Note(
         NoteId(note_id(i)), CanonicalProjectId(project_of(i)), GroupId(group_of(i)),
@@ -167,8 +167,8 @@ def _bench_note(i: int, text: str | None = None):
 
 def _prepare_postgres(x: np.ndarray, url: str, workdir: Path) -> None:
     """Loads every note through the store, timed: the bulk import rate."""
-    from mcp_memory.adapters.postgres_store import PostgresNoteStore
-    from mcp_memory.domain.identifiers import Namespace
+    from local_mcp_memory.adapters.postgres_store import PostgresNoteStore
+    from local_mcp_memory.domain.identifiers import Namespace
 
     namespace = Namespace("local", "bench-model", DIM)
     store = PostgresNoteStore(url)
@@ -273,10 +273,10 @@ def _timed_both(call, arg) -> tuple[float, float]:
 
 
 def _faiss(workdir: Path, project: str, group: str, first: np.ndarray):
-    from mcp_memory.adapters.faiss_store import FaissNoteStore
-    from mcp_memory.application.ports import CandidateQuery
-    from mcp_memory.domain.identifiers import CanonicalProjectId, GroupId, Namespace, NoteId
-    from mcp_memory.domain.note import Note, NoteFilter, Tags
+    from local_mcp_memory.adapters.faiss_store import FaissNoteStore
+    from local_mcp_memory.application.ports import CandidateQuery
+    from local_mcp_memory.domain.identifiers import CanonicalProjectId, GroupId, Namespace, NoteId
+    from local_mcp_memory.domain.note import Note, NoteFilter, Tags
 
     namespace = Namespace("local", "bench-model", DIM)
     where = NoteFilter(CanonicalProjectId(project))
@@ -309,10 +309,10 @@ def _faiss(workdir: Path, project: str, group: str, first: np.ndarray):
 def _postgres(workdir: Path, project: str, group: str, first: np.ndarray):
     import attrs
 
-    from mcp_memory.adapters.postgres_store import PostgresNoteStore
-    from mcp_memory.application.ports import CandidateQuery
-    from mcp_memory.domain.identifiers import CanonicalProjectId, GroupId, Namespace
-    from mcp_memory.domain.note import NoteFilter
+    from local_mcp_memory.adapters.postgres_store import PostgresNoteStore
+    from local_mcp_memory.application.ports import CandidateQuery
+    from local_mcp_memory.domain.identifiers import CanonicalProjectId, GroupId, Namespace
+    from local_mcp_memory.domain.note import NoteFilter
 
     namespace = Namespace("local", "bench-model", DIM)
     where = NoteFilter(CanonicalProjectId(project))

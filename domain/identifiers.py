@@ -8,7 +8,7 @@ from typing import ClassVar
 
 import attrs
 
-from mcp_memory.domain.errors import InvalidValue
+from local_mcp_memory.domain.errors import InvalidValue
 
 
 def _has_control(text: str) -> bool:

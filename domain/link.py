@@ -8,8 +8,8 @@ from typing import ClassVar
 
 import attrs
 
-from mcp_memory.domain.errors import InvalidValue
-from mcp_memory.domain.identifiers import NoteId
+from local_mcp_memory.domain.errors import InvalidValue
+from local_mcp_memory.domain.identifiers import NoteId
 
 
 @attrs.frozen

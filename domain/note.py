@@ -9,10 +9,10 @@ from typing import Any, ClassVar
 
 import attrs
 
-from mcp_memory.domain.errors import InvalidValue
-from mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, GroupId, NoteId
-from mcp_memory.domain.json_values import json_value_problem
-from mcp_memory.domain.time import TimeWindow
+from local_mcp_memory.domain.errors import InvalidValue
+from local_mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, GroupId, NoteId
+from local_mcp_memory.domain.json_values import json_value_problem
+from local_mcp_memory.domain.time import TimeWindow
 
 
 def _check_optional_text(type_name: str, field: str, value: Any, limit: int) -> None:

@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 
 import attrs
 
-from mcp_memory.domain.errors import InvalidValue
+from local_mcp_memory.domain.errors import InvalidValue
 
 _DATE_ONLY = re.compile(r"\d{4}-\d{2}-\d{2}")
 _HAS_ZONE = re.compile(r"(Z|[+-]\d{2}:?\d{2})$", re.IGNORECASE)

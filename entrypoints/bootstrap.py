@@ -16,20 +16,20 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from mcp_memory.entrypoints import logs
-from mcp_memory.entrypoints.logs import LOG_LEVEL_ENV  # noqa: F401  (re-exported: the CLI sets it)
+from local_mcp_memory.entrypoints import logs
+from local_mcp_memory.entrypoints.logs import LOG_LEVEL_ENV  # noqa: F401  (re-exported: the CLI sets it)
 
 CONFIG_ENV = "MCP_MEMORY_CONFIG"
 DATA_DIR_ENV = "MCP_MEMORY_DATA_DIR"
 STORE_ENV = "MCP_MEMORY_STORE"
-POSTGRES_EXTRA = "pip install 'mcp-memory[postgres]'"
+POSTGRES_EXTRA = "pip install 'local-mcp-memory[postgres]'"
 HOME_DIR = ".local-mcp-memory"
 
 if TYPE_CHECKING:  # the application is imported by ``compose``, after ``initialize`` is answered
-    from mcp_memory.adapters.json_config import HttpSection
-    from mcp_memory.adapters.markdown_folder import FolderWatch
-    from mcp_memory.application.ports import Clock, ConfigRepository, EmbedderFactory, MarkdownFolder, NoteStore, ProjectResolver
-    from mcp_memory.application.services import Services
+    from local_mcp_memory.adapters.json_config import HttpSection
+    from local_mcp_memory.adapters.markdown_folder import FolderWatch
+    from local_mcp_memory.application.ports import Clock, ConfigRepository, EmbedderFactory, MarkdownFolder, NoteStore, ProjectResolver
+    from local_mcp_memory.application.services import Services
 
 
 @attrs.frozen
@@ -69,7 +69,7 @@ def store_location(options: ServerOptions) -> str | None:
     config file cannot be read."""
     if options.store:
         return options.store
-    from mcp_memory.adapters.json_config import JsonFileConfigRepository
+    from local_mcp_memory.adapters.json_config import JsonFileConfigRepository
 
     return JsonFileConfigRepository(options.config_path).store_url() or None
 
@@ -98,7 +98,7 @@ def store_problem(location: str | None) -> str | None:
     import importlib.util
     import re
 
-    from mcp_memory.adapters.postgres_store.url import StoreUrl, is_postgres_url
+    from local_mcp_memory.adapters.postgres_store.url import StoreUrl, is_postgres_url
 
     if location is None:
         return None
@@ -139,10 +139,10 @@ def compose(
             os.environ if environ is None else environ, config_path=config_path, data_dir=data_dir, store=store_url
         )
     logs.ensure_configured()  # before any adapter can log
-    from mcp_memory.adapters.json_config import JsonFileConfigRepository
-    from mcp_memory.adapters.system import OsProjectResolver, SystemClock
-    from mcp_memory.application.embedding import Embedding
-    from mcp_memory.application.services import RuntimeInfo, Services
+    from local_mcp_memory.adapters.json_config import JsonFileConfigRepository
+    from local_mcp_memory.adapters.system import OsProjectResolver, SystemClock
+    from local_mcp_memory.application.embedding import Embedding
+    from local_mcp_memory.application.services import RuntimeInfo, Services
 
     if config is None:
         _make_private(options.config_path.parent, options.config_path)
@@ -153,18 +153,18 @@ def compose(
         _make_private(data_dir)
     config = config or JsonFileConfigRepository(options.config_path)
     if embedders is None:
-        from mcp_memory.adapters.embedders.factory import DefaultEmbedderFactory
+        from local_mcp_memory.adapters.embedders.factory import DefaultEmbedderFactory
 
         embedders = DefaultEmbedderFactory(environ=options.environ)
     store_type = "faiss" if store is None else type(store).__name__
     store_url = None
     if team_store:
-        from mcp_memory.adapters.postgres_store import PostgresNoteStore
+        from local_mcp_memory.adapters.postgres_store import PostgresNoteStore
 
         store = PostgresNoteStore(location)
         store_type, store_url = "postgresql", store.url.shown
     elif store is None:
-        from mcp_memory.adapters.faiss_store import FaissNoteStore
+        from local_mcp_memory.adapters.faiss_store import FaissNoteStore
 
         store = FaissNoteStore(data_dir)
     return Services(
@@ -185,7 +185,7 @@ def compose(
 def markdown_folder(path: str) -> tuple[MarkdownFolder, FolderWatch]:
     """The folder ``mcp-memory sync`` reads (``adapters.markdown_folder``), and its watch.
     ``OSError`` (``NotADirectoryError``, ``FileNotFoundError``) when ``path`` is no folder."""
-    from mcp_memory.adapters.markdown_folder import FolderWatch, OsMarkdownFolder
+    from local_mcp_memory.adapters.markdown_folder import FolderWatch, OsMarkdownFolder
 
     folder = OsMarkdownFolder(path)
     return folder, FolderWatch(folder)
@@ -194,13 +194,13 @@ def markdown_folder(path: str) -> tuple[MarkdownFolder, FolderWatch]:
 def http_section(options: ServerOptions) -> HttpSection:
     """The config file's ``http`` section, which only the HTTP transport reads. Raises
     ``StoreError`` when the file cannot be read as settings."""
-    from mcp_memory.adapters.json_config import JsonFileConfigRepository
+    from local_mcp_memory.adapters.json_config import JsonFileConfigRepository
 
     return JsonFileConfigRepository(options.config_path).http_section()
 
 
 def _is_postgres(location: str) -> bool:
-    from mcp_memory.adapters.postgres_store.url import is_postgres_url
+    from local_mcp_memory.adapters.postgres_store.url import is_postgres_url
 
     return is_postgres_url(location)
 
@@ -213,7 +213,7 @@ def is_database_store(location: str | None) -> bool:
 def check_local_store(data_dir: Path):
     """The local store's ``Checkup`` (``adapters.faiss_store.checkup``): every file of its
     live generation checked, nothing written."""
-    from mcp_memory.adapters.faiss_store.checkup import verify
+    from local_mcp_memory.adapters.faiss_store.checkup import verify
 
     return verify(data_dir)
 
@@ -221,7 +221,7 @@ def check_local_store(data_dir: Path):
 def salvage_local_store(data_dir: Path):
     """Every record of the local store that verifies (``adapters.faiss_store.salvage``),
     as ``(found, export, unusable)``; nothing written into ``data_dir``."""
-    from mcp_memory.adapters.faiss_store.salvage import as_export, salvage
+    from local_mcp_memory.adapters.faiss_store.salvage import as_export, salvage
 
     found = salvage(data_dir)
     export, unusable = as_export(found)
@@ -233,7 +233,7 @@ def _make_private(directory: Path, file: Path | None = None) -> None:
     0600 if it exists, from the first start: the config file may hold an API key, the data
     directory holds the notes. A failure is logged only; the adapter that needs the path
     reports it when it is used."""
-    from mcp_memory.adapters.private_files import keep_private, make_private_dir
+    from local_mcp_memory.adapters.private_files import keep_private, make_private_dir
 
     try:
         make_private_dir(directory)

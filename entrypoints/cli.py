@@ -7,8 +7,8 @@ import os
 import sys
 from collections.abc import Sequence
 
-from mcp_memory.application import DEFAULT_BATCH, MAX_BATCH
-from mcp_memory.entrypoints.build_defaults import DEFAULT_TRANSPORT
+from local_mcp_memory.application import DEFAULT_BATCH, MAX_BATCH
+from local_mcp_memory.entrypoints.build_defaults import DEFAULT_TRANSPORT
 
 TRANSPORTS = ("stdio", "http")
 MAX_TEXT_CHARS_ENV = "MCP_MEMORY_MAX_TEXT_CHARS"
@@ -67,10 +67,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     _add_path_flags(serve)
     _add_data_commands(commands)
-    from mcp_memory.entrypoints.sync_cli import add_parser as add_sync
+    from local_mcp_memory.entrypoints.sync_cli import add_parser as add_sync
 
     add_sync(commands, _add_path_flags, EXIT_CODES)
-    from mcp_memory.entrypoints.context_cli import add_session_commands
+    from local_mcp_memory.entrypoints.context_cli import add_session_commands
 
     add_session_commands(commands, _add_path_flags, EXIT_CODES)
     return parser
@@ -201,8 +201,8 @@ def _batch_size(text: str) -> int:
 
 
 def _namespace(text: str) -> object:
-    from mcp_memory.domain.errors import InvalidValue
-    from mcp_memory.domain.identifiers import Namespace
+    from local_mcp_memory.domain.errors import InvalidValue
+    from local_mcp_memory.domain.identifiers import Namespace
 
     try:
         return Namespace.parse(text)
@@ -236,20 +236,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "serve":
         return _serve(args)
     if args.command == "sync":
-        from mcp_memory.entrypoints.sync_cli import run as sync
+        from local_mcp_memory.entrypoints.sync_cli import run as sync
 
         return sync(args)
     if args.command in ("context", "install-claude"):
         return args.handler(args)
-    from mcp_memory.entrypoints.lifecycle_cli import run
+    from local_mcp_memory.entrypoints.lifecycle_cli import run
 
     return run(args)
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from mcp_memory.entrypoints.bootstrap import LazyServices, ServerOptions, compose, configure_logging
-    from mcp_memory.entrypoints.mcp import McpOptions, TextBounds
-    from mcp_memory.entrypoints.server import build_dispatcher
+    from local_mcp_memory.entrypoints.bootstrap import LazyServices, ServerOptions, compose, configure_logging
+    from local_mcp_memory.entrypoints.mcp import McpOptions, TextBounds
+    from local_mcp_memory.entrypoints.server import build_dispatcher
 
     configure_logging(os.environ)
     options = ServerOptions.resolve(os.environ, args.config, args.data_dir, args.store)
@@ -266,12 +266,12 @@ def _serve(args: argparse.Namespace) -> int:
     services = LazyServices(lambda: compose(options=options))
     dispatcher = build_dispatcher(services, mcp)
     if args.transport == "stdio":
-        from mcp_memory.entrypoints.stdio import run_stdio
+        from local_mcp_memory.entrypoints.stdio import run_stdio
 
         run_stdio(dispatcher, sys.stdin.buffer, sys.stdout.buffer, services.close)
         return 0
-    from mcp_memory.entrypoints import logs
-    from mcp_memory.entrypoints.http import run_http
+    from local_mcp_memory.entrypoints import logs
+    from local_mcp_memory.entrypoints.http import run_http
 
     logs.ensure_configured()  # uvicorn and the HTTP app log through structlog from the start
     return run_http(dispatcher, services, options, host=args.host, port=args.port)
@@ -281,7 +281,7 @@ def _store_problem(options: object) -> str | None:
     """A store setting that cannot work at all (bad URL, the postgres extra missing), from
     the flag, the environment or the config file, found before the first request without
     loading the application (start-up is on the clock)."""
-    from mcp_memory.entrypoints.bootstrap import store_problem, store_setting_at_start
+    from local_mcp_memory.entrypoints.bootstrap import store_problem, store_setting_at_start
 
     return store_problem(store_setting_at_start(options))
 

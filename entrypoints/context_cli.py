@@ -85,8 +85,8 @@ def add_session_commands(
 
 
 def _group(text: str) -> str:
-    from mcp_memory.domain.errors import InvalidValue
-    from mcp_memory.domain.identifiers import GroupId
+    from local_mcp_memory.domain.errors import InvalidValue
+    from local_mcp_memory.domain.identifiers import GroupId
 
     try:
         return GroupId(text).value
@@ -95,8 +95,8 @@ def _group(text: str) -> str:
 
 
 def _query(text: str) -> str:
-    from mcp_memory.application.context import GetContext
-    from mcp_memory.application.errors import InvalidRequest
+    from local_mcp_memory.application.context import GetContext
+    from local_mcp_memory.application.errors import InvalidRequest
 
     try:
         GetContext("any", query=text)
@@ -106,7 +106,7 @@ def _query(text: str) -> str:
 
 
 def _limit(text: str) -> int:
-    from mcp_memory.application.context import GetContext
+    from local_mcp_memory.application.context import GetContext
 
     top = GetContext.MAX_LIMIT
     if not text.strip().isdigit() or not 1 <= int(text) <= top:
@@ -118,7 +118,7 @@ def _limit(text: str) -> int:
 
 
 def context_main(args: argparse.Namespace) -> int:
-    from mcp_memory.entrypoints.bootstrap import LOG_LEVEL_ENV, ServerOptions, configure_logging, store_problem, store_setting_at_start
+    from local_mcp_memory.entrypoints.bootstrap import LOG_LEVEL_ENV, ServerOptions, configure_logging, store_problem, store_setting_at_start
 
     configure_logging({LOG_LEVEL_ENV: "WARNING", **os.environ})
     options = ServerOptions.resolve(os.environ, args.config, args.data_dir, args.store)
@@ -151,12 +151,12 @@ class _Refused(Exception):
 
 
 def _page(options: object, project: str, group: str | None, query: str | None, limit: int | None) -> str:
-    from mcp_memory.application.context import GetContext, context_text
-    from mcp_memory.application.errors import ApplicationError, InvalidRequest
-    from mcp_memory.domain.errors import DomainError, InvalidValue
-    from mcp_memory.domain.identifiers import GroupId
-    from mcp_memory.entrypoints.bootstrap import compose
-    from mcp_memory.entrypoints.errors import explain
+    from local_mcp_memory.application.context import GetContext, context_text
+    from local_mcp_memory.application.errors import ApplicationError, InvalidRequest
+    from local_mcp_memory.domain.errors import DomainError, InvalidValue
+    from local_mcp_memory.domain.identifiers import GroupId
+    from local_mcp_memory.entrypoints.bootstrap import compose
+    from local_mcp_memory.entrypoints.errors import explain
 
     command = GetContext(project, None if group is None else GroupId(group), query, limit)
     try:
@@ -178,7 +178,7 @@ class _NoEmbedders:
     """The ``EmbedderFactory`` of a page without a query, which embeds nothing."""
 
     def create(self, settings: Any) -> Any:
-        from mcp_memory.application.errors import EmbedderNotConfigured
+        from local_mcp_memory.application.errors import EmbedderNotConfigured
 
         raise EmbedderNotConfigured(settings.provider, "mcp-memory context embeds only for --query")
 
@@ -193,7 +193,7 @@ def _reason(exc: BaseException, explain: Callable[[BaseException], str]) -> str:
 
 
 def install_main(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
-    from mcp_memory.entrypoints import claude_settings
+    from local_mcp_memory.entrypoints import claude_settings
 
     out, err = out or sys.stdout, err or sys.stderr
     if args.scope == "user" and args.project_dir is not None:

@@ -21,9 +21,9 @@ from typing import Any
 
 import msgspec
 
-from mcp_memory.application import errors as app
-from mcp_memory.domain.errors import InvalidValue
-from mcp_memory.entrypoints.logs import get_logger
+from local_mcp_memory.application import errors as app
+from local_mcp_memory.domain.errors import InvalidValue
+from local_mcp_memory.entrypoints.logs import get_logger
 
 PARSE_ERROR = -32700
 """The line or body is not JSON."""

@@ -39,15 +39,15 @@ import msgspec
 import numpy as np
 from msgspec import UNSET, Struct, UnsetType
 
-from mcp_memory.adapters.json_converter import CAMEL
-from mcp_memory.application.export_notes import Export, ExportedNote
-from mcp_memory.application.services import at
-from mcp_memory.domain.errors import InvalidValue
-from mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, Namespace, NoteId
-from mcp_memory.domain.link import Link, LinkKey, Relation
-from mcp_memory.domain.note import GlobalEntry
-from mcp_memory.domain.time import format_instant, parse_instant
-from mcp_memory.entrypoints.errors import ImportFileInvalid, field_and_rule, wire_path
+from local_mcp_memory.adapters.json_converter import CAMEL
+from local_mcp_memory.application.export_notes import Export, ExportedNote
+from local_mcp_memory.application.services import at
+from local_mcp_memory.domain.errors import InvalidValue
+from local_mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, Namespace, NoteId
+from local_mcp_memory.domain.link import Link, LinkKey, Relation
+from local_mcp_memory.domain.note import GlobalEntry
+from local_mcp_memory.domain.time import format_instant, parse_instant
+from local_mcp_memory.entrypoints.errors import ImportFileInvalid, field_and_rule, wire_path
 
 FORMAT_NAME = "mcp-memory-export"
 VERSION = 1

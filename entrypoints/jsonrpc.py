@@ -25,7 +25,7 @@ from typing import Any
 
 import msgspec
 
-from mcp_memory.entrypoints.errors import (
+from local_mcp_memory.entrypoints.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -34,8 +34,8 @@ from mcp_memory.entrypoints.errors import (
     RpcError,
     to_rpc_error,
 )
-from mcp_memory.entrypoints.logs import get_logger
-from mcp_memory.entrypoints.nesting import nested_deeper_than
+from local_mcp_memory.entrypoints.logs import get_logger
+from local_mcp_memory.entrypoints.nesting import nested_deeper_than
 
 MAX_DEPTH = 256
 """The deepest nesting of arrays and objects a message may have (params are held to 64

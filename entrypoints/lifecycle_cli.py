@@ -21,20 +21,20 @@ from typing import BinaryIO, TextIO
 
 import msgspec
 
-from mcp_memory.application.drop_namespace import DropNamespace, drop_namespace
-from mcp_memory.application.errors import ApplicationError
-from mcp_memory.application.export_notes import ExportNotes, export_notes
-from mcp_memory.application.import_notes import ImportNotes, import_notes
-from mcp_memory.application.ports import Progress
-from mcp_memory.application.reembed import Reembed, reembed
-from mcp_memory.application.services import Services
-from mcp_memory.application.stats import GetStats, get_stats
-from mcp_memory.domain.errors import DomainError
-from mcp_memory.domain.identifiers import Namespace
-from mcp_memory.entrypoints.errors import ImportFileInvalid, explain
-from mcp_memory.entrypoints.export_format import ExportFile, read_export, write_export
-from mcp_memory.entrypoints.methods.stats import stats_view
-from mcp_memory.entrypoints.progress import ProgressBar, StopOnInterrupt
+from local_mcp_memory.application.drop_namespace import DropNamespace, drop_namespace
+from local_mcp_memory.application.errors import ApplicationError
+from local_mcp_memory.application.export_notes import ExportNotes, export_notes
+from local_mcp_memory.application.import_notes import ImportNotes, import_notes
+from local_mcp_memory.application.ports import Progress
+from local_mcp_memory.application.reembed import Reembed, reembed
+from local_mcp_memory.application.services import Services
+from local_mcp_memory.application.stats import GetStats, get_stats
+from local_mcp_memory.domain.errors import DomainError
+from local_mcp_memory.domain.identifiers import Namespace
+from local_mcp_memory.entrypoints.errors import ImportFileInvalid, explain
+from local_mcp_memory.entrypoints.export_format import ExportFile, read_export, write_export
+from local_mcp_memory.entrypoints.methods.stats import stats_view
+from local_mcp_memory.entrypoints.progress import ProgressBar, StopOnInterrupt
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -44,7 +44,7 @@ EXIT_INTERRUPTED = 130
 
 def run(args: argparse.Namespace) -> int:
     """Run a parsed data command against the store and config that its flags name."""
-    from mcp_memory.entrypoints.bootstrap import (
+    from local_mcp_memory.entrypoints.bootstrap import (
         LOG_LEVEL_ENV,
         ServerOptions,
         compose,
@@ -155,7 +155,7 @@ def stats_command(services: Services, out: TextIO, *, project: str | None) -> in
 
 
 def verify_command(data_dir: Path, out: TextIO) -> int:
-    from mcp_memory.entrypoints.bootstrap import check_local_store
+    from local_mcp_memory.entrypoints.bootstrap import check_local_store
 
     if not data_dir.is_dir():
         out.write(f"{data_dir}: no such directory\n")
@@ -173,7 +173,7 @@ def verify_command(data_dir: Path, out: TextIO) -> int:
 
 
 def salvage_command(data_dir: Path, out: str, *, err: TextIO) -> int:
-    from mcp_memory.entrypoints.bootstrap import salvage_local_store
+    from local_mcp_memory.entrypoints.bootstrap import salvage_local_store
 
     target = Path(out).absolute()
     if not data_dir.is_dir():

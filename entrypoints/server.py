@@ -11,12 +11,12 @@ import os
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
-from mcp_memory.entrypoints.jsonrpc import Dispatcher, Route, memory_route
-from mcp_memory.entrypoints.mcp import McpOptions, mcp_routes
-from mcp_memory.entrypoints.mcp.protocol import load_methods
+from local_mcp_memory.entrypoints.jsonrpc import Dispatcher, Route, memory_route
+from local_mcp_memory.entrypoints.mcp import McpOptions, mcp_routes
+from local_mcp_memory.entrypoints.mcp.protocol import load_methods
 
 if TYPE_CHECKING:
-    from mcp_memory.application.services import Services
+    from local_mcp_memory.application.services import Services
 
 MEMORY_PREFIX = "memory."
 

@@ -15,9 +15,9 @@ import signal
 from collections.abc import Callable
 from typing import BinaryIO
 
-from mcp_memory.entrypoints.errors import INVALID_REQUEST, RpcError
-from mcp_memory.entrypoints.jsonrpc import Dispatcher, error_reply
-from mcp_memory.entrypoints.logs import get_logger
+from local_mcp_memory.entrypoints.errors import INVALID_REQUEST, RpcError
+from local_mcp_memory.entrypoints.jsonrpc import Dispatcher, error_reply
+from local_mcp_memory.entrypoints.logs import get_logger
 
 MAX_LINE = 16 * 1024 * 1024
 

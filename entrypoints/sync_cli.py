@@ -21,9 +21,9 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
-    from mcp_memory.application.ports import MarkdownFolder, Progress
-    from mcp_memory.application.services import Services
-    from mcp_memory.application.sync_folder import FolderSynced, SyncFolder, SyncMemo
+    from local_mcp_memory.application.ports import MarkdownFolder, Progress
+    from local_mcp_memory.application.services import Services
+    from local_mcp_memory.application.sync_folder import FolderSynced, SyncFolder, SyncMemo
 
 DEFAULT_GROUP = "kb"
 BAR_FROM_FILES = 200  # a folder with fewer files syncs without a progress bar ...
@@ -69,8 +69,8 @@ def add_parser(commands: argparse._SubParsersAction, add_path_flags: Callable[[a
 
 
 def _group(text: str) -> str:
-    from mcp_memory.domain.errors import InvalidValue
-    from mcp_memory.domain.identifiers import GroupId
+    from local_mcp_memory.domain.errors import InvalidValue
+    from local_mcp_memory.domain.identifiers import GroupId
 
     try:
         return GroupId(text).value
@@ -79,9 +79,9 @@ def _group(text: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from mcp_memory.application.errors import ApplicationError
-    from mcp_memory.domain.errors import DomainError
-    from mcp_memory.entrypoints.bootstrap import (
+    from local_mcp_memory.application.errors import ApplicationError
+    from local_mcp_memory.domain.errors import DomainError
+    from local_mcp_memory.entrypoints.bootstrap import (
         LOG_LEVEL_ENV,
         ServerOptions,
         compose,
@@ -120,8 +120,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def sync_command(services: Services, folder: MarkdownFolder, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from mcp_memory.application.sync_folder import sync_folder
-    from mcp_memory.entrypoints.progress import StopOnInterrupt
+    from local_mcp_memory.application.sync_folder import sync_folder
+    from local_mcp_memory.entrypoints.progress import StopOnInterrupt
 
     with StopOnInterrupt(err) as stop, _bar(err) as bar:
 
@@ -137,9 +137,9 @@ def sync_command(services: Services, folder: MarkdownFolder, args: argparse.Name
 def watch_command(services: Services, folder: MarkdownFolder, watch: Any, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """The first sync, then one after each burst of changes, until SIGINT or SIGTERM. A sync
     that fails (the embedder unreachable, say) is reported and tried again at the next change."""
-    from mcp_memory.application.errors import ApplicationError
-    from mcp_memory.application.sync_folder import SyncMemo, sync_folder
-    from mcp_memory.domain.errors import DomainError
+    from local_mcp_memory.application.errors import ApplicationError
+    from local_mcp_memory.application.sync_folder import SyncMemo, sync_folder
+    from local_mcp_memory.domain.errors import DomainError
 
     memo, command = SyncMemo(), _command(args)
     with _stop_on_signals() as stop:
@@ -173,7 +173,7 @@ def watch_command(services: Services, folder: MarkdownFolder, watch: Any, args: 
 
 
 def _command(args: argparse.Namespace) -> SyncFolder:
-    from mcp_memory.application.sync_folder import SyncFolder
+    from local_mcp_memory.application.sync_folder import SyncFolder
 
     return SyncFolder(project_id=args.project or os.path.abspath(os.getcwd()), group_id=args.group)
 
@@ -221,7 +221,7 @@ def _bar(err: TextIO) -> Iterator[Progress]:
     or a sync still running after ``BAR_AFTER_SECONDS`` (a large file's many sections)."""
     import time
 
-    from mcp_memory.entrypoints.progress import ProgressBar
+    from local_mcp_memory.entrypoints.progress import ProgressBar
 
     bar = ProgressBar("sync", err)
     started, shown = time.monotonic(), False
@@ -259,7 +259,7 @@ def _stop_on_signals() -> Iterator[threading.Event]:
 
 
 def _reason(exc: BaseException) -> str:
-    from mcp_memory.entrypoints.errors import explain
+    from local_mcp_memory.entrypoints.errors import explain
 
     if isinstance(exc, OSError) and exc.strerror:
         return f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror

@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING, Any
 
 from msgspec import Struct
 
-from mcp_memory.application.ports import Hit, StoredNote
-from mcp_memory.application.services import at
-from mcp_memory.domain.identifiers import GroupId, Namespace, NoteId
-from mcp_memory.domain.note import Tags
-from mcp_memory.domain.time import parse_instant
+from local_mcp_memory.application.ports import Hit, StoredNote
+from local_mcp_memory.application.services import at
+from local_mcp_memory.domain.identifiers import GroupId, Namespace, NoteId
+from local_mcp_memory.domain.note import Tags
+from local_mcp_memory.domain.time import parse_instant
 
 if TYPE_CHECKING:
-    from mcp_memory.adapters.json_converter import NoteMapping
+    from local_mcp_memory.adapters.json_converter import NoteMapping
 
 
 class Params(Struct, frozen=True, forbid_unknown_fields=True, kw_only=True, rename="camel"):
@@ -108,6 +108,6 @@ def hit_view(hit: Hit) -> HitView:
 @cache
 def _notes() -> NoteMapping:
     # Imported on the first note answered, not with the tool list: start-up is on the clock.
-    from mcp_memory.adapters.json_converter import CAMEL
+    from local_mcp_memory.adapters.json_converter import CAMEL
 
     return CAMEL

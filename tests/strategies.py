@@ -31,8 +31,8 @@ opaque_project_ids = st.text(
 
 from datetime import datetime, timezone  # noqa: E402
 
-from mcp_memory.domain.identifiers import CanonicalProjectId, GroupId, Namespace, NoteId  # noqa: E402
-from mcp_memory.domain.note import Note, SyncOrigin, Tags  # noqa: E402
+from local_mcp_memory.domain.identifiers import CanonicalProjectId, GroupId, Namespace, NoteId  # noqa: E402
+from local_mcp_memory.domain.note import Note, SyncOrigin, Tags  # noqa: E402
 
 json_values = st.recursive(
     st.none()

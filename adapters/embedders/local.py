@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from mcp_memory.application.errors import EmbedderNotConfigured, EmbedderUnavailable
-from mcp_memory.application.ports import EmbedKind
+from local_mcp_memory.application.errors import EmbedderNotConfigured, EmbedderUnavailable
+from local_mcp_memory.application.ports import EmbedKind
 
 if TYPE_CHECKING:
     import numpy as np

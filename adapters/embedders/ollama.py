@@ -22,10 +22,10 @@ import msgspec
 import numpy as np
 import structlog
 
-from mcp_memory.application.errors import EmbedderRejected
-from mcp_memory.application.ports import EmbedKind
-from mcp_memory.application.redaction import mask_url
-from mcp_memory.adapters.embedders.remote import Backoff, EmbeddingHttp, Hints, standins, unit_rows
+from local_mcp_memory.application.errors import EmbedderRejected
+from local_mcp_memory.application.ports import EmbedKind
+from local_mcp_memory.application.redaction import mask_url
+from local_mcp_memory.adapters.embedders.remote import Backoff, EmbeddingHttp, Hints, standins, unit_rows
 
 log = structlog.get_logger()
 

@@ -19,10 +19,10 @@ import httpx
 import msgspec
 import numpy as np
 
-from mcp_memory.application.errors import EmbedderNotConfigured, EmbedderRejected
-from mcp_memory.application.ports import EmbedKind
-from mcp_memory.application.redaction import mask_url
-from mcp_memory.adapters.embedders.remote import Backoff, EmbeddingHttp, Hints, standins, unit_rows
+from local_mcp_memory.application.errors import EmbedderNotConfigured, EmbedderRejected
+from local_mcp_memory.application.ports import EmbedKind
+from local_mcp_memory.application.redaction import mask_url
+from local_mcp_memory.adapters.embedders.remote import Backoff, EmbeddingHttp, Hints, standins, unit_rows
 
 PROVIDER = "openai"
 KEY_HINT = "set OPENAI_API_KEY or memory.set_config {embedder:{apiKey}}"

@@ -33,8 +33,8 @@ import msgspec
 import numpy as np
 import structlog
 
-from mcp_memory.application.errors import DimensionChanged, EmbedderNotConfigured, EmbedderRejected, EmbedderUnavailable
-from mcp_memory.application.redaction import mask_url, redact
+from local_mcp_memory.application.errors import DimensionChanged, EmbedderNotConfigured, EmbedderRejected, EmbedderUnavailable
+from local_mcp_memory.application.redaction import mask_url, redact
 
 log = structlog.get_logger()
 

@@ -11,6 +11,6 @@ large space), ``links`` (the links in memory), ``state`` (the contents in memory
 ``checkup`` (``verify``), ``salvage``, ``store`` (``FaissNoteStore``).
 """
 
-from mcp_memory.adapters.faiss_store.store import FaissNoteStore
+from local_mcp_memory.adapters.faiss_store.store import FaissNoteStore
 
 __all__ = ["FaissNoteStore"]

@@ -16,9 +16,9 @@ from datetime import datetime, timedelta, timezone
 
 import numpy as np
 
-from mcp_memory.adapters.faiss_store.state import StoreState
-from mcp_memory.application.ports import NO_SPREAD, Candidate, CandidateQuery, Candidates, Neighbour, Spread, StoredNote
-from mcp_memory.domain.time import TimeWindow
+from local_mcp_memory.adapters.faiss_store.state import StoreState
+from local_mcp_memory.application.ports import NO_SPREAD, Candidate, CandidateQuery, Candidates, Neighbour, Spread, StoredNote
+from local_mcp_memory.domain.time import TimeWindow
 
 
 def candidates(state: StoreState, query: CandidateQuery, guard: AbstractContextManager) -> Candidates:

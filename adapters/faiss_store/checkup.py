@@ -15,13 +15,13 @@ from pathlib import Path
 
 import attrs
 
-from mcp_memory.adapters.faiss_store.damage import Damaged
-from mcp_memory.adapters.faiss_store.generations import LOCK, MANIFEST, read_manifest
-from mcp_memory.adapters.faiss_store.journal import lines_of
-from mcp_memory.adapters.faiss_store.snapshot import load_snapshot
-from mcp_memory.adapters.faiss_store.state import StoreState
-from mcp_memory.application.errors import StoreError
-from mcp_memory.domain.errors import DomainError
+from local_mcp_memory.adapters.faiss_store.damage import Damaged
+from local_mcp_memory.adapters.faiss_store.generations import LOCK, MANIFEST, read_manifest
+from local_mcp_memory.adapters.faiss_store.journal import lines_of
+from local_mcp_memory.adapters.faiss_store.snapshot import load_snapshot
+from local_mcp_memory.adapters.faiss_store.state import StoreState
+from local_mcp_memory.application.errors import StoreError
+from local_mcp_memory.domain.errors import DomainError
 
 
 @attrs.define

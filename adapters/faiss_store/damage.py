@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import attrs
 
-from mcp_memory.adapters.faiss_store.lines import About
-from mcp_memory.application.errors import StoreCorrupt
+from local_mcp_memory.adapters.faiss_store.lines import About
+from local_mcp_memory.application.errors import StoreCorrupt
 
 
 @attrs.frozen

@@ -23,16 +23,16 @@ from pathlib import Path
 
 import structlog
 
-from mcp_memory.adapters.durable_files import replace_durably
-from mcp_memory.adapters.faiss_store.damage import Damaged
-from mcp_memory.adapters.faiss_store.disk import remove_path
-from mcp_memory.adapters.faiss_store.journal import Journal
-from mcp_memory.adapters.faiss_store.lines import about, decode_manifest, encode_manifest
-from mcp_memory.adapters.faiss_store.records import FORMAT, Manifest, Record
-from mcp_memory.adapters.faiss_store.snapshot import load_snapshot, write_snapshot
-from mcp_memory.adapters.faiss_store.state import StoreState
-from mcp_memory.application.errors import StoreCorrupt, StoreError
-from mcp_memory.domain.errors import DomainError
+from local_mcp_memory.adapters.durable_files import replace_durably
+from local_mcp_memory.adapters.faiss_store.damage import Damaged
+from local_mcp_memory.adapters.faiss_store.disk import remove_path
+from local_mcp_memory.adapters.faiss_store.journal import Journal
+from local_mcp_memory.adapters.faiss_store.lines import about, decode_manifest, encode_manifest
+from local_mcp_memory.adapters.faiss_store.records import FORMAT, Manifest, Record
+from local_mcp_memory.adapters.faiss_store.snapshot import load_snapshot, write_snapshot
+from local_mcp_memory.adapters.faiss_store.state import StoreState
+from local_mcp_memory.application.errors import StoreCorrupt, StoreError
+from local_mcp_memory.domain.errors import DomainError
 
 log = structlog.get_logger()
 

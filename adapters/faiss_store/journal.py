@@ -24,11 +24,11 @@ from pathlib import Path
 import msgspec
 import structlog
 
-from mcp_memory.adapters.durable_files import fsync_dir
-from mcp_memory.adapters.faiss_store.damage import Damaged
-from mcp_memory.adapters.faiss_store.lines import PREFIX, About, decode_line, encode_line, read_line
-from mcp_memory.adapters.faiss_store.records import FORMAT, READS, Header, Record
-from mcp_memory.application.errors import StoreCorrupt
+from local_mcp_memory.adapters.durable_files import fsync_dir
+from local_mcp_memory.adapters.faiss_store.damage import Damaged
+from local_mcp_memory.adapters.faiss_store.lines import PREFIX, About, decode_line, encode_line, read_line
+from local_mcp_memory.adapters.faiss_store.records import FORMAT, READS, Header, Record
+from local_mcp_memory.application.errors import StoreCorrupt
 
 log = structlog.get_logger()
 

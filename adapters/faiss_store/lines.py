@@ -21,7 +21,7 @@ import zlib
 
 import msgspec
 
-from mcp_memory.adapters.faiss_store.records import (
+from local_mcp_memory.adapters.faiss_store.records import (
     Delete,
     DeleteLink,
     Drop,
@@ -35,9 +35,9 @@ from mcp_memory.adapters.faiss_store.records import (
     check_format,
     decode_checked,
 )
-from mcp_memory.adapters.json_converter import READ_BACK_RULE, unreadable_field
-from mcp_memory.application.errors import StoreCorrupt
-from mcp_memory.domain.errors import InvalidValue
+from local_mcp_memory.adapters.json_converter import READ_BACK_RULE, unreadable_field
+from local_mcp_memory.application.errors import StoreCorrupt
+from local_mcp_memory.domain.errors import InvalidValue
 
 _encoder = msgspec.json.Encoder()
 _entry_decoder = msgspec.json.Decoder(JournalEntry)

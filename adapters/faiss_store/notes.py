@@ -34,8 +34,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from mcp_memory.adapters.faiss_store.columns import Column, Names
-from mcp_memory.adapters.faiss_store.records import (
+from local_mcp_memory.adapters.faiss_store.columns import Column, Names
+from local_mcp_memory.adapters.faiss_store.records import (
     NEVER,
     NoteFields,
     decode_fields,
@@ -44,9 +44,9 @@ from mcp_memory.adapters.faiss_store.records import (
     fields_dedup_hash,
     note_of,
 )
-from mcp_memory.domain.errors import DomainError
-from mcp_memory.application.errors import StoreCorrupt
-from mcp_memory.domain.note import Note
+from local_mcp_memory.domain.errors import DomainError
+from local_mcp_memory.application.errors import StoreCorrupt
+from local_mcp_memory.domain.note import Note
 
 
 class NoteBodies:

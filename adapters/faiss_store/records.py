@@ -31,10 +31,10 @@ import msgspec
 from msgspec import UNSET
 import numpy as np
 
-from mcp_memory.adapters.json_converter import STORED, NoteFields
-from mcp_memory.application.errors import StoreCorrupt, StoreError
-from mcp_memory.domain.identifiers import Namespace
-from mcp_memory.domain.note import Note
+from local_mcp_memory.adapters.json_converter import STORED, NoteFields
+from local_mcp_memory.application.errors import StoreCorrupt, StoreError
+from local_mcp_memory.domain.identifiers import Namespace
+from local_mcp_memory.domain.note import Note
 
 FORMAT = 4
 READS = (2, 3, 4)

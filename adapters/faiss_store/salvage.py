@@ -27,10 +27,10 @@ from pathlib import Path
 import attrs
 import numpy as np
 
-from mcp_memory.adapters.faiss_store.damage import Damaged
-from mcp_memory.adapters.faiss_store.generations import GENERATION_FILE, read_manifest
-from mcp_memory.adapters.faiss_store.journal import lines_of
-from mcp_memory.adapters.faiss_store.records import (
+from local_mcp_memory.adapters.faiss_store.damage import Damaged
+from local_mcp_memory.adapters.faiss_store.generations import GENERATION_FILE, read_manifest
+from local_mcp_memory.adapters.faiss_store.journal import lines_of
+from local_mcp_memory.adapters.faiss_store.records import (
     NOTE_ROW,
     NOTE_ROW_V3,
     Delete,
@@ -46,14 +46,14 @@ from mcp_memory.adapters.faiss_store.records import (
     note_of,
     vector_rows,
 )
-from mcp_memory.adapters.faiss_store.snapshot import GLOBALS, LINKS, load_snapshot
-from mcp_memory.application.errors import StoreCorrupt, StoreError
-from mcp_memory.application.export_notes import Export, ExportedNote
-from mcp_memory.domain.errors import DomainError
-from mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, Namespace, NoteId
-from mcp_memory.domain.link import Link, LinkKey, Relation
-from mcp_memory.domain.note import GlobalEntry
-from mcp_memory.domain.time import parse_instant
+from local_mcp_memory.adapters.faiss_store.snapshot import GLOBALS, LINKS, load_snapshot
+from local_mcp_memory.application.errors import StoreCorrupt, StoreError
+from local_mcp_memory.application.export_notes import Export, ExportedNote
+from local_mcp_memory.domain.errors import DomainError
+from local_mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, Namespace, NoteId
+from local_mcp_memory.domain.link import Link, LinkKey, Relation
+from local_mcp_memory.domain.note import GlobalEntry
+from local_mcp_memory.domain.time import parse_instant
 
 NOTE_START = b'{"id":"'
 ROW_TYPES = (NOTE_ROW, NOTE_ROW_V3)

@@ -52,15 +52,15 @@ import numpy as np
 
 import structlog
 
-from mcp_memory.adapters.durable_files import TMP_MARK, create_file, fsync_dir, write_durably
-from mcp_memory.adapters.faiss_store.columns import Names, runs
-from mcp_memory.adapters.faiss_store.damage import Damaged
-from mcp_memory.adapters.faiss_store.disk import remove_path
-from mcp_memory.adapters.faiss_store.journal import lines_of
-from mcp_memory.adapters.faiss_store.lines import about, encode_line
-from mcp_memory.adapters.faiss_store.notes import NoteBodies, NoteTable
-from mcp_memory.adapters.faiss_store.partition import Partition
-from mcp_memory.adapters.faiss_store.records import (
+from local_mcp_memory.adapters.durable_files import TMP_MARK, create_file, fsync_dir, write_durably
+from local_mcp_memory.adapters.faiss_store.columns import Names, runs
+from local_mcp_memory.adapters.faiss_store.damage import Damaged
+from local_mcp_memory.adapters.faiss_store.disk import remove_path
+from local_mcp_memory.adapters.faiss_store.journal import lines_of
+from local_mcp_memory.adapters.faiss_store.lines import about, encode_line
+from local_mcp_memory.adapters.faiss_store.notes import NoteBodies, NoteTable
+from local_mcp_memory.adapters.faiss_store.partition import Partition
+from local_mcp_memory.adapters.faiss_store.records import (
     FORMAT,
     NOTE_ROW,
     PutGlobal,
@@ -72,10 +72,10 @@ from mcp_memory.adapters.faiss_store.records import (
     namespace_dim,
     note_row,
 )
-from mcp_memory.adapters.faiss_store.space import VectorSpace
-from mcp_memory.adapters.faiss_store.state import StoreState
-from mcp_memory.application.errors import StoreCorrupt
-from mcp_memory.domain.errors import DomainError
+from local_mcp_memory.adapters.faiss_store.space import VectorSpace
+from local_mcp_memory.adapters.faiss_store.state import StoreState
+from local_mcp_memory.application.errors import StoreCorrupt
+from local_mcp_memory.domain.errors import DomainError
 
 log = structlog.get_logger()
 

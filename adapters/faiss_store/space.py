@@ -29,10 +29,10 @@ from collections.abc import Callable, Iterator, Sequence
 import faiss
 import numpy as np
 
-from mcp_memory.adapters.faiss_store.columns import Column, runs
-from mcp_memory.adapters.faiss_store import partition as partitioning
-from mcp_memory.adapters.faiss_store.partition import Partition
-from mcp_memory.application.errors import StoreError
+from local_mcp_memory.adapters.faiss_store.columns import Column, runs
+from local_mcp_memory.adapters.faiss_store import partition as partitioning
+from local_mcp_memory.adapters.faiss_store.partition import Partition
+from local_mcp_memory.application.errors import StoreError
 
 FREE = -1
 

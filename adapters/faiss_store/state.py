@@ -28,10 +28,10 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from mcp_memory.adapters.faiss_store.damage import Damage, Damaged
-from mcp_memory.adapters.faiss_store.links import LinkTable
-from mcp_memory.adapters.faiss_store.notes import NoteTable
-from mcp_memory.adapters.faiss_store.records import (
+from local_mcp_memory.adapters.faiss_store.damage import Damage, Damaged
+from local_mcp_memory.adapters.faiss_store.links import LinkTable
+from local_mcp_memory.adapters.faiss_store.notes import NoteTable
+from local_mcp_memory.adapters.faiss_store.records import (
     Delete,
     DeleteLink,
     Drop,
@@ -50,13 +50,13 @@ from mcp_memory.adapters.faiss_store.records import (
     stored_dedup_text,
     vector_rows,
 )
-from mcp_memory.adapters.faiss_store.space import VectorSpace
-from mcp_memory.adapters.keyword_index import KeywordIndex
-from mcp_memory.adapters.text_analysis import document_tokens
-from mcp_memory.application.errors import StoreError
-from mcp_memory.application.ports import StoredNote
-from mcp_memory.domain.identifiers import Namespace
-from mcp_memory.domain.note import DedupKey, NoteFilter
+from local_mcp_memory.adapters.faiss_store.space import VectorSpace
+from local_mcp_memory.adapters.keyword_index import KeywordIndex
+from local_mcp_memory.adapters.text_analysis import document_tokens
+from local_mcp_memory.application.errors import StoreError
+from local_mcp_memory.application.ports import StoredNote
+from local_mcp_memory.domain.identifiers import Namespace
+from local_mcp_memory.domain.note import DedupKey, NoteFilter
 
 _BEFORE_ALL, _AFTER_ALL = -(1 << 64), 1 << 64  # beyond every instant in µs
 

@@ -51,11 +51,11 @@ from pathlib import Path
 import faiss
 import structlog
 
-from mcp_memory.adapters.faiss_store import answers
-from mcp_memory.adapters.faiss_store.disk import FileLock, tree_bytes
-from mcp_memory.adapters.faiss_store.generations import LOCK, Generations
-from mcp_memory.adapters.faiss_store.lines import checked_line
-from mcp_memory.adapters.faiss_store.records import (
+from local_mcp_memory.adapters.faiss_store import answers
+from local_mcp_memory.adapters.faiss_store.disk import FileLock, tree_bytes
+from local_mcp_memory.adapters.faiss_store.generations import LOCK, Generations
+from local_mcp_memory.adapters.faiss_store.lines import checked_line
+from local_mcp_memory.adapters.faiss_store.records import (
     FORMAT,
     Delete,
     DeleteLink,
@@ -69,14 +69,14 @@ from mcp_memory.adapters.faiss_store.records import (
     instant_micros,
     vector_bytes,
 )
-from mcp_memory.adapters.private_files import make_private_dir
-from mcp_memory.application.errors import StoreCorrupt, StoreError
-from mcp_memory.application.ports import CandidateQuery, Candidates, StoredNote, Vector
-from mcp_memory.domain.errors import DomainError, InvalidValue
-from mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, Namespace, NoteId
-from mcp_memory.domain.link import Link, LinkKey, Relation
-from mcp_memory.domain.note import DedupKey, GlobalEntry, Note, NoteFilter
-from mcp_memory.domain.time import format_instant, parse_instant
+from local_mcp_memory.adapters.private_files import make_private_dir
+from local_mcp_memory.application.errors import StoreCorrupt, StoreError
+from local_mcp_memory.application.ports import CandidateQuery, Candidates, StoredNote, Vector
+from local_mcp_memory.domain.errors import DomainError, InvalidValue
+from local_mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, Namespace, NoteId
+from local_mcp_memory.domain.link import Link, LinkKey, Relation
+from local_mcp_memory.domain.note import DedupKey, GlobalEntry, Note, NoteFilter
+from local_mcp_memory.domain.time import format_instant, parse_instant
 
 log = structlog.get_logger()
 

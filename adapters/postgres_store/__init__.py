@@ -5,7 +5,7 @@ under an advisory lock), ``codec`` (exact JSON text for notes and values), ``que
 filter and the one-statement hybrid question), ``curation`` (dedup locks, the purge,
 links), ``connection`` (the pool, errors),
 ``store`` (``PostgresNoteStore``). Needs the ``postgres`` extra
-(``pip install 'mcp-memory[postgres]'``): psycopg 3, psycopg-pool, pgvector. Importing this
+(``pip install 'local-mcp-memory[postgres]'``): psycopg 3, psycopg-pool, pgvector. Importing this
 package does not import them (``url`` works without the extra); ``PostgresNoteStore`` does.
 """
 
@@ -14,14 +14,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from mcp_memory.adapters.postgres_store.store import PostgresNoteStore
+    from local_mcp_memory.adapters.postgres_store.store import PostgresNoteStore
 
 __all__ = ["PostgresNoteStore"]
 
 
 def __getattr__(name: str) -> Any:
     if name == "PostgresNoteStore":
-        from mcp_memory.adapters.postgres_store.store import PostgresNoteStore
+        from local_mcp_memory.adapters.postgres_store.store import PostgresNoteStore
 
         return PostgresNoteStore
     raise AttributeError(name)

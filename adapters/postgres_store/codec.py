@@ -22,13 +22,13 @@ from typing import Any
 
 import msgspec
 
-from mcp_memory.adapters.json_converter import READ_BACK_RULE, STORED, NoteFields, unreadable_field
-from mcp_memory.adapters.text_analysis import document_tokens
-from mcp_memory.application.ports import StoredNote
-from mcp_memory.domain.errors import InvalidValue
-from mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, Namespace
-from mcp_memory.domain.note import GlobalEntry, Note, Tags
-from mcp_memory.domain.time import parse_instant
+from local_mcp_memory.adapters.json_converter import READ_BACK_RULE, STORED, NoteFields, unreadable_field
+from local_mcp_memory.adapters.text_analysis import document_tokens
+from local_mcp_memory.application.ports import StoredNote
+from local_mcp_memory.domain.errors import InvalidValue
+from local_mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, Namespace
+from local_mcp_memory.domain.note import GlobalEntry, Note, Tags
+from local_mcp_memory.domain.time import parse_instant
 
 
 _encoder = msgspec.json.Encoder()

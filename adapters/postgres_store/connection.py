@@ -24,10 +24,10 @@ import psycopg
 import psycopg_pool
 from pgvector.psycopg import register_vector
 
-from mcp_memory.adapters.postgres_store.queries import SESSION_SETTINGS
-from mcp_memory.adapters.postgres_store.url import StoreUrl
-from mcp_memory.application.errors import StoreError, StoreUnavailable
-from mcp_memory.application.redaction import redact
+from local_mcp_memory.adapters.postgres_store.queries import SESSION_SETTINGS
+from local_mcp_memory.adapters.postgres_store.url import StoreUrl
+from local_mcp_memory.application.errors import StoreError, StoreUnavailable
+from local_mcp_memory.application.redaction import redact
 
 APPLICATION_NAME = "mcp-memory"
 

@@ -14,8 +14,8 @@ from datetime import datetime, timezone
 
 import psycopg
 
-from mcp_memory.domain.identifiers import CanonicalProjectId, NoteId
-from mcp_memory.domain.link import Link, LinkKey, Relation
+from local_mcp_memory.domain.identifiers import CanonicalProjectId, NoteId
+from local_mcp_memory.domain.link import Link, LinkKey, Relation
 
 DedupKey = tuple[str, str, bytes]
 """A dedup key as stored: project, group, ``notes.dedup`` (``codec.dedup_hash``)."""

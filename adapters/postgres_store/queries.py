@@ -43,9 +43,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_memory.adapters.keyword_index import B, K1
-from mcp_memory.adapters.postgres_store.codec import escaped_tags
-from mcp_memory.domain.note import NoteFilter
+from local_mcp_memory.adapters.keyword_index import B, K1
+from local_mcp_memory.adapters.postgres_store.codec import escaped_tags
+from local_mcp_memory.domain.note import NoteFilter
 
 EXACT_SCAN_MAX = 5_000
 """Scopes of at most this many vectors are scanned exactly: measured at 384 dimensions, an

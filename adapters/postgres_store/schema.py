@@ -83,9 +83,9 @@ from collections.abc import Callable
 import psycopg
 import structlog
 
-from mcp_memory.adapters.postgres_store import codec
-from mcp_memory.adapters.text_analysis import ANALYSIS
-from mcp_memory.application.errors import StoreError
+from local_mcp_memory.adapters.postgres_store import codec
+from local_mcp_memory.adapters.text_analysis import ANALYSIS
+from local_mcp_memory.application.errors import StoreError
 
 log = structlog.get_logger()
 

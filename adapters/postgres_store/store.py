@@ -52,19 +52,19 @@ import numpy as np
 import psycopg
 import structlog
 
-from mcp_memory.adapters.postgres_store import codec, curation
-from mcp_memory.adapters.postgres_store.connection import connect, failures, open_pool
-from mcp_memory.adapters.postgres_store.queries import candidates_sql, filter_sql
-from mcp_memory.adapters.postgres_store.schema import LOCK_KEY, hnsw_index_sql, migrate
-from mcp_memory.adapters.postgres_store.url import StoreUrl
-from mcp_memory.adapters.text_analysis import tokens
-from mcp_memory.application.errors import StoreError
-from mcp_memory.application.ports import NO_SPREAD, Candidate, CandidateQuery, Candidates, Neighbour, Spread, StoredNote, Vector
-from mcp_memory.domain.errors import InvalidValue
-from mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, Namespace, NoteId
-from mcp_memory.domain.link import Link, LinkKey
-from mcp_memory.domain.note import GlobalEntry, Note, NoteFilter
-from mcp_memory.domain.time import format_instant
+from local_mcp_memory.adapters.postgres_store import codec, curation
+from local_mcp_memory.adapters.postgres_store.connection import connect, failures, open_pool
+from local_mcp_memory.adapters.postgres_store.queries import candidates_sql, filter_sql
+from local_mcp_memory.adapters.postgres_store.schema import LOCK_KEY, hnsw_index_sql, migrate
+from local_mcp_memory.adapters.postgres_store.url import StoreUrl
+from local_mcp_memory.adapters.text_analysis import tokens
+from local_mcp_memory.application.errors import StoreError
+from local_mcp_memory.application.ports import NO_SPREAD, Candidate, CandidateQuery, Candidates, Neighbour, Spread, StoredNote, Vector
+from local_mcp_memory.domain.errors import InvalidValue
+from local_mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, Namespace, NoteId
+from local_mcp_memory.domain.link import Link, LinkKey
+from local_mcp_memory.domain.note import GlobalEntry, Note, NoteFilter
+from local_mcp_memory.domain.time import format_instant
 
 log = structlog.get_logger()
 

@@ -32,13 +32,13 @@ from concurrent.futures import Executor
 from typing import Any
 
 
-from mcp_memory.application.services import Services
-from mcp_memory.entrypoints.http import responses, streamable
-from mcp_memory.entrypoints.http.guard import Policy, RequestHeaders, check, cors_headers
-from mcp_memory.entrypoints.http.responses import Response
-from mcp_memory.entrypoints.http.static import StaticFiles, is_static
-from mcp_memory.entrypoints.jsonrpc import Dispatcher, decode_message
-from mcp_memory.entrypoints.logs import get_logger
+from local_mcp_memory.application.services import Services
+from local_mcp_memory.entrypoints.http import responses, streamable
+from local_mcp_memory.entrypoints.http.guard import Policy, RequestHeaders, check, cors_headers
+from local_mcp_memory.entrypoints.http.responses import Response
+from local_mcp_memory.entrypoints.http.static import StaticFiles, is_static
+from local_mcp_memory.entrypoints.jsonrpc import Dispatcher, decode_message
+from local_mcp_memory.entrypoints.logs import get_logger
 
 DEFAULT_MAX_BODY = 8 * 1024 * 1024
 DEFAULT_BODY_TIMEOUT = 30.0

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mcp_memory.entrypoints.http import responses
-from mcp_memory.entrypoints.http.responses import Response
+from local_mcp_memory.entrypoints.http import responses
+from local_mcp_memory.entrypoints.http.responses import Response
 
 ASSET_DIR = Path(__file__).with_name("dashboard")
 PAGE = "index.html"

@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 
 import attrs
 
-from mcp_memory.entrypoints.mcp.fit import Shape, cut_text, fit, kept_chars, size
+from local_mcp_memory.entrypoints.mcp.fit import Shape, cut_text, fit, kept_chars, size
 
 Json = Any
 

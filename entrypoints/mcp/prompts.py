@@ -26,11 +26,11 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import msgspec
 
-from mcp_memory.entrypoints.errors import INVALID_PARAMS, RpcError, to_rpc_error
-from mcp_memory.entrypoints.mcp.resources import one_page
+from local_mcp_memory.entrypoints.errors import INVALID_PARAMS, RpcError, to_rpc_error
+from local_mcp_memory.entrypoints.mcp.resources import one_page
 
 if TYPE_CHECKING:  # imported on the first prompts/get, not at start-up
-    from mcp_memory.application.services import Services
+    from local_mcp_memory.application.services import Services
 
 RECALL = "recall"
 
@@ -121,7 +121,7 @@ class PromptSet:
             raise error from None
 
     def _recall(self, arguments: RecallArguments) -> dict[str, Any]:
-        from mcp_memory.application.context import GetContext, get_context
+        from local_mcp_memory.application.context import GetContext, get_context
 
         services = self._services()
         project = str(services.project(arguments.project))

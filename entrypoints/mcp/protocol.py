@@ -26,17 +26,17 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import msgspec
 
-from mcp_memory.entrypoints.jsonrpc import Route
-from mcp_memory.entrypoints.mcp import texts
-from mcp_memory.entrypoints.mcp_revisions import LATEST_PROTOCOL_VERSION, PROTOCOL_VERSIONS
-from mcp_memory.entrypoints.mcp.bounds import TextBounds
-from mcp_memory.entrypoints.mcp.prompts import PromptSet
-from mcp_memory.entrypoints.mcp.resources import ResourceSet
-from mcp_memory.entrypoints.mcp.tools import ToolSet
+from local_mcp_memory.entrypoints.jsonrpc import Route
+from local_mcp_memory.entrypoints.mcp import texts
+from local_mcp_memory.entrypoints.mcp_revisions import LATEST_PROTOCOL_VERSION, PROTOCOL_VERSIONS
+from local_mcp_memory.entrypoints.mcp.bounds import TextBounds
+from local_mcp_memory.entrypoints.mcp.prompts import PromptSet
+from local_mcp_memory.entrypoints.mcp.resources import ResourceSet
+from local_mcp_memory.entrypoints.mcp.tools import ToolSet
 
 if TYPE_CHECKING:
-    from mcp_memory.application.services import Services
-    from mcp_memory.entrypoints.methods import Method
+    from local_mcp_memory.application.services import Services
+    from local_mcp_memory.entrypoints.methods import Method
 
 SERVER_NAME = "mcp-memory"
 SERVER_VERSION = "0.1.0"  # pyproject's version; importlib.metadata would cost ~30 ms at start-up (a test pins them equal)
@@ -83,7 +83,7 @@ def _empty(params: Any) -> dict[str, Any]:
 
 def load_methods() -> Mapping[str, Method]:
     """The ``memory.*`` method table, and with it the application (imported on first use)."""
-    from mcp_memory.entrypoints.methods import METHODS
+    from local_mcp_memory.entrypoints.methods import METHODS
 
     return METHODS
 

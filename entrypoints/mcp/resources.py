@@ -45,11 +45,11 @@ from urllib.parse import quote, unquote
 import attrs
 import msgspec
 
-from mcp_memory.entrypoints.errors import INVALID_PARAMS, NOT_FOUND, RpcError, to_rpc_error
+from local_mcp_memory.entrypoints.errors import INVALID_PARAMS, NOT_FOUND, RpcError, to_rpc_error
 
 if TYPE_CHECKING:  # imported on the first read, not at start-up
-    from mcp_memory.application.services import Services
-    from mcp_memory.entrypoints.methods import Method
+    from local_mcp_memory.application.services import Services
+    from local_mcp_memory.entrypoints.methods import Method
 
 RESOURCE_NOT_FOUND = -32002
 """MCP's code for a ``resources/read`` of a URI that names no resource (``data.uri``).
@@ -233,7 +233,7 @@ class ResourceSet:
             raise error from None
 
     def _context(self, uri: str, project: str) -> str:
-        from mcp_memory.application.context import GetContext, context_text
+        from local_mcp_memory.application.context import GetContext, context_text
 
         try:
             return context_text(GetContext(project_id=project), self._services())
@@ -245,7 +245,7 @@ class ResourceSet:
 
     def _listing(self, notes: int) -> list[dict[str, Any]]:
         """The context entry, then at most ``notes`` recent notes (never beyond list_recent's limit)."""
-        from mcp_memory.application.list_recent import ListRecent
+        from local_mcp_memory.application.list_recent import ListRecent
 
         services = self._services()
         project = str(services.project(self._project))

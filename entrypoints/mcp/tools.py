@@ -32,14 +32,14 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import msgspec
 
-from mcp_memory.entrypoints.errors import INVALID_PARAMS, NOT_FOUND, RpcError, to_rpc_error
-from mcp_memory.entrypoints.mcp import schemas, texts
-from mcp_memory.entrypoints.mcp.bounds import TextBounds
-from mcp_memory.entrypoints.mcp.fit import Shape, with_truncated
+from local_mcp_memory.entrypoints.errors import INVALID_PARAMS, NOT_FOUND, RpcError, to_rpc_error
+from local_mcp_memory.entrypoints.mcp import schemas, texts
+from local_mcp_memory.entrypoints.mcp.bounds import TextBounds
+from local_mcp_memory.entrypoints.mcp.fit import Shape, with_truncated
 
 if TYPE_CHECKING:  # imported on the first listing or call, not at start-up
-    from mcp_memory.application.services import Services
-    from mcp_memory.entrypoints.methods import Method
+    from local_mcp_memory.application.services import Services
+    from local_mcp_memory.entrypoints.methods import Method
 
 NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 

@@ -17,7 +17,7 @@ its ``METHOD``, then import the module below and list it in ``_MODULES``.
 
 from __future__ import annotations
 
-from mcp_memory.entrypoints.methods import (
+from local_mcp_memory.entrypoints.methods import (
     add_note,
     add_notes,
     context,
@@ -37,7 +37,7 @@ from mcp_memory.entrypoints.methods import (
     update,
     upsert_global,
 )
-from mcp_memory.entrypoints.methods.method import Method
+from local_mcp_memory.entrypoints.methods.method import Method
 
 _MODULES = (
     add_note,

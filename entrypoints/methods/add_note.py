@@ -6,11 +6,11 @@ from typing import Any
 
 from msgspec import UNSET, UnsetType
 
-from mcp_memory.application.add_note import AddNote, add_note
-from mcp_memory.application.services import Services
-from mcp_memory.entrypoints import wire
-from mcp_memory.entrypoints.mcp.texts import EXPIRY, GROUPS, PROJECT
-from mcp_memory.entrypoints.methods.method import Method
+from local_mcp_memory.application.add_note import AddNote, add_note
+from local_mcp_memory.application.services import Services
+from local_mcp_memory.entrypoints import wire
+from local_mcp_memory.entrypoints.mcp.texts import EXPIRY, GROUPS, PROJECT
+from local_mcp_memory.entrypoints.methods.method import Method
 
 
 class AddNoteParams(wire.Params):

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from mcp_memory.application.add_note import AddNote
-from mcp_memory.application.add_notes import AddNotes, add_notes
-from mcp_memory.application.services import Services
-from mcp_memory.domain.errors import InvalidValue
-from mcp_memory.entrypoints import wire
-from mcp_memory.entrypoints.mcp.texts import GROUPS, PROJECT
-from mcp_memory.entrypoints.methods.add_note import AddNoteParams
-from mcp_memory.entrypoints.methods.method import Method
+from local_mcp_memory.application.add_note import AddNote
+from local_mcp_memory.application.add_notes import AddNotes, add_notes
+from local_mcp_memory.application.services import Services
+from local_mcp_memory.domain.errors import InvalidValue
+from local_mcp_memory.entrypoints import wire
+from local_mcp_memory.entrypoints.mcp.texts import GROUPS, PROJECT
+from local_mcp_memory.entrypoints.methods.add_note import AddNoteParams
+from local_mcp_memory.entrypoints.methods.method import Method
 
 
 class AddNotesParams(wire.Params):

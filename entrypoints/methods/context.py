@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from mcp_memory.application.context import GetContext, get_context
-from mcp_memory.application.context_markdown import Budget
-from mcp_memory.application.services import Services
-from mcp_memory.entrypoints import wire
-from mcp_memory.entrypoints.mcp.texts import PROJECT
-from mcp_memory.entrypoints.methods.method import Method
+from local_mcp_memory.application.context import GetContext, get_context
+from local_mcp_memory.application.context_markdown import Budget
+from local_mcp_memory.application.services import Services
+from local_mcp_memory.entrypoints import wire
+from local_mcp_memory.entrypoints.mcp.texts import PROJECT
+from local_mcp_memory.entrypoints.methods.method import Method
 
 
 class ContextParams(wire.Params):

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from mcp_memory.application.delete_note import DeleteNote, delete_note
-from mcp_memory.application.services import Services
-from mcp_memory.entrypoints import wire
-from mcp_memory.entrypoints.methods.method import Method
+from local_mcp_memory.application.delete_note import DeleteNote, delete_note
+from local_mcp_memory.application.services import Services
+from local_mcp_memory.entrypoints import wire
+from local_mcp_memory.entrypoints.methods.method import Method
 
 
 class DeleteParams(wire.Params):

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from msgspec import UNSET, UnsetType
 
-from mcp_memory.application.get_config import ConfigView, get_config
-from mcp_memory.application.services import Services
-from mcp_memory.entrypoints import wire
-from mcp_memory.entrypoints.build_defaults import DEFAULT_TRANSPORT
-from mcp_memory.entrypoints.methods.method import Method
+from local_mcp_memory.application.get_config import ConfigView, get_config
+from local_mcp_memory.application.services import Services
+from local_mcp_memory.entrypoints import wire
+from local_mcp_memory.entrypoints.build_defaults import DEFAULT_TRANSPORT
+from local_mcp_memory.entrypoints.methods.method import Method
 
 
 class TransportDefaultsView(wire.View):

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_memory.application.get_global import GetGlobal, get_global
-from mcp_memory.application.services import Services, at
-from mcp_memory.application.upsert_global import KV_NAMESPACE
-from mcp_memory.domain.identifiers import GlobalKey
-from mcp_memory.domain.time import format_instant
-from mcp_memory.entrypoints import wire
-from mcp_memory.entrypoints.mcp.texts import PROJECT, STANDARD_KEYS
-from mcp_memory.entrypoints.methods.method import Method
+from local_mcp_memory.application.get_global import GetGlobal, get_global
+from local_mcp_memory.application.services import Services, at
+from local_mcp_memory.application.upsert_global import KV_NAMESPACE
+from local_mcp_memory.domain.identifiers import GlobalKey
+from local_mcp_memory.domain.time import format_instant
+from local_mcp_memory.entrypoints import wire
+from local_mcp_memory.entrypoints.mcp.texts import PROJECT, STANDARD_KEYS
+from local_mcp_memory.entrypoints.methods.method import Method
 
 
 class GetGlobalParams(wire.Params):

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from mcp_memory.application.links import LinkNotes, link_notes
-from mcp_memory.application.services import Services, at
-from mcp_memory.domain.identifiers import NoteId
-from mcp_memory.domain.link import LinkKey, Relation
-from mcp_memory.entrypoints import wire
-from mcp_memory.entrypoints.methods.method import Method
+from local_mcp_memory.application.links import LinkNotes, link_notes
+from local_mcp_memory.application.services import Services, at
+from local_mcp_memory.domain.identifiers import NoteId
+from local_mcp_memory.domain.link import LinkKey, Relation
+from local_mcp_memory.entrypoints import wire
+from local_mcp_memory.entrypoints.methods.method import Method
 
 RELATIONS = (
     "relation: lower case letters and underscores, 1-32 (e.g. supersedes, relates_to, depends_on, "

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from mcp_memory.application.list_recent import ListRecent, list_recent
-from mcp_memory.application.services import Services
-from mcp_memory.entrypoints import wire
-from mcp_memory.entrypoints.mcp.texts import PROJECT
-from mcp_memory.entrypoints.methods.method import Method
+from local_mcp_memory.application.list_recent import ListRecent, list_recent
+from local_mcp_memory.application.services import Services
+from local_mcp_memory.entrypoints import wire
+from local_mcp_memory.entrypoints.mcp.texts import PROJECT
+from local_mcp_memory.entrypoints.methods.method import Method
 
 
 class ListRecentParams(wire.Params):

@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from mcp_memory.entrypoints.wire import Params, View
+from local_mcp_memory.entrypoints.wire import Params, View
 
 if TYPE_CHECKING:
-    from mcp_memory.application.services import Services
+    from local_mcp_memory.application.services import Services
 
 
 @attrs.frozen(kw_only=True)

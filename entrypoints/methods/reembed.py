@@ -4,11 +4,11 @@ most ``limit`` per call (``CALL_LIMIT`` when it names none): call again until
 
 from __future__ import annotations
 
-from mcp_memory.application import DEFAULT_BATCH
-from mcp_memory.application.reembed import Reembed, reembed
-from mcp_memory.application.services import Services
-from mcp_memory.entrypoints import wire
-from mcp_memory.entrypoints.methods.method import Method
+from local_mcp_memory.application import DEFAULT_BATCH
+from local_mcp_memory.application.reembed import Reembed, reembed
+from local_mcp_memory.application.services import Services
+from local_mcp_memory.entrypoints import wire
+from local_mcp_memory.entrypoints.methods.method import Method
 
 CALL_LIMIT = 500
 """How many notes one call re-embeds when it names no limit."""

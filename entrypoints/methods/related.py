@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from mcp_memory.application.links import GetRelated, RelatedNote, related
-from mcp_memory.application.services import Services, at
-from mcp_memory.domain.link import Relation
-from mcp_memory.entrypoints import wire
-from mcp_memory.entrypoints.methods.method import Method
+from local_mcp_memory.application.links import GetRelated, RelatedNote, related
+from local_mcp_memory.application.services import Services, at
+from local_mcp_memory.domain.link import Relation
+from local_mcp_memory.entrypoints import wire
+from local_mcp_memory.entrypoints.methods.method import Method
 
 
 class RelatedParams(wire.Params):

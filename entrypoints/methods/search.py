@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from mcp_memory.application.search import Mode, SearchNotes, search
-from mcp_memory.application.services import Services, at
-from mcp_memory.domain.time import TimeWindow
-from mcp_memory.entrypoints import wire
-from mcp_memory.entrypoints.mcp.texts import PROJECT
-from mcp_memory.entrypoints.methods.method import Method
+from local_mcp_memory.application.search import Mode, SearchNotes, search
+from local_mcp_memory.application.services import Services, at
+from local_mcp_memory.domain.time import TimeWindow
+from local_mcp_memory.entrypoints import wire
+from local_mcp_memory.entrypoints.mcp.texts import PROJECT
+from local_mcp_memory.entrypoints.methods.method import Method
 
 
 class SearchParams(wire.Params):

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from msgspec import UNSET, UnsetType
 
-from mcp_memory.application.services import Services
-from mcp_memory.application.set_config import UNCHANGED, SetConfig, SetEmbedder, set_config
-from mcp_memory.entrypoints import wire
-from mcp_memory.entrypoints.methods.method import Method
+from local_mcp_memory.application.services import Services
+from local_mcp_memory.application.set_config import UNCHANGED, SetConfig, SetEmbedder, set_config
+from local_mcp_memory.entrypoints import wire
+from local_mcp_memory.entrypoints.methods.method import Method
 
 
 class EmbedderParams(wire.Params):

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from mcp_memory.application.links import UnlinkNotes, unlink_notes
-from mcp_memory.application.services import Services
-from mcp_memory.entrypoints import wire
-from mcp_memory.entrypoints.methods.link import RELATIONS, LinkParams
-from mcp_memory.entrypoints.methods.method import Method
+from local_mcp_memory.application.links import UnlinkNotes, unlink_notes
+from local_mcp_memory.application.services import Services
+from local_mcp_memory.entrypoints import wire
+from local_mcp_memory.entrypoints.methods.link import RELATIONS, LinkParams
+from local_mcp_memory.entrypoints.methods.method import Method
 
 
 class UnlinkResult(wire.View):

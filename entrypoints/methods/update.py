@@ -6,11 +6,11 @@ from typing import Any
 
 from msgspec import UNSET, UnsetType
 
-from mcp_memory.application.services import Services, at
-from mcp_memory.application.update_note import UpdateNote, update_note
-from mcp_memory.domain.note import NotePatch
-from mcp_memory.entrypoints import wire
-from mcp_memory.entrypoints.methods.method import Method
+from local_mcp_memory.application.services import Services, at
+from local_mcp_memory.application.update_note import UpdateNote, update_note
+from local_mcp_memory.domain.note import NotePatch
+from local_mcp_memory.entrypoints import wire
+from local_mcp_memory.entrypoints.methods.method import Method
 
 
 class PatchParams(wire.Params):

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_memory.application.services import Services, at
-from mcp_memory.application.upsert_global import KV_NAMESPACE, UpsertGlobal, upsert_global
-from mcp_memory.domain.identifiers import GlobalKey
-from mcp_memory.entrypoints import wire
-from mcp_memory.entrypoints.mcp.texts import PROJECT, STANDARD_KEYS
-from mcp_memory.entrypoints.methods.method import Method
+from local_mcp_memory.application.services import Services, at
+from local_mcp_memory.application.upsert_global import KV_NAMESPACE, UpsertGlobal, upsert_global
+from local_mcp_memory.domain.identifiers import GlobalKey
+from local_mcp_memory.entrypoints import wire
+from local_mcp_memory.entrypoints.mcp.texts import PROJECT, STANDARD_KEYS
+from local_mcp_memory.entrypoints.methods.method import Method
 
 
 class UpsertGlobalParams(wire.Params):

@@ -7,8 +7,8 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from mcp_memory.adapters.system import SystemClock
-from mcp_memory.application.ports import Clock
+from local_mcp_memory.adapters.system import SystemClock
+from local_mcp_memory.application.ports import Clock
 from tests.fakes.manual_clock import ManualClock
 
 

@@ -12,9 +12,9 @@ import attrs
 
 import pytest
 
-from mcp_memory.adapters.json_config import ConfigFileError, HttpSection, JsonFileConfigRepository
+from local_mcp_memory.adapters.json_config import ConfigFileError, HttpSection, JsonFileConfigRepository
 from tests.fakes.memory_config import InMemoryConfigRepository
-from mcp_memory.application.settings import EmbedderSettings, Settings
+from local_mcp_memory.application.settings import EmbedderSettings, Settings
 
 CUSTOM = Settings(
     embedder=EmbedderSettings("openai", "text-embedding-3-large", "https://example.test/v1", "sk-test", {"openai:text-embedding-3-large": 3072}),

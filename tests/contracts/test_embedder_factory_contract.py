@@ -10,10 +10,10 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from mcp_memory.adapters.embedders.factory import DefaultEmbedderFactory
-from mcp_memory.application.errors import EmbedderNotConfigured
-from mcp_memory.application.ports import EmbedderFactory
-from mcp_memory.application.settings import EmbedderSettings
+from local_mcp_memory.adapters.embedders.factory import DefaultEmbedderFactory
+from local_mcp_memory.application.errors import EmbedderNotConfigured
+from local_mcp_memory.application.ports import EmbedderFactory
+from local_mcp_memory.application.settings import EmbedderSettings
 from tests.fakes.hashing_embedder_factory import HashingEmbedderFactory
 
 KNOWN = [

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from mcp_memory.adapters.markdown_folder import OsMarkdownFolder
-from mcp_memory.application.folder_documents import Document, FolderFile, Part
-from mcp_memory.application.ports import MarkdownFolder
+from local_mcp_memory.adapters.markdown_folder import OsMarkdownFolder
+from local_mcp_memory.application.folder_documents import Document, FolderFile, Part
+from local_mcp_memory.application.ports import MarkdownFolder
 from tests.fakes.memory_folder import InMemoryMarkdownFolder
 
 

@@ -10,13 +10,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mcp_memory.adapters.faiss_store import FaissNoteStore
+from local_mcp_memory.adapters.faiss_store import FaissNoteStore
 from tests.fakes.memory_store import InMemoryNoteStore
-from mcp_memory.application.errors import StoreError
-from mcp_memory.application.ports import Candidate, CandidateQuery, Candidates, Neighbour, NoteStore
-from mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, GroupId, Namespace, NoteId
-from mcp_memory.domain.note import GlobalEntry, Note, NoteFilter, Tags
-from mcp_memory.domain.time import TimeWindow
+from local_mcp_memory.application.errors import StoreError
+from local_mcp_memory.application.ports import Candidate, CandidateQuery, Candidates, Neighbour, NoteStore
+from local_mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, GroupId, Namespace, NoteId
+from local_mcp_memory.domain.note import GlobalEntry, Note, NoteFilter, Tags
+from local_mcp_memory.domain.time import TimeWindow
 from tests.postgres_server import postgres, postgres_url  # noqa: F401  (fixtures)
 
 NS = Namespace("local", "test-model", 8)
@@ -71,7 +71,7 @@ def opened(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Not
         yield store, lambda: store
         return
     if request.param == "postgresql":  # a fresh database on the session's PostgreSQL (tests/postgres_server.py)
-        from mcp_memory.adapters.postgres_store import PostgresNoteStore
+        from local_mcp_memory.adapters.postgres_store import PostgresNoteStore
 
         url = request.getfixturevalue("postgres_url")
         open_store: Callable[[], NoteStore] = lambda: PostgresNoteStore(url)  # noqa: E731

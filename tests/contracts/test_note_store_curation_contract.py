@@ -11,11 +11,11 @@ import attrs
 import numpy as np
 import pytest
 
-from mcp_memory.application.errors import StoreError
-from mcp_memory.application.ports import NoteStore
-from mcp_memory.domain.identifiers import GroupId, NoteId
-from mcp_memory.domain.link import Link, LinkKey, Relation
-from mcp_memory.domain.note import NoteFilter, SyncOrigin
+from local_mcp_memory.application.errors import StoreError
+from local_mcp_memory.application.ports import NoteStore
+from local_mcp_memory.domain.identifiers import GroupId, NoteId
+from local_mcp_memory.domain.link import Link, LinkKey, Relation
+from local_mcp_memory.domain.note import NoteFilter, SyncOrigin
 from tests.contracts.test_note_store_contract import (  # noqa: F401  (fixtures)
     ELSEWHERE,
     NS,

@@ -15,9 +15,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from mcp_memory.adapters.faiss_store import FaissNoteStore  # noqa: E402
-from mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, GroupId, Namespace, NoteId  # noqa: E402
-from mcp_memory.domain.note import GlobalEntry, Note, Tags  # noqa: E402
+from local_mcp_memory.adapters.faiss_store import FaissNoteStore  # noqa: E402
+from local_mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, GroupId, Namespace, NoteId  # noqa: E402
+from local_mcp_memory.domain.note import GlobalEntry, Note, Tags  # noqa: E402
 
 NS = Namespace("local", "fixture", 4)
 OUT = Path(__file__).with_name("format2_store")

@@ -18,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from mcp_memory.adapters.embedders.local import MODEL_SHA256, LocalOnnxEmbedder  # noqa: E402
+from local_mcp_memory.adapters.embedders.local import MODEL_SHA256, LocalOnnxEmbedder  # noqa: E402
 
 SENTENCES = [
     "A man is eating food.",

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from mcp_memory.application.ports import EmbedKind
+from local_mcp_memory.application.ports import EmbedKind
 
 _WORD = re.compile(r"\w+")
 

@@ -7,8 +7,8 @@ refused with ``EmbedderNotConfigured``, as ``DefaultEmbedderFactory`` refuses it
 
 from __future__ import annotations
 
-from mcp_memory.application.errors import EmbedderNotConfigured
-from mcp_memory.application.settings import EmbedderSettings
+from local_mcp_memory.application.errors import EmbedderNotConfigured
+from local_mcp_memory.application.settings import EmbedderSettings
 from tests.fakes.hashing_embedder import HashingEmbedder
 
 

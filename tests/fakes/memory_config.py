@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from mcp_memory.application.settings import Settings
+from local_mcp_memory.application.settings import Settings
 
 
 class InMemoryConfigRepository:

@@ -13,7 +13,7 @@ import hashlib
 from collections import Counter
 from collections.abc import Iterator
 
-from mcp_memory.application.folder_documents import Document, FolderFile, Part, Skipped
+from local_mcp_memory.application.folder_documents import Document, FolderFile, Part, Skipped
 
 
 class InMemoryMarkdownFolder:

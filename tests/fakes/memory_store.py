@@ -14,13 +14,13 @@ from itertools import count
 
 import numpy as np
 
-from mcp_memory.adapters.keyword_index import KeywordIndex
-from mcp_memory.adapters.text_analysis import document_tokens
-from mcp_memory.application.errors import StoreError
-from mcp_memory.application.ports import NO_SPREAD, Candidate, CandidateQuery, Candidates, Neighbour, Spread, StoredNote, Vector
-from mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, Namespace, NoteId
-from mcp_memory.domain.link import Link, LinkKey
-from mcp_memory.domain.note import DedupKey, GlobalEntry, Note, NoteFilter
+from local_mcp_memory.adapters.keyword_index import KeywordIndex
+from local_mcp_memory.adapters.text_analysis import document_tokens
+from local_mcp_memory.application.errors import StoreError
+from local_mcp_memory.application.ports import NO_SPREAD, Candidate, CandidateQuery, Candidates, Neighbour, Spread, StoredNote, Vector
+from local_mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, Namespace, NoteId
+from local_mcp_memory.domain.link import Link, LinkKey
+from local_mcp_memory.domain.note import DedupKey, GlobalEntry, Note, NoteFilter
 
 
 class InMemoryNoteStore:

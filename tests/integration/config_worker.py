@@ -20,10 +20,10 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from tests.fakes.hashing_embedder_factory import HashingEmbedderFactory  # noqa: E402
-from mcp_memory.adapters.json_config import JsonFileConfigRepository  # noqa: E402
-from mcp_memory.application.embedding import Embedding  # noqa: E402
-from mcp_memory.application.set_config import SetEmbedder  # noqa: E402
-from mcp_memory.application.settings import Settings  # noqa: E402
+from local_mcp_memory.adapters.json_config import JsonFileConfigRepository  # noqa: E402
+from local_mcp_memory.application.embedding import Embedding  # noqa: E402
+from local_mcp_memory.application.set_config import SetEmbedder  # noqa: E402
+from local_mcp_memory.application.settings import Settings  # noqa: E402
 
 DIM = 8
 

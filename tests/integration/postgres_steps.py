@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from mcp_memory.adapters.postgres_store import PostgresNoteStore
+from local_mcp_memory.adapters.postgres_store import PostgresNoteStore
 
 
 def open_at_once(url: str, count: int) -> tuple[list[PostgresNoteStore], list[BaseException]]:

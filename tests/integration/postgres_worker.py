@@ -20,9 +20,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from mcp_memory.adapters.postgres_store import PostgresNoteStore  # noqa: E402
-from mcp_memory.domain.identifiers import GroupId, NoteId  # noqa: E402
-from mcp_memory.domain.note import Note  # noqa: E402
+from local_mcp_memory.adapters.postgres_store import PostgresNoteStore  # noqa: E402
+from local_mcp_memory.domain.identifiers import GroupId, NoteId  # noqa: E402
+from local_mcp_memory.domain.note import Note  # noqa: E402
 from tests.integration.store_worker import NS, PROJECT, expected_vector, share_with, write_with  # noqa: E402
 
 

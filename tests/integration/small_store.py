@@ -12,10 +12,10 @@ from pathlib import Path
 import attrs
 import numpy as np
 
-from mcp_memory.adapters.faiss_store import FaissNoteStore
-from mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, GroupId, Namespace, NoteId
-from mcp_memory.domain.link import Link, LinkKey, Relation
-from mcp_memory.domain.note import GlobalEntry, Note, Tags
+from local_mcp_memory.adapters.faiss_store import FaissNoteStore
+from local_mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, GroupId, Namespace, NoteId
+from local_mcp_memory.domain.link import Link, LinkKey, Relation
+from local_mcp_memory.domain.note import GlobalEntry, Note, Tags
 
 NS = Namespace("local", "damage-model", 8)
 PROJECTS = (CanonicalProjectId("/tmp/damage/app"), CanonicalProjectId("api"))

@@ -26,10 +26,10 @@ import structlog
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from mcp_memory.adapters.faiss_store import FaissNoteStore  # noqa: E402
-from mcp_memory.application.ports import CandidateQuery, NoteStore  # noqa: E402
-from mcp_memory.domain.identifiers import CanonicalProjectId, GroupId, Namespace, NoteId  # noqa: E402
-from mcp_memory.domain.note import Note, NoteFilter, Tags  # noqa: E402
+from local_mcp_memory.adapters.faiss_store import FaissNoteStore  # noqa: E402
+from local_mcp_memory.application.ports import CandidateQuery, NoteStore  # noqa: E402
+from local_mcp_memory.domain.identifiers import CanonicalProjectId, GroupId, Namespace, NoteId  # noqa: E402
+from local_mcp_memory.domain.note import Note, NoteFilter, Tags  # noqa: E402
 
 NS = Namespace("local", "worker-model", 16)
 PROJECT = CanonicalProjectId("/tmp/durability-project")

@@ -23,7 +23,7 @@ def build_wheel(out: Path, transport: str | None) -> Path:
         env=env,
         capture_output=True,
     )
-    (wheel,) = out.glob("mcp_memory-*.whl")
+    (wheel,) = out.glob("local_mcp_memory-*.whl")
     return wheel
 
 
@@ -34,7 +34,7 @@ def get_config_from(wheel: Path, tmp_path: Path) -> dict:
         archive.extractall(target)
     dependencies = site.getsitepackages()
     script = (
-        "import sys; sys.path[:0] = %r; from mcp_memory.entrypoints.cli import main; "
+        "import sys; sys.path[:0] = %r; from local_mcp_memory.entrypoints.cli import main; "
         "sys.exit(main(['serve', '--transport', 'stdio']))" % ([str(target), *dependencies],)
     )
     env = {
@@ -78,6 +78,6 @@ def test_the_wheel_adds_one_package_and_ships_no_test_fakes(tmp_path: Path) -> N
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
     top = {name.split("/", 1)[0] for name in names}
-    assert {name for name in top if not name.endswith(".dist-info")} == {"mcp_memory"}
-    assert "mcp_memory/entrypoints/build_defaults.py" in names
+    assert {name for name in top if not name.endswith(".dist-info")} == {"local_mcp_memory"}
+    assert "local_mcp_memory/entrypoints/build_defaults.py" in names
     assert not [name for name in names if "memory_store.py" in name or "hashing" in name or "manual_clock" in name]

@@ -41,7 +41,7 @@ def memory_home(tmp_path: Path, ollama: FakeOllamaServer, project: Path) -> Path
     return home
 
 
-def mcp_memory(home: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def local_mcp_memory(home: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     done = subprocess.run([MCP_MEMORY, *args], cwd=cwd, env=server_env(home), capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     return done
@@ -85,8 +85,8 @@ def test_claude_code_runs_the_installed_hook_and_puts_the_page_in_the_session(tm
         "hooks": {"SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": f"touch {marker}"}]}]},
     }))  # fmt: skip
     paths = ("--config", str(home / "config.json"), "--data-dir", str(home / "data"))
-    mcp_memory(home, "install-claude", "--project-dir", str(claude.project), *paths, cwd=tmp_path)
-    page = mcp_memory(home, "context", "--project", str(claude.project), *paths, cwd=tmp_path).stdout
+    local_mcp_memory(home, "install-claude", "--project-dir", str(claude.project), *paths, cwd=tmp_path)
+    page = local_mcp_memory(home, "context", "--project", str(claude.project), *paths, cwd=tmp_path).stdout
     assert "Deploys go blue-green" in page and "Small PRs" in page
 
     events = start_session(claude)

@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 
 from tests.fakes.hashing_embedder_factory import HashingEmbedderFactory
-from mcp_memory.adapters.json_config import JsonFileConfigRepository
-from mcp_memory.application.embedding import Embedding
-from mcp_memory.application.set_config import SetEmbedder
+from local_mcp_memory.adapters.json_config import JsonFileConfigRepository
+from local_mcp_memory.application.embedding import Embedding
+from local_mcp_memory.application.set_config import SetEmbedder
 
 WORKER = str(Path(__file__).with_name("config_worker.py"))
 COUNT = 150

@@ -90,13 +90,13 @@ def test_without_a_query_nothing_is_embedded_and_no_embedder_code_is_imported(tm
     done = context(home, tmp_path, "--project", "shop")
     assert (done.returncode, done.stderr) == (0, b"") and b"Prices are in cents." in done.stdout
     traced = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", "import sys; from mcp_memory.entrypoints.cli import main; sys.exit(main())", "context", "--project", "shop"],
+        [sys.executable, "-X", "importtime", "-c", "import sys; from local_mcp_memory.entrypoints.cli import main; sys.exit(main())", "context", "--project", "shop"],
         env=server_env(home), capture_output=True, timeout=120,
     )  # fmt: skip
     assert traced.returncode == 0 and b"Prices are in cents." in traced.stdout
     imported = [line.rsplit("|", 1)[-1].strip() for line in traced.stderr.decode().splitlines() if "|" in line]
-    assert "mcp_memory.adapters.faiss_store" in imported  # the trace does list what was loaded
-    assert not [m for m in imported if m.startswith(("mcp_memory.adapters.embedders", "sentence_transformers", "onnxruntime", "httpx"))]
+    assert "local_mcp_memory.adapters.faiss_store" in imported  # the trace does list what was loaded
+    assert not [m for m in imported if m.startswith(("local_mcp_memory.adapters.embedders", "sentence_transformers", "onnxruntime", "httpx"))]
     failed = context(home, tmp_path, "--project", "shop", "--query", "prices")
     assert failed.returncode == 1 and failed.stdout == b"" and b"mcp-memory context:" in failed.stderr
     assert len(ollama.requests) == asked_before

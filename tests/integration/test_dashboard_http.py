@@ -134,7 +134,7 @@ def test_the_wheel_ships_every_dashboard_file(tmp_path: Path) -> None:
         check=True,
         capture_output=True,
     )
-    (wheel,) = tmp_path.glob("mcp_memory-*.whl")
+    (wheel,) = tmp_path.glob("local_mcp_memory-*.whl")
     with zipfile.ZipFile(wheel) as archive:
-        shipped = {name.removeprefix("mcp_memory/entrypoints/http/dashboard/") for name in archive.namelist() if name.startswith("mcp_memory/entrypoints/http/dashboard/")}
+        shipped = {name.removeprefix("local_mcp_memory/entrypoints/http/dashboard/") for name in archive.namelist() if name.startswith("local_mcp_memory/entrypoints/http/dashboard/")}
     assert shipped == {file.name for file in ASSETS.iterdir()}

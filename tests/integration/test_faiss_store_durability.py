@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from mcp_memory.adapters.faiss_store import FaissNoteStore
-from mcp_memory.adapters.faiss_store.lines import decode_line
-from mcp_memory.application.errors import StoreCorrupt
-from mcp_memory.application.ports import Candidate, CandidateQuery
-from mcp_memory.domain.note import NoteFilter
+from local_mcp_memory.adapters.faiss_store import FaissNoteStore
+from local_mcp_memory.adapters.faiss_store.lines import decode_line
+from local_mcp_memory.application.errors import StoreCorrupt
+from local_mcp_memory.application.ports import Candidate, CandidateQuery
+from local_mcp_memory.domain.note import NoteFilter
 from tests.integration import store_worker
 from tests.integration.store_worker import NS, PROJECT, expected_note, expected_vector
 

@@ -11,11 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mcp_memory.adapters.faiss_store import FaissNoteStore
-from mcp_memory.adapters.faiss_store import partition as partitioning
-from mcp_memory.domain.identifiers import CanonicalProjectId, GroupId, Namespace, NoteId
-from mcp_memory.application.ports import CandidateQuery
-from mcp_memory.domain.note import Note, NoteFilter
+from local_mcp_memory.adapters.faiss_store import FaissNoteStore
+from local_mcp_memory.adapters.faiss_store import partition as partitioning
+from local_mcp_memory.domain.identifiers import CanonicalProjectId, GroupId, Namespace, NoteId
+from local_mcp_memory.application.ports import CandidateQuery
+from local_mcp_memory.domain.note import Note, NoteFilter
 from tests.integration.test_faiss_store_durability import flip_byte
 from tests.unit.adapters.faiss_store.test_partition import topics, unit
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import httpx
 
-from mcp_memory.adapters.faiss_store import FaissNoteStore
-from mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey
-from mcp_memory.domain.note import GlobalEntry
+from local_mcp_memory.adapters.faiss_store import FaissNoteStore
+from local_mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey
+from local_mcp_memory.domain.note import GlobalEntry
 from tests.integration.http_server import HttpServer, rpc
 
 WRITERS = 8

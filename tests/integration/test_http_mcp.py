@@ -22,13 +22,13 @@ import uvicorn
 from tests.fakes.hashing_embedder_factory import HashingEmbedderFactory
 from tests.fakes.memory_config import InMemoryConfigRepository
 from tests.fakes.memory_store import InMemoryNoteStore
-from mcp_memory.entrypoints.bootstrap import LazyServices, compose
-from mcp_memory.entrypoints.errors import INVALID_PARAMS, RpcError
-from mcp_memory.entrypoints.http.app import HttpApp
-from mcp_memory.entrypoints.http.guard import Policy
-from mcp_memory.entrypoints.http.serve import uvicorn_config
-from mcp_memory.entrypoints.jsonrpc import Dispatcher
-from mcp_memory.entrypoints.server import memory_routes
+from local_mcp_memory.entrypoints.bootstrap import LazyServices, compose
+from local_mcp_memory.entrypoints.errors import INVALID_PARAMS, RpcError
+from local_mcp_memory.entrypoints.http.app import HttpApp
+from local_mcp_memory.entrypoints.http.guard import Policy
+from local_mcp_memory.entrypoints.http.serve import uvicorn_config
+from local_mcp_memory.entrypoints.jsonrpc import Dispatcher
+from local_mcp_memory.entrypoints.server import memory_routes
 from tests.integration.http_server import HttpServer, free_port, rpc
 
 MCP_HEADERS = {"accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18"}

@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 from tests.fakes.hashing_embedder_factory import HashingEmbedderFactory
-from mcp_memory.application.add_note import AddNote, add_note
-from mcp_memory.domain.identifiers import GroupId
-from mcp_memory.domain.note import Tags
-from mcp_memory.entrypoints.bootstrap import compose
+from local_mcp_memory.application.add_note import AddNote, add_note
+from local_mcp_memory.domain.identifiers import GroupId
+from local_mcp_memory.domain.note import Tags
+from local_mcp_memory.entrypoints.bootstrap import compose
 from tests.fakes.embedding_servers import FakeOllamaServer
 from tests.integration.serve import MCP_MEMORY, StdioServer, server_env
 
@@ -42,7 +42,7 @@ def fill(home: Path, count: int) -> None:
     services.store.close()
 
 
-def mcp_memory(home: Path, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
+def local_mcp_memory(home: Path, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [MCP_MEMORY, *args, "--config", str(home / "config.json"), "--data-dir", str(home / "data")],
         input=None if stdin is None else stdin.decode(),
@@ -54,7 +54,7 @@ def mcp_memory(home: Path, *args: str, stdin: bytes | None = None) -> subprocess
 
 
 def stats(home: Path) -> dict[str, Any]:
-    done = mcp_memory(home, "stats")
+    done = local_mcp_memory(home, "stats")
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -81,20 +81,20 @@ def ollama() -> Iterator[FakeOllamaServer]:
 def test_export_then_import_into_an_empty_data_dir_gives_the_same_notes(tmp_path: Path) -> None:
     fill(tmp_path / "a", 25)
     out = tmp_path / "a.jsonl"
-    assert mcp_memory(tmp_path / "a", "export", "--vectors", "--out", str(out)).returncode == 0
+    assert local_mcp_memory(tmp_path / "a", "export", "--vectors", "--out", str(out)).returncode == 0
     (tmp_path / "b").mkdir()
     (tmp_path / "b" / "config.json").write_bytes((tmp_path / "a" / "config.json").read_bytes())
-    imported = mcp_memory(tmp_path / "b", "import", str(out))
+    imported = local_mcp_memory(tmp_path / "b", "import", str(out))
     assert imported.returncode == 0, imported.stderr
     assert "imported 25 notes into local:all-MiniLM-L6-v2:64: 25 written (0 embedded)" in imported.stderr
-    again = mcp_memory(tmp_path / "b", "export", "--vectors")
+    again = local_mcp_memory(tmp_path / "b", "export", "--vectors")
     assert again.stdout.splitlines()[1:] == out.read_text().splitlines()[1:]
 
 
 def test_importing_the_same_file_twice_adds_nothing(tmp_path: Path) -> None:
     fill(tmp_path / "a", 5)
-    exported = mcp_memory(tmp_path / "a", "export", "--vectors").stdout
-    imported = mcp_memory(tmp_path / "a", "import", "-", stdin=exported.encode())
+    exported = local_mcp_memory(tmp_path / "a", "export", "--vectors").stdout
+    imported = local_mcp_memory(tmp_path / "a", "import", "-", stdin=exported.encode())
     assert imported.returncode == 0
     assert "0 written (0 embedded), 5 already there" in imported.stderr
     assert stats(tmp_path / "a")["notes"] == 5
@@ -111,10 +111,10 @@ def test_importing_the_same_file_twice_adds_nothing(tmp_path: Path) -> None:
 def test_a_bad_import_file_fails_naming_the_line_and_changes_nothing(tmp_path: Path, bad_line: str, where: str) -> None:
     home = tmp_path / "home"
     fill(home, 3)
-    good = mcp_memory(home, "export").stdout.splitlines()
+    good = local_mcp_memory(home, "export").stdout.splitlines()
     before = files(home)
     (tmp_path / "bad.jsonl").write_text("\n".join([good[0], good[1], bad_line, *good[2:]]) + "\n")
-    failed = mcp_memory(home, "import", str(tmp_path / "bad.jsonl"))
+    failed = local_mcp_memory(home, "import", str(tmp_path / "bad.jsonl"))
     assert failed.returncode == 1
     assert where in failed.stderr
     assert "nothing was imported" in failed.stderr
@@ -123,14 +123,14 @@ def test_a_bad_import_file_fails_naming_the_line_and_changes_nothing(tmp_path: P
 
 def test_an_export_of_an_unknown_version_is_refused(tmp_path: Path) -> None:
     (tmp_path / "v2.jsonl").write_text('{"format":"mcp-memory-export","version":2,"exportedAt":"2030-01-01T00:00:00Z"}\n')
-    failed = mcp_memory(tmp_path, "import", str(tmp_path / "v2.jsonl"))
+    failed = local_mcp_memory(tmp_path, "import", str(tmp_path / "v2.jsonl"))
     assert (failed.returncode, "line 1, field version: unknown version 2" in failed.stderr) == (1, True)
     assert not (tmp_path / "data").exists()
 
 
 @pytest.mark.parametrize("args", [["import"], ["reembed", "--batch", "0"], ["reembed", "--from", "nonsense"], ["export", "--colour"]])
 def test_usage_errors_exit_with_2(tmp_path: Path, args: list[str]) -> None:
-    assert mcp_memory(tmp_path, *args).returncode == 2
+    assert local_mcp_memory(tmp_path, *args).returncode == 2
 
 
 def test_stats_prints_counts_as_json(tmp_path: Path) -> None:
@@ -179,20 +179,20 @@ def test_a_reembed_interrupted_with_ctrl_c_resumes_and_ends_with_every_note_once
     halfway = stats(tmp_path)["byNamespace"]
     assert 0 < halfway.get(OLLAMA, 0) < 30 and sum(halfway.values()) == 30
 
-    resumed = mcp_memory(tmp_path, "reembed", "--batch", "8")
+    resumed = local_mcp_memory(tmp_path, "reembed", "--batch", "8")
     assert resumed.returncode == 0, resumed.stderr
     assert f"re-embedded {30 - halfway[OLLAMA]} notes into {OLLAMA}" in resumed.stderr
     assert f"mcp-memory reembed --drop {LOCAL}" in resumed.stderr
     done = stats(tmp_path)
     assert (done["notes"], done["byNamespace"], done["vectors"]) == (30, {OLLAMA: 30}, {LOCAL: 30, OLLAMA: 30})
 
-    assert mcp_memory(tmp_path, "reembed", "--drop", LOCAL).returncode == 0
+    assert local_mcp_memory(tmp_path, "reembed", "--drop", LOCAL).returncode == 0
     assert stats(tmp_path)["vectors"] == {OLLAMA: 30}
 
 
 def test_dropping_a_namespace_that_is_still_home_fails_with_advice(tmp_path: Path, ollama: FakeOllamaServer) -> None:
     fill(tmp_path, 2)
     use_ollama(tmp_path, ollama.url)
-    refused = mcp_memory(tmp_path, "reembed", "--drop", LOCAL)
+    refused = local_mcp_memory(tmp_path, "reembed", "--drop", LOCAL)
     assert refused.returncode == 1
     assert "still the home of 2 notes" in refused.stderr

@@ -12,19 +12,19 @@ import pytest
 
 from tests.fakes.hashing_embedder_factory import HashingEmbedderFactory
 from tests.fakes.manual_clock import ManualClock
-from mcp_memory.application.add_note import AddNote, add_note
-from mcp_memory.application.delete_note import DeleteNote, delete_note
-from mcp_memory.application.errors import NoteNotFound
-from mcp_memory.application.get_note import GetNote, get_note
-from mcp_memory.application.list_recent import ListRecent, list_recent
-from mcp_memory.application.search import SearchNotes, search
-from mcp_memory.application.services import Services
-from mcp_memory.application.upsert_global import UpsertGlobal, upsert_global
-from mcp_memory.domain.identifiers import GlobalKey, GroupId
-from mcp_memory.domain.note import Tags
-from mcp_memory.entrypoints.bootstrap import compose
-from mcp_memory.entrypoints.export_format import read_export
-from mcp_memory.entrypoints.lifecycle_cli import export_command, import_command
+from local_mcp_memory.application.add_note import AddNote, add_note
+from local_mcp_memory.application.delete_note import DeleteNote, delete_note
+from local_mcp_memory.application.errors import NoteNotFound
+from local_mcp_memory.application.get_note import GetNote, get_note
+from local_mcp_memory.application.list_recent import ListRecent, list_recent
+from local_mcp_memory.application.search import SearchNotes, search
+from local_mcp_memory.application.services import Services
+from local_mcp_memory.application.upsert_global import UpsertGlobal, upsert_global
+from local_mcp_memory.domain.identifiers import GlobalKey, GroupId
+from local_mcp_memory.domain.note import Tags
+from local_mcp_memory.entrypoints.bootstrap import compose
+from local_mcp_memory.entrypoints.export_format import read_export
+from local_mcp_memory.entrypoints.lifecycle_cli import export_command, import_command
 
 T0 = datetime(2024, 1, 15, 10, 30, tzinfo=timezone.utc)
 

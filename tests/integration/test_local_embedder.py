@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 import structlog
 
-from mcp_memory.adapters.embedders.local import MODEL_SHA256, LocalOnnxEmbedder, default_tokenizer_path
-from mcp_memory.application.errors import EmbedderNotConfigured
+from local_mcp_memory.adapters.embedders.local import MODEL_SHA256, LocalOnnxEmbedder, default_tokenizer_path
+from local_mcp_memory.application.errors import EmbedderNotConfigured
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = json.loads((ROOT / "tests/data/minilm_reference.json").read_text())
@@ -113,7 +113,7 @@ def test_long_texts_are_truncated_not_refused(minilm: LocalOnnxEmbedder) -> None
 
 def test_construction_loads_nothing() -> None:
     code = (
-        "import sys; from mcp_memory.adapters.embedders.local import LocalOnnxEmbedder; LocalOnnxEmbedder(); "
+        "import sys; from local_mcp_memory.adapters.embedders.local import LocalOnnxEmbedder; LocalOnnxEmbedder(); "
         "print(sorted(m for m in ('onnxruntime', 'tokenizers', 'numpy') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
@@ -163,7 +163,7 @@ socket.socket.connect = refuse
 socket.socket.connect_ex = refuse
 socket.create_connection = refuse
 socket.getaddrinfo = refuse
-from mcp_memory.adapters.embedders.local import LocalOnnxEmbedder
+from local_mcp_memory.adapters.embedders.local import LocalOnnxEmbedder
 vectors = LocalOnnxEmbedder().embed(["A man is eating food."], "passage")
 print(json.dumps({"attempts": attempts, "head": vectors[0][:8].tolist()}))
 """

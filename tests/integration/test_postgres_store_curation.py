@@ -18,12 +18,12 @@ import numpy as np
 import psycopg
 import pytest
 
-from mcp_memory.adapters.postgres_store import PostgresNoteStore, codec
-from mcp_memory.adapters.postgres_store.queries import EXACT_SCAN_MAX
-from mcp_memory.adapters.postgres_store.schema import LATEST, MIGRATIONS
-from mcp_memory.application.ports import CandidateQuery
-from mcp_memory.domain.link import Link, LinkKey, Relation
-from mcp_memory.domain.note import Note, NoteFilter
+from local_mcp_memory.adapters.postgres_store import PostgresNoteStore, codec
+from local_mcp_memory.adapters.postgres_store.queries import EXACT_SCAN_MAX
+from local_mcp_memory.adapters.postgres_store.schema import LATEST, MIGRATIONS
+from local_mcp_memory.application.ports import CandidateQuery
+from local_mcp_memory.domain.link import Link, LinkKey, Relation
+from local_mcp_memory.domain.note import Note, NoteFilter
 from tests.contracts.test_note_store_contract import ELSEWHERE, NS, PROJECT, T0, make_note, unit
 from tests.integration.postgres_steps import open_at_once
 from tests.postgres_server import postgres, postgres_url  # noqa: F401
@@ -170,7 +170,7 @@ def test_the_migration_of_a_large_database_fills_every_note_in_batches(postgres_
 def test_a_migration_killed_midway_leaves_version_1_intact_and_runs_again(postgres_url: str) -> None:
     notes = [make_note(f"bulk {i}", minutes=i) for i in range(4_500)]
     v1_database(postgres_url, notes)
-    opener = "import sys; from mcp_memory.adapters.postgres_store import PostgresNoteStore as S; S(sys.argv[1]).close()"
+    opener = "import sys; from local_mcp_memory.adapters.postgres_store import PostgresNoteStore as S; S(sys.argv[1]).close()"
     for delay in (0.5, 1.0, 1.5):
         process = subprocess.Popen([sys.executable, "-c", opener, postgres_url])
         time.sleep(delay)
@@ -388,7 +388,7 @@ def test_large_batches_racing_single_adds_store_each_text_once(postgres_url: str
 
 
 def test_an_add_holds_a_bounded_number_of_advisory_locks(postgres_url: str) -> None:
-    from mcp_memory.adapters.postgres_store.curation import KEY_LOCKS_MAX, lock_dedup_keys
+    from local_mcp_memory.adapters.postgres_store.curation import KEY_LOCKS_MAX, lock_dedup_keys
 
     PostgresNoteStore(postgres_url).close()
 

@@ -10,9 +10,9 @@ import subprocess
 import time
 from pathlib import Path
 
-from mcp_memory.adapters.postgres_store import PostgresNoteStore
-from mcp_memory.application.ports import CandidateQuery
-from mcp_memory.domain.note import NoteFilter
+from local_mcp_memory.adapters.postgres_store import PostgresNoteStore
+from local_mcp_memory.application.ports import CandidateQuery
+from local_mcp_memory.domain.note import NoteFilter
 from tests.integration import store_worker
 from tests.integration.store_worker import PROJECT, expected_note
 from tests.postgres_server import EmbeddedPostgres, postgres, postgres_url  # noqa: F401

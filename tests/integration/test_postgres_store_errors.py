@@ -14,15 +14,15 @@ import psycopg
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from mcp_memory.adapters.faiss_store import FaissNoteStore
-from mcp_memory.adapters.postgres_store import PostgresNoteStore
-from mcp_memory.adapters.postgres_store.schema import LATEST
-from mcp_memory.adapters.postgres_store.store import ANALYZE_MIN_NOTES
-from mcp_memory.application.errors import StoreError, StoreUnavailable
-from mcp_memory.application.ports import CandidateQuery
-from mcp_memory.domain.errors import InvalidValue
-from mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, GroupId, NoteId
-from mcp_memory.domain.note import GlobalEntry, Note, NoteFilter, Tags
+from local_mcp_memory.adapters.faiss_store import FaissNoteStore
+from local_mcp_memory.adapters.postgres_store import PostgresNoteStore
+from local_mcp_memory.adapters.postgres_store.schema import LATEST
+from local_mcp_memory.adapters.postgres_store.store import ANALYZE_MIN_NOTES
+from local_mcp_memory.application.errors import StoreError, StoreUnavailable
+from local_mcp_memory.application.ports import CandidateQuery
+from local_mcp_memory.domain.errors import InvalidValue
+from local_mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, GroupId, NoteId
+from local_mcp_memory.domain.note import GlobalEntry, Note, NoteFilter, Tags
 from tests.contracts.test_note_store_contract import NS, PROJECT, make_note, unit
 from tests.postgres_server import SUPERUSER, TEAM_PASSWORD, EmbeddedPostgres, _free_port, postgres, postgres_url  # noqa: F401
 from tests.strategies import any_json_values

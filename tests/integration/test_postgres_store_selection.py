@@ -14,13 +14,13 @@ from typing import Any
 import pytest
 
 from tests.fakes.hashing_embedder_factory import HashingEmbedderFactory
-from mcp_memory.adapters.json_config import ConfigFileError, JsonFileConfigRepository
-from mcp_memory.adapters.postgres_store import PostgresNoteStore
-from mcp_memory.application.add_note import AddNote, add_note
-from mcp_memory.application.upsert_global import UpsertGlobal, upsert_global
-from mcp_memory.domain.identifiers import GlobalKey, GroupId, NoteId
-from mcp_memory.domain.note import Tags
-from mcp_memory.entrypoints.bootstrap import POSTGRES_EXTRA, compose
+from local_mcp_memory.adapters.json_config import ConfigFileError, JsonFileConfigRepository
+from local_mcp_memory.adapters.postgres_store import PostgresNoteStore
+from local_mcp_memory.application.add_note import AddNote, add_note
+from local_mcp_memory.application.upsert_global import UpsertGlobal, upsert_global
+from local_mcp_memory.domain.identifiers import GlobalKey, GroupId, NoteId
+from local_mcp_memory.domain.note import Tags
+from local_mcp_memory.entrypoints.bootstrap import POSTGRES_EXTRA, compose
 from tests.integration.http_server import HttpServer, rpc
 from tests.integration.serve import MCP_MEMORY, StdioServer, server_env
 from tests.postgres_server import TEAM_PASSWORD, EmbeddedPostgres, postgres, postgres_url  # noqa: F401
@@ -39,7 +39,7 @@ def serve_once(home: Path, requests: list[dict[str, Any]], *args: str, **env: st
     return [json.loads(line) for line in done.stdout.splitlines()]
 
 
-def mcp_memory(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def local_mcp_memory(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([MCP_MEMORY, *args], capture_output=True, text=True, env=server_env(home), timeout=120)
 
 
@@ -138,9 +138,9 @@ def without_the_extra(tmp_path: Path) -> Path:
     import site
 
     shim = tmp_path / "site"
-    (shim / "mcp_memory").mkdir(parents=True)
+    (shim / "local_mcp_memory").mkdir(parents=True)
     for layer in ("domain", "application", "adapters", "entrypoints"):  # the package, as a wheel installs it
-        (shim / "mcp_memory" / layer).symlink_to(ROOT / layer)
+        (shim / "local_mcp_memory" / layer).symlink_to(ROOT / layer)
     for packages in site.getsitepackages():
         for entry in Path(packages).iterdir():
             if not entry.name.lower().startswith(("psycopg", "pgvector")) and not (shim / entry.name).exists():
@@ -151,7 +151,7 @@ def without_the_extra(tmp_path: Path) -> Path:
 @pytest.mark.parametrize("command", [["serve"], ["export"], ["stats"]])
 def test_a_postgresql_url_without_the_extra_exits_2_with_the_pip_command(tmp_path: Path, command: list[str]) -> None:
     shim = without_the_extra(tmp_path)
-    program = f"import sys; sys.path[:0] = [{str(shim)!r}]; from mcp_memory.entrypoints.cli import main; sys.exit(main())"
+    program = f"import sys; sys.path[:0] = [{str(shim)!r}]; from local_mcp_memory.entrypoints.cli import main; sys.exit(main())"
     done = subprocess.run(
         [sys.executable, "-S", "-c", program, *command, "--store", "postgresql://team:pw@127.0.0.1:5432/team"],
         capture_output=True, text=True, env=server_env(tmp_path), timeout=60, stdin=subprocess.DEVNULL,
@@ -162,13 +162,13 @@ def test_a_postgresql_url_without_the_extra_exits_2_with_the_pip_command(tmp_pat
 
 @pytest.mark.parametrize("command", [["serve"], ["stats"]])
 def test_a_store_url_that_does_not_parse_exits_2(tmp_path: Path, command: list[str]) -> None:
-    done = mcp_memory(tmp_path, *command, "--store", "postgresql://team:pw@db.example:port/team")
+    done = local_mcp_memory(tmp_path, *command, "--store", "postgresql://team:pw@db.example:port/team")
     assert done.returncode == 2 and "port" in done.stderr
 
 
 @pytest.mark.parametrize("command", [["verify"], ["salvage", "out.jsonl"]])
 def test_verify_and_salvage_say_they_check_the_local_store_only(tmp_path: Path, command: list[str]) -> None:
-    done = mcp_memory(tmp_path, *command, "--store", "postgresql://team:pw@127.0.0.1:5432/team")
+    done = local_mcp_memory(tmp_path, *command, "--store", "postgresql://team:pw@127.0.0.1:5432/team")
     assert done.returncode == 2 and "local store" in done.stderr and "pg_dump" in done.stderr
 
 
@@ -217,25 +217,25 @@ def test_export_from_the_local_store_imports_into_postgresql_and_back_with_ids_a
     home = tmp_path / "home"
     ids = fill_local(home)
     config = ["--config", str(home / "config.json")]
-    local = mcp_memory(home, "export", "--vectors", *config, "--data-dir", str(home / "data"))
+    local = local_mcp_memory(home, "export", "--vectors", *config, "--data-dir", str(home / "data"))
     assert local.returncode == 0, local.stderr
     (tmp_path / "local.jsonl").write_text(local.stdout)
 
-    into = mcp_memory(home, "import", str(tmp_path / "local.jsonl"), *config, "--store", postgres_url)
+    into = local_mcp_memory(home, "import", str(tmp_path / "local.jsonl"), *config, "--store", postgres_url)
     assert into.returncode == 0, into.stderr
     assert "12 written (0 embedded)" in into.stderr
-    team = mcp_memory(home, "export", "--vectors", *config, "--store", postgres_url)
+    team = local_mcp_memory(home, "export", "--vectors", *config, "--store", postgres_url)
     assert notes_of(team.stdout) == notes_of(local.stdout)
 
     (tmp_path / "team.jsonl").write_text(team.stdout)
-    back = mcp_memory(home, "import", str(tmp_path / "team.jsonl"), *config, "--data-dir", str(tmp_path / "back"))
+    back = local_mcp_memory(home, "import", str(tmp_path / "team.jsonl"), *config, "--data-dir", str(tmp_path / "back"))
     assert back.returncode == 0, back.stderr
-    again = mcp_memory(home, "export", "--vectors", *config, "--data-dir", str(tmp_path / "back"))
+    again = local_mcp_memory(home, "export", "--vectors", *config, "--data-dir", str(tmp_path / "back"))
     assert notes_of(again.stdout) == notes_of(local.stdout)
     store = PostgresNoteStore(postgres_url)
     assert {s.note.id.value for s in store.iter_notes()} == set(ids)
     assert store.namespaces() == {next(iter(store.namespaces())): 12} and str(next(iter(store.namespaces()))) == LOCAL
     assert store.vector(NoteId(ids[0]), next(iter(store.namespaces()))) is not None
     store.close()
-    stats = json.loads(mcp_memory(home, "stats", *config, "--store", postgres_url).stdout)
+    stats = json.loads(local_mcp_memory(home, "stats", *config, "--store", postgres_url).stdout)
     assert (stats["notes"], stats["globals"], stats["byGroup"]) == (12, 1, {"g0": 4, "g1": 4, "g2": 4})

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import structlog
 
-from mcp_memory.adapters.faiss_store import FaissNoteStore
+from local_mcp_memory.adapters.faiss_store import FaissNoteStore
 from tests.integration.small_store import NS, build as build_small_store, note, vector
 
 WRITER = textwrap.dedent(
@@ -21,8 +21,8 @@ WRITER = textwrap.dedent(
     from pathlib import Path
     import structlog
     structlog.configure(logger_factory=structlog.PrintLoggerFactory(sys.stderr))
-    from mcp_memory.adapters.faiss_store import FaissNoteStore
-    from mcp_memory.application.errors import StoreError
+    from local_mcp_memory.adapters.faiss_store import FaissNoteStore
+    from local_mcp_memory.application.errors import StoreError
     from tests.integration.small_store import NS, note, vector
 
     data, limit, compact_after = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])

@@ -11,13 +11,13 @@ import pytest
 import structlog
 
 from tests.fakes.hashing_embedder_factory import HashingEmbedderFactory
-from mcp_memory.adapters.faiss_store import FaissNoteStore
-from mcp_memory.application.errors import StoreCorrupt
-from mcp_memory.application.ports import CandidateQuery, StoredNote
-from mcp_memory.domain.note import NoteFilter
-from mcp_memory.entrypoints.bootstrap import LazyServices, compose
-from mcp_memory.entrypoints.mcp.protocol import McpOptions
-from mcp_memory.entrypoints.server import build_dispatcher
+from local_mcp_memory.adapters.faiss_store import FaissNoteStore
+from local_mcp_memory.application.errors import StoreCorrupt
+from local_mcp_memory.application.ports import CandidateQuery, StoredNote
+from local_mcp_memory.domain.note import NoteFilter
+from local_mcp_memory.entrypoints.bootstrap import LazyServices, compose
+from local_mcp_memory.entrypoints.mcp.protocol import McpOptions
+from local_mcp_memory.entrypoints.server import build_dispatcher
 from tests.integration.small_store import NS, PROJECTS, Written, build as build_small_store, note, vector
 from tests.integration.test_faiss_store_durability import flip_byte
 

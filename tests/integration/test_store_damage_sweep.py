@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from mcp_memory.adapters.faiss_store import FaissNoteStore
-from mcp_memory.adapters.faiss_store.salvage import as_export, salvage
-from mcp_memory.application.errors import StoreCorrupt
-from mcp_memory.application.ports import CandidateQuery, StoredNote
-from mcp_memory.domain.note import NoteFilter
+from local_mcp_memory.adapters.faiss_store import FaissNoteStore
+from local_mcp_memory.adapters.faiss_store.salvage import as_export, salvage
+from local_mcp_memory.application.errors import StoreCorrupt
+from local_mcp_memory.application.ports import CandidateQuery, StoredNote
+from local_mcp_memory.domain.note import NoteFilter
 from tests.integration.small_store import NS, PROJECTS, Written, build as build_small_store, vector
 
 CASES = 600

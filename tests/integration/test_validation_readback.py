@@ -17,15 +17,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from tests.fakes.hashing_embedder_factory import HashingEmbedderFactory
-from mcp_memory.application.services import Services
-from mcp_memory.domain.errors import InvalidValue
-from mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, GroupId, Namespace, NoteId
-from mcp_memory.domain.note import GlobalEntry, Note
-from mcp_memory.entrypoints.bootstrap import compose
-from mcp_memory.entrypoints.errors import ImportFileInvalid
-from mcp_memory.entrypoints.export_format import read_export
-from mcp_memory.entrypoints.lifecycle_cli import export_command
-from mcp_memory.entrypoints.server import build_dispatcher
+from local_mcp_memory.application.services import Services
+from local_mcp_memory.domain.errors import InvalidValue
+from local_mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, GroupId, Namespace, NoteId
+from local_mcp_memory.domain.note import GlobalEntry, Note
+from local_mcp_memory.entrypoints.bootstrap import compose
+from local_mcp_memory.entrypoints.errors import ImportFileInvalid
+from local_mcp_memory.entrypoints.export_format import read_export
+from local_mcp_memory.entrypoints.lifecycle_cli import export_command
+from local_mcp_memory.entrypoints.server import build_dispatcher
 from tests.strategies import any_json_values
 
 PROJECT = "validation-project"

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 
-from mcp_memory.application.add_note import AddNote, add_note
-from mcp_memory.application.services import Services
-from mcp_memory.application.set_config import SetConfig, SetEmbedder, set_config
-from mcp_memory.domain.identifiers import GroupId, Namespace, NoteId
-from mcp_memory.entrypoints.server import build_dispatcher
+from local_mcp_memory.application.add_note import AddNote, add_note
+from local_mcp_memory.application.services import Services
+from local_mcp_memory.application.set_config import SetConfig, SetEmbedder, set_config
+from local_mcp_memory.domain.identifiers import GroupId, Namespace, NoteId
+from local_mcp_memory.entrypoints.server import build_dispatcher
 
 LOCAL = Namespace("local", "all-MiniLM-L6-v2", 64)
 OLLAMA = Namespace("ollama", "nomic-embed-text", 64)

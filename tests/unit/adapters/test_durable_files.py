@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_memory.adapters.durable_files import replace_durably, write_durably
+from local_mcp_memory.adapters.durable_files import replace_durably, write_durably
 
 
 @pytest.fixture

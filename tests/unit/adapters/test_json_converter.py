@@ -12,16 +12,16 @@ import msgspec
 import pytest
 from hypothesis import given
 
-from mcp_memory.adapters.faiss_store.records import NoteFields, encode, fields_of, note_of
-from mcp_memory.adapters.json_converter import CAMEL, STORED
-from mcp_memory.application.export_notes import Export, ExportedNote
-from mcp_memory.application.ports import StoredNote
-from mcp_memory.domain.errors import InvalidValue
-from mcp_memory.domain.identifiers import CanonicalProjectId, GroupId, Namespace, NoteId
-from mcp_memory.domain.note import Note, Tags
-from mcp_memory.domain.time import format_instant
-from mcp_memory.entrypoints.export_format import NoteLine, read_export, write_export
-from mcp_memory.entrypoints.wire import stored_view
+from local_mcp_memory.adapters.faiss_store.records import NoteFields, encode, fields_of, note_of
+from local_mcp_memory.adapters.json_converter import CAMEL, STORED
+from local_mcp_memory.application.export_notes import Export, ExportedNote
+from local_mcp_memory.application.ports import StoredNote
+from local_mcp_memory.domain.errors import InvalidValue
+from local_mcp_memory.domain.identifiers import CanonicalProjectId, GroupId, Namespace, NoteId
+from local_mcp_memory.domain.note import Note, Tags
+from local_mcp_memory.domain.time import format_instant
+from local_mcp_memory.entrypoints.export_format import NoteLine, read_export, write_export
+from local_mcp_memory.entrypoints.wire import stored_view
 from tests.strategies import namespaces, notes
 
 NOW = datetime(2024, 1, 15, 10, 30, tzinfo=timezone.utc)

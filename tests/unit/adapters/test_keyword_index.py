@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from mcp_memory.adapters.keyword_index import KeywordIndex
-from mcp_memory.adapters.text_analysis import tokens
+from local_mcp_memory.adapters.keyword_index import KeywordIndex
+from local_mcp_memory.adapters.text_analysis import tokens
 
 
 def index_of(notes: dict[str, str], created: dict[str, int] | None = None) -> KeywordIndex:

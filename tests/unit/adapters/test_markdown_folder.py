@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_memory.adapters.markdown_folder import MAX_BYTES, FolderWatch, OsMarkdownFolder
-from mcp_memory.adapters.markdown_parts import parse
-from mcp_memory.application.folder_documents import Document, FolderFile, Part, Skipped, file_of
-from mcp_memory.domain.note import Note
+from local_mcp_memory.adapters.markdown_folder import MAX_BYTES, FolderWatch, OsMarkdownFolder
+from local_mcp_memory.adapters.markdown_parts import parse
+from local_mcp_memory.application.folder_documents import Document, FolderFile, Part, Skipped, file_of
+from local_mcp_memory.domain.note import Note
 
 
 def write(root: Path, path: str, text: str | bytes) -> Path:

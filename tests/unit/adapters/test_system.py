@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from mcp_memory.adapters.system import OsProjectResolver
-from mcp_memory.domain.errors import InvalidValue
+from local_mcp_memory.adapters.system import OsProjectResolver
+from local_mcp_memory.domain.errors import InvalidValue
 from tests.strategies import opaque_project_ids, relative_paths
 
 resolver = OsProjectResolver()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mcp_memory.adapters.text_analysis import document_tokens, tokens
+from local_mcp_memory.adapters.text_analysis import document_tokens, tokens
 
 
 def test_function_words_are_not_terms() -> None:

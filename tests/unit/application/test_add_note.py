@@ -6,10 +6,10 @@ from datetime import datetime, timezone
 
 import pytest
 
-from mcp_memory.application.errors import DimensionChanged
-from mcp_memory.application.get_note import GetNote, get_note
-from mcp_memory.application.services import Services
-from mcp_memory.domain.note import Tags
+from local_mcp_memory.application.errors import DimensionChanged
+from local_mcp_memory.application.get_note import GetNote, get_note
+from local_mcp_memory.application.services import Services
+from local_mcp_memory.domain.note import Tags
 from tests.fakes.manual_clock import ManualClock
 from tests.fakes.memory_config import InMemoryConfigRepository
 from tests.unit.steps import add, rpc

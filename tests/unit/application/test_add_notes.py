@@ -10,13 +10,13 @@ import msgspec
 import pytest
 
 from tests.fakes.memory_store import InMemoryNoteStore
-from mcp_memory.application.add_notes import AddNotes, add_notes
-from mcp_memory.application.errors import StoreError
-from mcp_memory.application.list_recent import ListRecent, list_recent
-from mcp_memory.application.search import SearchNotes, search
-from mcp_memory.application.services import Services
-from mcp_memory.entrypoints.server import build_dispatcher
-from mcp_memory.entrypoints.methods.add_notes import AddNotesParams
+from local_mcp_memory.application.add_notes import AddNotes, add_notes
+from local_mcp_memory.application.errors import StoreError
+from local_mcp_memory.application.list_recent import ListRecent, list_recent
+from local_mcp_memory.application.search import SearchNotes, search
+from local_mcp_memory.application.services import Services
+from local_mcp_memory.entrypoints.server import build_dispatcher
+from local_mcp_memory.entrypoints.methods.add_notes import AddNotesParams
 from tests.unit.steps import rpc
 
 

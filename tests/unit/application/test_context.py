@@ -13,15 +13,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mcp_memory.application.context import GetContext, context_text, get_context
-from mcp_memory.application.context_markdown import Budget
-from mcp_memory.application.errors import EmbedderUnavailable, InvalidRequest
-from mcp_memory.application.services import Services
-from mcp_memory.application.settings import EmbedderSettings
-from mcp_memory.application.upsert_global import UpsertGlobal, upsert_global
-from mcp_memory.domain.identifiers import GlobalKey, GroupId, NoteId
-from mcp_memory.domain.note import Note, Tags
-from mcp_memory.entrypoints.bootstrap import compose
+from local_mcp_memory.application.context import GetContext, context_text, get_context
+from local_mcp_memory.application.context_markdown import Budget
+from local_mcp_memory.application.errors import EmbedderUnavailable, InvalidRequest
+from local_mcp_memory.application.services import Services
+from local_mcp_memory.application.settings import EmbedderSettings
+from local_mcp_memory.application.upsert_global import UpsertGlobal, upsert_global
+from local_mcp_memory.domain.identifiers import GlobalKey, GroupId, NoteId
+from local_mcp_memory.domain.note import Note, Tags
+from local_mcp_memory.entrypoints.bootstrap import compose
 from tests.fakes.manual_clock import ManualClock
 from tests.fakes.memory_config import InMemoryConfigRepository
 from tests.fakes.memory_store import InMemoryNoteStore

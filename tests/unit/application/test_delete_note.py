@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_memory.application.delete_note import DeleteNote, delete_note
-from mcp_memory.application.errors import NoteNotFound
-from mcp_memory.application.get_note import GetNote, get_note
-from mcp_memory.application.list_recent import ListRecent, list_recent
-from mcp_memory.application.search import SearchNotes, search
-from mcp_memory.application.services import Services
-from mcp_memory.domain.identifiers import NoteId
+from local_mcp_memory.application.delete_note import DeleteNote, delete_note
+from local_mcp_memory.application.errors import NoteNotFound
+from local_mcp_memory.application.get_note import GetNote, get_note
+from local_mcp_memory.application.list_recent import ListRecent, list_recent
+from local_mcp_memory.application.search import SearchNotes, search
+from local_mcp_memory.application.services import Services
+from local_mcp_memory.domain.identifiers import NoteId
 from tests.unit.steps import add
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_memory.application.drop_namespace import DropNamespace, drop_namespace
-from mcp_memory.application.errors import InvalidRequest
-from mcp_memory.application.reembed import Reembed, reembed
-from mcp_memory.application.services import Services
+from local_mcp_memory.application.drop_namespace import DropNamespace, drop_namespace
+from local_mcp_memory.application.errors import InvalidRequest
+from local_mcp_memory.application.reembed import Reembed, reembed
+from local_mcp_memory.application.services import Services
 from tests.unit.steps import LOCAL, OLLAMA, add, switch_to_ollama
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_memory.application.get_config import get_config
-from mcp_memory.application.services import Services
-from mcp_memory.application.set_config import SetConfig, SetEmbedder, set_config
+from local_mcp_memory.application.get_config import get_config
+from local_mcp_memory.application.services import Services
+from local_mcp_memory.application.set_config import SetConfig, SetEmbedder, set_config
 
 
 @pytest.mark.parametrize(

@@ -7,14 +7,14 @@ from datetime import datetime, timedelta, timezone
 import attrs
 import pytest
 
-from mcp_memory.application.export_notes import ExportNotes, export_notes
-from mcp_memory.application.import_notes import ImportNotes, import_notes
-from mcp_memory.application.services import Services
-from mcp_memory.application.upsert_global import UpsertGlobal, upsert_global
-from mcp_memory.application.errors import InvalidRequest
-from mcp_memory.application.links import GetRelated, LinkNotes, link_notes, related
-from mcp_memory.domain.identifiers import GlobalKey, NoteId
-from mcp_memory.domain.link import Link, LinkKey, Relation
+from local_mcp_memory.application.export_notes import ExportNotes, export_notes
+from local_mcp_memory.application.import_notes import ImportNotes, import_notes
+from local_mcp_memory.application.services import Services
+from local_mcp_memory.application.upsert_global import UpsertGlobal, upsert_global
+from local_mcp_memory.application.errors import InvalidRequest
+from local_mcp_memory.application.links import GetRelated, LinkNotes, link_notes, related
+from local_mcp_memory.domain.identifiers import GlobalKey, NoteId
+from local_mcp_memory.domain.link import Link, LinkKey, Relation
 from tests.fakes.manual_clock import ManualClock
 from tests.unit.steps import LOCAL, add, homes, switch_to_ollama
 

@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 
-from mcp_memory.application.services import Services
+from local_mcp_memory.application.services import Services
 from tests.fakes.manual_clock import ManualClock
 from tests.unit.steps import add, rpc
 

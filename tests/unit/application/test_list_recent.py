@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from mcp_memory.application.list_recent import ListRecent, list_recent
-from mcp_memory.application.services import Services
-from mcp_memory.domain.identifiers import GroupId
+from local_mcp_memory.application.list_recent import ListRecent, list_recent
+from local_mcp_memory.application.services import Services
+from local_mcp_memory.domain.identifiers import GroupId
 from tests.fakes.manual_clock import ManualClock
 from tests.unit.steps import add
 

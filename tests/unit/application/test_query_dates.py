@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 import pytest
 from hypothesis import given, strategies as st
 
-from mcp_memory.application.query_dates import Period, named_period
+from local_mcp_memory.application.query_dates import Period, named_period
 
 
 def day(y: int, m: int, d: int) -> datetime:

@@ -6,9 +6,9 @@ from datetime import datetime, timedelta, timezone
 
 from hypothesis import given, strategies as st
 
-from mcp_memory.application.ports import Candidate, Spread
-from mcp_memory.application.query_dates import Period
-from mcp_memory.application.ranking import KEYWORD_EVIDENCE, SPREAD_MIN_NOTES, blend, calibrated_scores, dated, with_context
+from local_mcp_memory.application.ports import Candidate, Spread
+from local_mcp_memory.application.query_dates import Period
+from local_mcp_memory.application.ranking import KEYWORD_EVIDENCE, SPREAD_MIN_NOTES, blend, calibrated_scores, dated, with_context
 
 
 T0 = datetime(2024, 1, 15, 10, 30, tzinfo=timezone.utc)

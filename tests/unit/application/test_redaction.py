@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_memory.application.redaction import mask_url, redact
+from local_mcp_memory.application.redaction import mask_url, redact
 
 
 @pytest.mark.parametrize(

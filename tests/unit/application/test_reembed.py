@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_memory.application.errors import InvalidRequest
-from mcp_memory.application.reembed import Reembed, reembed
-from mcp_memory.application.search import SearchNotes, search
-from mcp_memory.application.services import Services
-from mcp_memory.application.update_note import UpdateNote, update_note
-from mcp_memory.domain.identifiers import Namespace
-from mcp_memory.domain.note import NotePatch
+from local_mcp_memory.application.errors import InvalidRequest
+from local_mcp_memory.application.reembed import Reembed, reembed
+from local_mcp_memory.application.search import SearchNotes, search
+from local_mcp_memory.application.services import Services
+from local_mcp_memory.application.update_note import UpdateNote, update_note
+from local_mcp_memory.domain.identifiers import Namespace
+from local_mcp_memory.domain.note import NotePatch
 from tests.unit.steps import LOCAL, OLLAMA, add, homes, switch_to_ollama
 
 

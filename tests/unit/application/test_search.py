@@ -10,16 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from mcp_memory.application.add_note import AddNote, add_note
-from mcp_memory.application.errors import InvalidRequest
-from mcp_memory.application.ports import EmbedKind
-from mcp_memory.application.search import DEFAULT_MODE, SearchNotes, search
-from mcp_memory.application.services import Services
-from mcp_memory.application.settings import EmbedderSettings
-from mcp_memory.domain.identifiers import GroupId
-from mcp_memory.domain.note import Tags
-from mcp_memory.domain.time import TimeWindow
-from mcp_memory.entrypoints.bootstrap import compose
+from local_mcp_memory.application.add_note import AddNote, add_note
+from local_mcp_memory.application.errors import InvalidRequest
+from local_mcp_memory.application.ports import EmbedKind
+from local_mcp_memory.application.search import DEFAULT_MODE, SearchNotes, search
+from local_mcp_memory.application.services import Services
+from local_mcp_memory.application.settings import EmbedderSettings
+from local_mcp_memory.domain.identifiers import GroupId
+from local_mcp_memory.domain.note import Tags
+from local_mcp_memory.domain.time import TimeWindow
+from local_mcp_memory.entrypoints.bootstrap import compose
 from tests.fakes.manual_clock import ManualClock
 from tests.fakes.memory_config import InMemoryConfigRepository
 from tests.fakes.memory_store import InMemoryNoteStore

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from mcp_memory.application.get_config import get_config
-from mcp_memory.application.get_note import GetNote, get_note
-from mcp_memory.application.search import SearchNotes, search
-from mcp_memory.application.services import Services
-from mcp_memory.application.set_config import SetConfig, SetEmbedder, set_config
+from local_mcp_memory.application.get_config import get_config
+from local_mcp_memory.application.get_note import GetNote, get_note
+from local_mcp_memory.application.search import SearchNotes, search
+from local_mcp_memory.application.services import Services
+from local_mcp_memory.application.set_config import SetConfig, SetEmbedder, set_config
 from tests.fakes.memory_config import InMemoryConfigRepository
 from tests.unit.steps import LOCAL, OLLAMA, add, homes, switch_to_ollama
 

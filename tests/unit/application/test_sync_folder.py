@@ -7,13 +7,13 @@ from collections.abc import Sequence
 import attrs
 import pytest
 
-from mcp_memory.application.folder_documents import Part
-from mcp_memory.application.ports import StoredNote, Vector
-from mcp_memory.application.services import Services
-from mcp_memory.application.sync_folder import EMPTY, FolderSynced, SyncFolder, SyncMemo, sync_folder
-from mcp_memory.domain.errors import InvalidValue
-from mcp_memory.domain.identifiers import Namespace, NoteId
-from mcp_memory.domain.note import Note, SyncOrigin
+from local_mcp_memory.application.folder_documents import Part
+from local_mcp_memory.application.ports import StoredNote, Vector
+from local_mcp_memory.application.services import Services
+from local_mcp_memory.application.sync_folder import EMPTY, FolderSynced, SyncFolder, SyncMemo, sync_folder
+from local_mcp_memory.domain.errors import InvalidValue
+from local_mcp_memory.domain.identifiers import Namespace, NoteId
+from local_mcp_memory.domain.note import Note, SyncOrigin
 from tests.fakes.memory_folder import InMemoryMarkdownFolder
 from tests.unit.steps import add
 

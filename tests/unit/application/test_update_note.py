@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_memory.application.errors import NoteNotFound
-from mcp_memory.application.get_note import GetNote, get_note
-from mcp_memory.application.search import SearchNotes, search
-from mcp_memory.application.services import Services
-from mcp_memory.application.update_note import UpdateNote, update_note
-from mcp_memory.domain.errors import InvalidValue
-from mcp_memory.domain.identifiers import GroupId, NoteId
-from mcp_memory.domain.note import NotePatch, Tags
+from local_mcp_memory.application.errors import NoteNotFound
+from local_mcp_memory.application.get_note import GetNote, get_note
+from local_mcp_memory.application.search import SearchNotes, search
+from local_mcp_memory.application.services import Services
+from local_mcp_memory.application.update_note import UpdateNote, update_note
+from local_mcp_memory.domain.errors import InvalidValue
+from local_mcp_memory.domain.identifiers import GroupId, NoteId
+from local_mcp_memory.domain.note import NotePatch, Tags
 from tests.fakes.manual_clock import ManualClock
 from tests.unit.steps import add
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from mcp_memory.application.get_global import GetGlobal, get_global
-from mcp_memory.application.services import Services
-from mcp_memory.application.upsert_global import UpsertGlobal, upsert_global
-from mcp_memory.domain.identifiers import GlobalKey
+from local_mcp_memory.application.get_global import GetGlobal, get_global
+from local_mcp_memory.application.services import Services
+from local_mcp_memory.application.upsert_global import UpsertGlobal, upsert_global
+from local_mcp_memory.domain.identifiers import GlobalKey
 from tests.fakes.manual_clock import ManualClock
 
 

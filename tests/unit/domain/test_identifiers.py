@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 
-from mcp_memory.domain.errors import InvalidValue
-from mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, GroupId, Namespace, NoteId, is_path_like
+from local_mcp_memory.domain.errors import InvalidValue
+from local_mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, GroupId, Namespace, NoteId, is_path_like
 from tests.strategies import group_ids, not_group_ids
 
 

@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcp_memory.domain.errors import InvalidValue
-from mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, GroupId, NoteId
-from mcp_memory.domain.note import GlobalEntry, Note, NoteFilter, NotePatch, Tags
-from mcp_memory.domain.time import TimeWindow, format_instant, parse_instant
+from local_mcp_memory.domain.errors import InvalidValue
+from local_mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, GroupId, NoteId
+from local_mcp_memory.domain.note import GlobalEntry, Note, NoteFilter, NotePatch, Tags
+from local_mcp_memory.domain.time import TimeWindow, format_instant, parse_instant
 
 T0 = datetime(2024, 1, 15, 10, 30, tzinfo=timezone.utc)
 

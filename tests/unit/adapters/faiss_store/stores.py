@@ -12,11 +12,11 @@ from pathlib import Path
 import msgspec
 import numpy as np
 
-from mcp_memory.adapters.faiss_store.lines import encode_line, encode_manifest, read_line
-from mcp_memory.adapters.faiss_store.records import NOTE_ROW_V3, Header, Manifest, decode_sidecar, encode
-from mcp_memory.domain.identifiers import CanonicalProjectId, GroupId, Namespace, NoteId
-from mcp_memory.domain.link import Link, LinkKey, Relation
-from mcp_memory.domain.note import Note
+from local_mcp_memory.adapters.faiss_store.lines import encode_line, encode_manifest, read_line
+from local_mcp_memory.adapters.faiss_store.records import NOTE_ROW_V3, Header, Manifest, decode_sidecar, encode
+from local_mcp_memory.domain.identifiers import CanonicalProjectId, GroupId, Namespace, NoteId
+from local_mcp_memory.domain.link import Link, LinkKey, Relation
+from local_mcp_memory.domain.note import Note
 
 NS = Namespace("local", "unit-model", 8)
 PROJECT = CanonicalProjectId("/work/app")

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from mcp_memory.adapters.faiss_store import FaissNoteStore
-from mcp_memory.adapters.faiss_store.checkup import verify
-from mcp_memory.adapters.faiss_store.lines import encode_line
-from mcp_memory.adapters.faiss_store.records import PutLink, decode_sidecar
-from mcp_memory.adapters.faiss_store.salvage import as_export, salvage
-from mcp_memory.application.errors import StoreCorrupt
+from local_mcp_memory.adapters.faiss_store import FaissNoteStore
+from local_mcp_memory.adapters.faiss_store.checkup import verify
+from local_mcp_memory.adapters.faiss_store.lines import encode_line
+from local_mcp_memory.adapters.faiss_store.records import PutLink, decode_sidecar
+from local_mcp_memory.adapters.faiss_store.salvage import as_export, salvage
+from local_mcp_memory.application.errors import StoreCorrupt
 from tests.unit.adapters.faiss_store.stores import NS, flip_byte, journal_of, link, note, snapshot_of, vector
 
 A, B, C, D = (note(i) for i in range(4))

@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcp_memory.adapters.faiss_store.lines import about, checked_line, decode_line, decode_manifest, encode_line, read_line
-from mcp_memory.application.errors import StoreCorrupt
-from mcp_memory.adapters.faiss_store.records import (
+from local_mcp_memory.adapters.faiss_store.lines import about, checked_line, decode_line, decode_manifest, encode_line, read_line
+from local_mcp_memory.application.errors import StoreCorrupt
+from local_mcp_memory.adapters.faiss_store.records import (
     FORMAT,
     Delete,
     DeleteLink,
@@ -31,9 +31,9 @@ from mcp_memory.adapters.faiss_store.records import (
     vector_bytes,
     vector_rows,
 )
-from mcp_memory.domain.errors import InvalidValue
-from mcp_memory.domain.note import dedup_text
-from mcp_memory.domain.time import format_instant
+from local_mcp_memory.domain.errors import InvalidValue
+from local_mcp_memory.domain.note import dedup_text
+from local_mcp_memory.domain.time import format_instant
 from tests.strategies import group_ids, instants, json_values, namespaces, notes, opaque_project_ids
 
 vectors = st.integers(1, 16).flatmap(

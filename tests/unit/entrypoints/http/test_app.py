@@ -9,9 +9,9 @@ from typing import Any
 
 import structlog
 
-from mcp_memory.entrypoints.http.app import HttpApp
-from mcp_memory.entrypoints.http.guard import Policy
-from mcp_memory.entrypoints.jsonrpc import Dispatcher
+from local_mcp_memory.entrypoints.http.app import HttpApp
+from local_mcp_memory.entrypoints.http.guard import Policy
+from local_mcp_memory.entrypoints.jsonrpc import Dispatcher
 
 
 class RefusingPool(Executor):

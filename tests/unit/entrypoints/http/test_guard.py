@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_memory.entrypoints.http.guard import Policy, allowed_hosts, check, cors_headers, header_map, is_loopback
+from local_mcp_memory.entrypoints.http.guard import Policy, allowed_hosts, check, cors_headers, header_map, is_loopback
 
 PORT = 8765
 HOST = {"host": f"127.0.0.1:{PORT}"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_memory.entrypoints.http.guard import Policy, check, cors_headers, header_map
+from local_mcp_memory.entrypoints.http.guard import Policy, check, cors_headers, header_map
 
 PORT = 8765
 

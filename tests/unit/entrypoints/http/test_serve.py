@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_memory.entrypoints.http.serve import Tuning, public_token_problem, token_in_force
+from local_mcp_memory.entrypoints.http.serve import Tuning, public_token_problem, token_in_force
 
 
 def test_durations_default_to_30_s_for_a_body_and_an_hour_for_a_session() -> None:

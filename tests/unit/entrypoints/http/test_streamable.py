@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import structlog
 
-from mcp_memory.entrypoints.http.streamable import Sessions
+from local_mcp_memory.entrypoints.http.streamable import Sessions
 
 
 class ManualClock:

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_memory.application.services import Services
+from local_mcp_memory.application.services import Services
 from tests.unit.entrypoints.mcp.dispatch_client import Client
 
 

@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from mcp_memory.application.services import Services
-from mcp_memory.entrypoints.mcp import McpOptions, TextBounds
-from mcp_memory.entrypoints.server import build_dispatcher
+from local_mcp_memory.application.services import Services
+from local_mcp_memory.entrypoints.mcp import McpOptions, TextBounds
+from local_mcp_memory.entrypoints.server import build_dispatcher
 
 
 class Client:

@@ -11,8 +11,8 @@ import jsonschema
 import msgspec
 import pytest
 
-from mcp_memory.application.services import Services
-from mcp_memory.entrypoints.mcp import TextBounds
+from local_mcp_memory.application.services import Services
+from local_mcp_memory.entrypoints.mcp import TextBounds
 from tests.unit.entrypoints.mcp.dispatch_client import Client
 from tests.unit.entrypoints.mcp.test_protocol import _ok
 

@@ -12,11 +12,11 @@ import jsonschema
 import msgspec
 import pytest
 
-from mcp_memory.application.services import Services
-from mcp_memory.entrypoints.mcp import TextBounds
-from mcp_memory.entrypoints.mcp.protocol import LATEST_PROTOCOL_VERSION, PROTOCOL_VERSIONS, SERVER_VERSION
-from mcp_memory.entrypoints.mcp.schemas import self_contained
-from mcp_memory.entrypoints.methods import METHODS
+from local_mcp_memory.application.services import Services
+from local_mcp_memory.entrypoints.mcp import TextBounds
+from local_mcp_memory.entrypoints.mcp.protocol import LATEST_PROTOCOL_VERSION, PROTOCOL_VERSIONS, SERVER_VERSION
+from local_mcp_memory.entrypoints.mcp.schemas import self_contained
+from local_mcp_memory.entrypoints.methods import METHODS
 from tests.unit.entrypoints.mcp.dispatch_client import Client
 
 
@@ -55,7 +55,7 @@ def test_initialize_names_the_server_its_capabilities_and_instructions(client: C
 
 
 def test_server_version_is_the_packages_version() -> None:
-    assert SERVER_VERSION == importlib.metadata.version("mcp-memory")
+    assert SERVER_VERSION == importlib.metadata.version("local-mcp-memory")
 
 
 def test_initialize_without_a_protocol_version_is_invalid_params(client: Client) -> None:

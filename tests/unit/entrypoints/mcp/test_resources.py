@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcp_memory.entrypoints.mcp.resources import PAGE_SIZE, ContextTarget, NoteTarget, parse, project_uri
+from local_mcp_memory.entrypoints.mcp.resources import PAGE_SIZE, ContextTarget, NoteTarget, parse, project_uri
 from tests.fakes.manual_clock import ManualClock
 from tests.unit.entrypoints.mcp.dispatch_client import Client
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from mcp_memory.application.services import Services
-from mcp_memory.domain.note import Tags
+from local_mcp_memory.application.services import Services
+from local_mcp_memory.domain.note import Tags
 from tests.fakes.manual_clock import ManualClock
 from tests.unit.steps import add, rpc
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mcp_memory.application.services import Services
+from local_mcp_memory.application.services import Services
 from tests.unit.steps import add, rpc
 
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from mcp_memory.application.services import Services
-from mcp_memory.domain.note import Tags
+from local_mcp_memory.application.services import Services
+from local_mcp_memory.domain.note import Tags
 from tests.unit.steps import add, rpc
 
 
