@@ -73,6 +73,9 @@ def _parser() -> argparse.ArgumentParser:
     from local_mcp_memory.entrypoints.context_cli import add_session_commands
 
     add_session_commands(commands, _add_path_flags, EXIT_CODES)
+    from local_mcp_memory.entrypoints.claude_cli import add_claude_commands
+
+    add_claude_commands(commands, EXIT_CODES)
     return parser
 
 
@@ -239,7 +242,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from local_mcp_memory.entrypoints.sync_cli import run as sync
 
         return sync(args)
-    if args.command in ("context", "install-claude"):
+    if args.command in ("context", "install-claude", "uninstall-claude"):
         return args.handler(args)
     from local_mcp_memory.entrypoints.lifecycle_cli import run
 
