@@ -49,7 +49,8 @@ def add_session_commands(
     context.add_argument(
         "--project",
         metavar="P",
-        help="the project: a path or an opaque id, as the methods take it (default: the working directory)",
+        help="the project: a path or an opaque id, as the methods take it (default: the main worktree of the "
+        "git repository holding the working directory, else the working directory)",
     )
     context.add_argument("--group", type=_group, metavar="G", help="only notes of this groupId (the settings are shown whatever the group)")
     context.add_argument("--query", type=_query, metavar="Q", help="also list the notes most relevant to Q (embeds Q)")
@@ -92,14 +93,21 @@ def _limit(text: str) -> int:
 
 
 def context_main(args: argparse.Namespace) -> int:
-    from local_mcp_memory.entrypoints.bootstrap import LOG_LEVEL_ENV, ServerOptions, configure_logging, store_problem, store_setting_at_start
+    from local_mcp_memory.entrypoints.bootstrap import (
+        LOG_LEVEL_ENV,
+        ServerOptions,
+        configure_logging,
+        default_project,
+        store_problem,
+        store_setting_at_start,
+    )
 
     configure_logging({LOG_LEVEL_ENV: "WARNING", **os.environ})
     options = ServerOptions.resolve(os.environ, args.config, args.data_dir, args.store)
     if (problem := store_problem(store_setting_at_start(options))) is not None:
         sys.stderr.write(f"mcp-memory context: {problem}\n")
         return EXIT_USAGE
-    project = args.project if args.project is not None else os.getcwd()
+    project = args.project if args.project is not None else default_project(os.getcwd())
     try:
         text = _page(options, project, args.group, args.query, args.limit)
     except KeyboardInterrupt:
