@@ -3,8 +3,8 @@
 
 ``scrub`` replaces each secret with ``***`` and keeps what names it (``API_KEY=***``,
 ``Authorization: Bearer ***``, ``https://***@host``), so the digest still says what was
-done. It errs towards masking: a 40-character mixed-case token is masked even when it is
-not an AWS secret key. Formats covered (``tests/data/secrets_corpus.txt`` has one or more
+done. It errs towards masking: a mixed-case token of 40 characters or more is masked even
+when it is not an AWS secret key. Formats covered (``tests/data/secrets_corpus.txt`` has one or more
 of each, and a test checks none survives):
 
 - private keys in PEM (``-----BEGIN … PRIVATE KEY-----`` to its END line, or to the end of
@@ -42,6 +42,8 @@ _NAME = (
 _PEM = re.compile(
     r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)", re.DOTALL
 )
+
+_PEM_END = re.compile(r"-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----")
 
 _TOKENS = tuple(
     re.compile(pattern)
@@ -94,12 +96,12 @@ _LABELLED = (
 
 
 _WORD = re.compile(r"[a-z]{3,}")
-_BASE64_40 = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+_BASE64_WORD = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40,}={0,2}(?![A-Za-z0-9/+=])")
 
 
-def _random_40(match: re.Match[str]) -> str:
-    """An AWS secret access key and the like: 40 base64 characters mixing upper case, lower
-    case and digits. A git hash (lower-case hex) and a path (starting with ``/``, or with a
+def _random_base64(match: re.Match[str]) -> str:
+    """An AWS secret access key, a line of a private key's body and the like: 40 or more
+    base64 characters mixing upper case, lower case and digits. A git hash (lower-case hex) and a path (starting with ``/``, or with a
     lower-case word between slashes, like ``src/``) stay."""
     word = match.group(0)
     if word.startswith("/") or ("/" in word and any(_WORD.fullmatch(part) for part in word.split("/"))):
@@ -112,10 +114,11 @@ def _random_40(match: re.Match[str]) -> str:
 def scrub(text: str) -> str:
     """``text`` with every secret it recognizably holds replaced by ``***``."""
     text = _PEM.sub(f"-----PRIVATE KEY {MASK}-----", text)
+    text = _PEM_END.sub(f"-----PRIVATE KEY {MASK}-----", text)  # the end of a key whose start was cut off
     text = mask_url(text)
     for pattern in _TOKENS:
         text = pattern.sub(MASK, text)
-    text = _BASE64_40.sub(_random_40, text)
+    text = _BASE64_WORD.sub(_random_base64, text)
     for pattern, replacement in _LABELLED:
         text = pattern.sub(replacement, text)
     return text
