@@ -28,7 +28,6 @@ import json
 import os
 import socket
 import stat
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -149,6 +148,8 @@ def _start_if_none(sock: Path, lock_path: Path, start: Callable[[int], None]) ->
 def spawn(fd: int, args: list[str], log: Path, environ: Mapping[str, str]) -> None:
     """Start ``mcp-memory service`` detached (its own session, no terminal, stdout to
     nowhere, stderr to ``log``), handing it the locked descriptor ``fd``."""
+    import subprocess  # only the hook that starts a service pays for it
+
     _rotate(log)
     out = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
     try:

@@ -17,14 +17,14 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from bench.claude_sessions import Session
-from tests.integration.hooks import add_notes, hook, services_of, stop_services, wait_for
-from tests.integration.serve import MCP_MEMORY, server_env
+from bench.hook_runs import MCP_MEMORY, add_notes, hook_env, services_of, stop_services
+from bench.hook_runs import run_hook as hook
 from tests.secrets_corpus import corpus_text, surviving
 
 NOTES = [
@@ -48,7 +48,7 @@ def prompt(home: Path, text: str, **env: str) -> subprocess.CompletedProcess[byt
 
 
 def stored(home: Path) -> list[dict]:
-    out = subprocess.run([MCP_MEMORY, "export", "--data-dir", str(home / "data")], env=server_env(home), capture_output=True, check=True)
+    out = subprocess.run([MCP_MEMORY, "export", "--data-dir", str(home / "data")], env=hook_env(home), capture_output=True, check=True)
     return [json.loads(line) for line in out.stdout.splitlines()[1:] if b'"text"' in line]
 
 
@@ -65,6 +65,15 @@ def secret_session(home: Path) -> Path:
 def capture(home: Path, event: str = "stop", **env: str) -> subprocess.CompletedProcess[bytes]:
     payload = {"session_id": "s-1", "cwd": str(home / "project"), "transcript_path": str(home / "transcript.jsonl")}
     return hook(home, event, payload, env)
+
+
+def wait_for(condition: Callable[[], bool], seconds: float = 30) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return False
 
 
 # ---------------------------------------------------------------- what the hooks do
@@ -281,12 +290,12 @@ def test_a_full_disk_fails_the_capture_and_keeps_every_note(home: Path) -> None:
         [MCP_MEMORY, "hook", "stop", "--data-dir", str(home / "data")],
         input=payload.encode(),
         capture_output=True,
-        env=server_env(home, MCP_MEMORY_SERVICE_IDLE="0"),
+        env=hook_env(home, MCP_MEMORY_SERVICE_IDLE="0"),
         preexec_fn=small_files,
         timeout=60,
     )
     assert (result.returncode, result.stdout) == (0, b"")
     assert b"hook_failed" in result.stderr
     assert sorted(n["id"] for n in stored(home)) == sorted(ids)
-    verify = subprocess.run([MCP_MEMORY, "verify", "--data-dir", str(home / "data")], env=server_env(home), capture_output=True)
+    verify = subprocess.run([MCP_MEMORY, "verify", "--data-dir", str(home / "data")], env=hook_env(home), capture_output=True)
     assert verify.returncode == 0, verify.stdout + verify.stderr

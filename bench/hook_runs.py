@@ -1,5 +1,5 @@
-"""Steps the hook tests and ``bench.hooks`` share: a home with notes, running ``mcp-memory hook``
-as Claude Code does, and finding the background services of a data directory."""
+"""Notes stored with the real local model, ``mcp-memory hook`` run as Claude Code runs it, and
+the background services of a data directory: shared by the hook tests and ``bench.hooks``."""
 
 from __future__ import annotations
 
@@ -7,11 +7,13 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tests.integration.serve import MCP_MEMORY, server_env
+MCP_MEMORY = str(Path(sys.executable).with_name("mcp-memory"))
 
 
 def add_notes(home: Path, project: str, notes: list[dict[str, Any]]) -> list[str]:
@@ -30,22 +32,31 @@ def add_notes(home: Path, project: str, notes: list[dict[str, Any]]) -> list[str
         services.store.close()
 
 
-def hook(
-    home: Path, event: str, payload: Any, env: dict[str, str] | None = None, timeout: float = 60, cwd: Path | None = None
+def hook_env(home: Path, **extra: str) -> dict[str, str]:
+    """The environment without the caller's mcp-memory settings, its files under ``home``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MCP_MEMORY_")}
+    env.update(HOME=str(home), MCP_MEMORY_CONFIG=str(home / "config.json"), MCP_MEMORY_DATA_DIR=str(home / "data"), **extra)
+    return env
+
+
+def run_hook(
+    home: Path, event: str, payload: Any, env: Mapping[str, str] | None = None, timeout: float = 60, cwd: Path | None = None
 ) -> subprocess.CompletedProcess[bytes]:
+    """``mcp-memory hook <event>`` with ``payload`` (bytes as they are, else JSON) on stdin."""
     data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
     return subprocess.run(
         [MCP_MEMORY, "hook", event, "--data-dir", str(home / "data"), "--config", str(home / "config.json")],
         input=data,
         capture_output=True,
-        env=server_env(home, **(env or {})),
+        env=hook_env(home, **(env or {})),
         cwd=cwd or home,
         timeout=timeout,
     )
 
 
 def services_of(data_dir: Path) -> list[int]:
-    """Pids of the ``mcp-memory service`` processes serving ``data_dir``."""
+    """Pids of the ``mcp-memory service`` processes serving ``data_dir`` (started by a hook
+    given ``--data-dir``)."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -60,6 +71,7 @@ def services_of(data_dir: Path) -> list[int]:
 
 
 def stop_services(data_dir: Path) -> None:
+    """Kill the services of ``data_dir`` and wait until they are gone."""
     for pid in services_of(data_dir):
         try:
             os.kill(pid, signal.SIGKILL)
@@ -68,12 +80,3 @@ def stop_services(data_dir: Path) -> None:
     deadline = time.monotonic() + 5
     while services_of(data_dir) and time.monotonic() < deadline:
         time.sleep(0.05)
-
-
-def wait_for(condition: Any, seconds: float = 30) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return False
