@@ -42,6 +42,8 @@ MARKER = "# mcp-memory install-claude"
 SERVER_NAME = "mcp-memory"
 SERVER_MARKER = ("MCP_MEMORY_INSTALLED_BY", "install-claude")
 BOM = "\ufeff"
+MAX_BYTES = 64 * 2**20
+"""A larger settings file is refused (Claude Code's own ``.claude.json`` stays far below)."""
 
 
 @attrs.frozen
@@ -320,15 +322,17 @@ class SettingsFile:
         """The file at ``path``; an empty object when there is none, or it is empty."""
         try:
             info = path.stat()
+            if not stat.S_ISREG(info.st_mode):  # a FIFO would block the read
+                raise SettingsUnreadable(path, "not a regular file")
+            if info.st_size > MAX_BYTES:
+                raise SettingsUnreadable(path, f"larger than {MAX_BYTES // 2**20} MB")
+            if not info.st_mode & stat.S_IWUSR or not os.access(path, os.W_OK):
+                raise SettingsUnreadable(path, f"read-only (mode {stat.S_IMODE(info.st_mode):04o})")
             raw = path.read_bytes()
         except FileNotFoundError:
             return cls(path, {}, exists=False)
         except OSError as exc:
             raise SettingsUnreadable(path, exc.strerror or str(exc)) from None
-        if not stat.S_ISREG(info.st_mode):
-            raise SettingsUnreadable(path, "not a regular file")
-        if not info.st_mode & stat.S_IWUSR or not os.access(path, os.W_OK):
-            raise SettingsUnreadable(path, f"read-only (mode {stat.S_IMODE(info.st_mode):04o})")
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -343,11 +347,16 @@ class SettingsFile:
             raise SettingsUnreadable(path, "not a JSON object")
         return cls(path, content, exists=True, bom=bom, final_newline=text.endswith("\n"), identity=identity)
 
-    def write(self, content: dict[str, Any]) -> None:
-        """``content`` into the file, whole or not at all; refused when the file changed since it was read."""
+    def text_of(self, content: dict[str, Any]) -> str:
+        """``content`` as this file writes it, checked to read back exactly."""
         text = dumps(content) + ("\n" if self.final_newline else "")
         if parse(text, self.path) != content:  # every number and string reads back as it was
             raise SettingsUnreadable(self.path, "cannot be written back exactly")
+        return text
+
+    def write(self, text: str) -> None:
+        """``text`` (see ``text_of``) into the file, whole or not at all; refused when the file
+        changed since it was read."""
         path = self.path.resolve() if self.path.is_symlink() else self.path
         path.parent.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
@@ -389,13 +398,16 @@ def apply(changes: list[tuple[Path, Change]]) -> list[Path]:
     planned = []
     for path, change in changes:
         current = SettingsFile.read(path)
-        new = change(current.content, path)
-        if new is not None:
-            planned.append((current, new))
-    written: list[Path] = []
-    for current, new in planned:
         try:
-            current.write(new)
+            new = change(current.content, path)
+            if new is not None:
+                planned.append((current, current.text_of(new)))
+        except RecursionError:  # read by json's parser, too deep for the code that compares and writes
+            raise SettingsUnreadable(path, "nested too deeply") from None
+    written: list[Path] = []
+    for current, text in planned:
+        try:
+            current.write(text)
         except SettingsUnreadable as exc:
             raise SettingsUnreadable(exc.path, exc.reason, tuple(written)) from None
         written.append(current.path)

@@ -177,6 +177,7 @@ def test_numbers_are_kept_as_written(tmp_path: Path) -> None:
         ('{"mcpServers": []}', '"mcpServers" is not a JSON object'),
         (b"\xff\xfe{}", "not UTF-8"),
         ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+        ('{"a": ' + "[" * 980 + "]" * 980 + "}", "nested too deeply"),
     ],
 )
 @pytest.mark.parametrize("where", [project_settings, project_servers])
@@ -194,6 +195,15 @@ def test_a_file_that_cannot_be_read_strictly_is_reported_and_nothing_is_written_
         other = project_servers(tmp_path) if where is project_settings else project_settings(tmp_path)
         assert not other.exists()
         assert os.listdir(path.parent) == [path.name]  # no temporary file left behind
+
+
+def test_a_settings_path_that_is_no_regular_file_is_refused_without_reading_it(tmp_path: Path) -> None:
+    path = project_settings(tmp_path)
+    path.parent.mkdir(parents=True)
+    os.mkfifo(path)  # reading it would wait for a writer forever
+    with pytest.raises(SettingsUnreadable, match="not a regular file"):
+        install(tmp_path)
+    assert not project_servers(tmp_path).exists()
 
 
 def test_a_read_only_settings_file_is_refused_and_never_replaced(tmp_path: Path) -> None:
