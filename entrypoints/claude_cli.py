@@ -102,6 +102,11 @@ def install_main(args: argparse.Namespace, out: TextIO | None = None, err: TextI
     written = _apply(args.command, [(settings, lambda s, p: cs.with_hooks(s, commands, p)), (servers, add_server)], err)
     if written is None:
         return EXIT_FAILED
+    if cs.session_pages(cs.SettingsFile.read(settings).content):
+        notes.append(
+            f"a SessionStart hook in {settings} runs `mcp-memory context` without the marker (an older install-claude's, "
+            "or your own): it was left as it is, and shows the session page a second time; remove it if it is not yours"
+        )
     for note in notes:
         err.write(f"mcp-memory {args.command}: {note}\n")
     out.write(f"{'wrote' if written else 'already installed, nothing written:'} {', '.join(map(str, written or files))}\n")

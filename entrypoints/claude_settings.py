@@ -141,6 +141,24 @@ def is_our_hook(hook: Any) -> bool:
     return isinstance(hook, dict) and isinstance(hook.get("command"), str) and hook["command"].endswith(" " + MARKER)
 
 
+def runs_context(hook: Any) -> bool:
+    """A hook, not ours, running ``mcp-memory context``: an older install-claude's, or the
+    user's own; left alone, but it shows the session page a second time."""
+    if is_our_hook(hook) or not isinstance(hook, dict) or not isinstance(hook.get("command"), str):
+        return False
+    try:
+        words = shlex.split(hook["command"], comments=True)
+    except ValueError:
+        return False
+    return len(words) >= 2 and os.path.basename(words[0]) == "mcp-memory" and words[1] == "context"
+
+
+def session_pages(settings: dict[str, Any]) -> int:
+    """How many SessionStart hooks not ours run ``mcp-memory context`` (see ``runs_context``)."""
+    groups = settings.get("hooks", {}).get("SessionStart", [])
+    return sum(runs_context(h) for g in groups for h in g.get("hooks", []))
+
+
 def is_our_server(entry: Any) -> bool:
     env = entry.get("env") if isinstance(entry, dict) else None
     return isinstance(env, dict) and env.get(SERVER_MARKER[0]) == SERVER_MARKER[1]

@@ -63,3 +63,17 @@ def test_user_scope_gives_claude_code_the_connected_server_and_uninstall_takes_b
     state_after = json.loads((config_dir / ".claude.json").read_text())
     assert state_after["mcpServers"] == state_before["mcpServers"]
     assert "mcp-memory:" not in claude.run("mcp", "list") and CONNECTED in claude.status_of("theirs")
+
+
+def test_an_older_installs_session_page_hook_is_left_alone_and_reported(tmp_path: Path) -> None:
+    home, project = tmp_path / "home", tmp_path / "app"
+    older = {"matcher": "startup|clear|compact", "hooks": [
+        {"type": "command", "command": 'mcp-memory context --project "${CLAUDE_PROJECT_DIR:-$PWD}"', "timeout": 30}]}  # fmt: skip
+    settings = project / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text(json.dumps({"hooks": {"SessionStart": [older]}}))
+    done = run(home, project, "install-claude")
+    assert done.returncode == 0 and "runs `mcp-memory context` without the marker" in done.stderr
+    assert json.loads(settings.read_text())["hooks"]["SessionStart"][0] == older
+    run(home, project, "uninstall-claude")
+    assert json.loads(settings.read_text()) == {"hooks": {"SessionStart": [older]}}
