@@ -25,7 +25,7 @@ def with_mcp_memory_on_path(claude: ClaudeCode) -> ClaudeCode:
 def test_claude_validates_the_marketplace_and_the_plugin(tmp_path: Path) -> None:
     claude = ClaudeCode(tmp_path)
     for path in (REPOSITORY, PLUGIN):
-        report = claude.run("plugin", "validate", str(path))
+        report = claude.run("plugin", "validate", "--strict", str(path))
         assert "✔ Validation passed" in report, report
     listed = claude.run("plugin", "validate", str(PLUGIN))
     for spec in claude_settings.HOOKS:
