@@ -17,12 +17,12 @@ A missing or unreadable file raises ``OSError``.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from typing import Any
 
 import attrs
+import msgspec
 
 from local_mcp_memory.application.session_digest import Answer, Command, FileChange, Prompt, SessionEvent
 
@@ -32,6 +32,7 @@ MAX_PENDING = 1000
 """Bash calls waiting for their result; older ones are given up as having none."""
 
 FILE_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
+_decode = msgspec.json.Decoder().decode
 _EXIT_CODE = re.compile(r"^Exit code (-?\d+)")
 _NOT_PROMPTS = ("<command-", "<local-command-", "[Request interrupted", "Caveat: The messages below", "<bash-")
 
@@ -59,8 +60,8 @@ def read_transcript(path: str, stats: TranscriptStats | None = None) -> Iterator
                 continue
             stats.lines += 1
             try:
-                entry = json.loads(line)
-            except ValueError:
+                entry = _decode(line)
+            except msgspec.DecodeError:
                 stats.skipped += 1
                 continue
             if isinstance(entry, dict):

@@ -3,15 +3,18 @@ commands ran and how they ended, the commits made, and how the last answer began
 
 The events come from a transcript reader (``ports.TranscriptReader``); ``digest`` folds them
 into a markdown text of at most ``DigestLimits.chars`` characters. Every piece of text is
-scrubbed of secrets (``application.secrets``) *before* it is cut, so a cut never leaves half
-a key that no longer looks like one; the whole digest is scrubbed again at the end.
+scrubbed of secrets (``application.secrets``) *before* it is cut to its share, so a cut never
+leaves half a key that no longer looks like one; the whole digest is scrubbed again at the end.
+Only what is kept is scrubbed, and only its first ``SCRUB_WINDOW`` characters (far more than
+is kept of it: a key cut at the window's end lies beyond what is shown), so a session of
+thousands of long prompts costs no more than a short one.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import attrs
 
@@ -45,6 +48,8 @@ class Answer:
 
 SessionEvent = Prompt | FileChange | Command | Answer
 
+SCRUB_WINDOW = 1000
+
 _COMMIT_LINE = re.compile(r"^\[([^\]\s]+)(?: \(root-commit\))? ([0-9a-f]{7,40})\] (.+)$", re.MULTILINE)
 _GIT_COMMIT = re.compile(r"\bgit\b(?:\s+-[Cc]\s+\S+)*\s+commit\b")
 
@@ -68,11 +73,11 @@ class _Ends:
     """The first and last items of a long sequence, and how many there were."""
 
     keep: int
-    first: list[str] = attrs.field(factory=list)
-    last: list[str] = attrs.field(factory=list)
+    first: list[Any] = attrs.field(factory=list)
+    last: list[Any] = attrs.field(factory=list)
     count: int = 0
 
-    def add(self, item: str) -> None:
+    def add(self, item: Any) -> None:
         self.count += 1
         if len(self.first) < self.keep // 3 or self.keep < 3:
             self.first.append(item)
@@ -81,7 +86,7 @@ class _Ends:
         if len(self.last) > self.keep - len(self.first):
             self.last.pop(0)
 
-    def items(self) -> list[str]:
+    def items(self) -> list[Any]:
         skipped = self.count - len(self.first) - len(self.last)
         middle = [f"… {skipped} more …"] if skipped > 0 else []
         return [*self.first, *middle, *self.last]
@@ -109,18 +114,18 @@ def digest(events: Iterable[SessionEvent], limits: DigestLimits = DigestLimits()
     first_prompt = ""
     for event in events:
         if isinstance(event, Prompt):
-            text = _cut(_one_line(scrub(event.text[:20_000])), limits.prompt_chars)
-            first_prompt = first_prompt or text
-            prompts.add(text)
+            first_prompt = first_prompt or event.text
+            prompts.add(event.text[:SCRUB_WINDOW])
         elif isinstance(event, FileChange):
             path = _relative(event.path, root)
             if path in files or len(files) < limits.kept_files:
                 files[path] = files.get(path, 0) + 1
         elif isinstance(event, Command):
             failed += bool(event.failed)
-            commands.add(_command_line(event, limits))
-            if event.failed is False and _GIT_COMMIT.search(event.command) and len(commits) < limits.kept_commits:
-                commits.extend(_cut(scrub(f"{m.group(2)} {m.group(3)}"), limits.command_chars) for m in _COMMIT_LINE.finditer(event.output))
+            commands.add(_command_line(event))
+            committed = event.failed is False and "commit" in event.command and _GIT_COMMIT.search(event.command[:SCRUB_WINDOW])
+            if committed and len(commits) < limits.kept_commits:
+                commits.extend(f"{m.group(2)} {m.group(3)}"[:SCRUB_WINDOW] for m in _COMMIT_LINE.finditer(event.output))
         elif isinstance(event, Answer) and event.text.strip():
             answer = event.text
     if not (prompts.count or files or commands.count):
@@ -131,36 +136,49 @@ def digest(events: Iterable[SessionEvent], limits: DigestLimits = DigestLimits()
     )
     sections = [head]
     if prompts.count:
-        sections.append("Prompts:\n" + "\n".join(f"- {p}" for p in prompts.items()))
+        sections.append("Prompts:\n" + "\n".join(f"- {_shown(p, limits.prompt_chars)}" for p in prompts.items()))
     if files:
-        sections.append("Files changed: " + ", ".join(p if n == 1 else f"{p} ({n} edits)" for p, n in files.items()))
+        shown_files = (_shown(p, limits.command_chars) + ("" if n == 1 else f" ({n} edits)") for p, n in files.items())
+        sections.append("Files changed: " + ", ".join(shown_files))
     if commands.count:
-        sections.append("Commands:\n" + "\n".join(f"- {c}" for c in commands.items()))
+        sections.append("Commands:\n" + "\n".join(f"- {_command_shown(c, limits.command_chars)}" for c in commands.items()))
     if commits:
-        sections.append("Commits:\n" + "\n".join(f"- {c}" for c in commits[: limits.kept_commits]))
+        sections.append("Commits:\n" + "\n".join(f"- {_shown(c, limits.command_chars)}" for c in commits[: limits.kept_commits]))
     if answer:
-        sections.append("Last answer: " + _cut(_one_line(scrub(answer[:20_000])), limits.answer_chars))
+        sections.append("Last answer: " + _shown(answer[:SCRUB_WINDOW], limits.answer_chars))
     text = scrub(_bounded("\n\n".join(sections), max(limits.chars, limits.MIN_CHARS)))
-    title = _cut(f"Session: {first_prompt or 'no prompt'}", 120)
+    title = _shown(f"Session: {first_prompt[:SCRUB_WINDOW] or 'no prompt'}", 120)
     return Digest(text, title, prompts.count, commands.count, failed, len(files), len(commits))
 
 
-def _command_line(event: Command, limits: DigestLimits) -> str:
-    command = _cut(_one_line(scrub(event.command[:20_000])), limits.command_chars)
+def _shown(text: str, limit: int) -> str:
+    """``text`` scrubbed, on one line, cut to ``limit`` characters."""
+    return _cut(_one_line(scrub(text)), limit)
+
+
+def _command_shown(item: tuple[str, str] | str, limit: int) -> str:
+    if isinstance(item, str):  # "… N more …"
+        return item
+    command, outcome = item
+    quoted = _shown(command, limit).replace("`", "'")
+    return f"`{quoted}` → {outcome}"
+
+
+def _command_line(event: Command) -> tuple[str, str]:
+    """The command (unscrubbed, up to ``SCRUB_WINDOW``) and its outcome."""
     if event.failed is None:
         outcome = "no result"
     elif event.failed:
         outcome = f"exit {event.exit_code}" if event.exit_code is not None else "failed"
     else:
         outcome = "ok"
-    quoted = command.replace("`", "'")
-    return f"`{quoted}` → {outcome}"
+    return event.command[:SCRUB_WINDOW], outcome
 
 
 def _relative(path: str, root: str | None) -> str:
     if root and path.startswith(root.rstrip("/") + "/"):
         return path[len(root.rstrip("/")) + 1 :]
-    return scrub(path)
+    return path[:SCRUB_WINDOW]
 
 
 def _one_line(text: str) -> str:

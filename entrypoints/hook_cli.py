@@ -262,7 +262,11 @@ def service_main(args: argparse.Namespace) -> int:
         log("service_not_started", reason=exc.reason)
         return 1
     idle = _seconds(os.environ, IDLE_ENV, 600.0) or 600.0
-    services = compose(options=options)
+    try:
+        services = compose(options=options)
+    except Exception as exc:  # the hooks waiting for it see it gone and work in-process
+        log("service_not_started", reason=type(exc).__name__, detail=str(exc)[:300])
+        return 1
     lock = threading.Lock()
 
     def answer(request: dict[str, Any]) -> str:

@@ -68,9 +68,15 @@ def _session_start(project: str, session: str | None, source: Any, services: Ser
     page = context_text(GetContext(project), services)
     if session and source in ("compact", "resume"):
         so_far = session_digest_text(project, session, services)
-        if so_far:
+        if so_far and not _shown_whole(so_far, page):
             page = f"{page.rstrip()}\n\n{DIGEST_HEADING}\n\n{so_far}\n"
     return page
+
+
+def _shown_whole(text: str, page: str) -> bool:
+    """Whether the page's recent notes already show ``text`` uncut (the page indents a note's
+    lines)."""
+    return " ".join(text.split()) in " ".join(page.split())
 
 
 def _capture(

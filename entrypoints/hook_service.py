@@ -121,9 +121,26 @@ def _connect(sock: Path, deadline: float, start: Callable[[int], None]) -> socke
                 raise ServiceUnavailable(f"cannot connect to {sock}: {exc.strerror}") from None
         if not started:
             started = _start_if_none(sock, lock_path, start)
+        elif _unlocked(lock_path):
+            raise ServiceUnavailable(f"the service stopped as it started (its log: {sock}.log)")
         if time.monotonic() >= deadline:
             raise ServiceUnavailable("the service did not start in time", slow=True)
         time.sleep(0.01 if started else 0.02)
+
+
+def _unlocked(lock_path: Path) -> bool:
+    """Whether no process holds the service lock (the service this hook started is gone)."""
+    try:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CLOEXEC)
+    except OSError:
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def _start_if_none(sock: Path, lock_path: Path, start: Callable[[int], None]) -> bool:
