@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from local_mcp_memory.entrypoints import subcommands
+
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
@@ -23,13 +25,7 @@ def add_claude_commands(commands: argparse._SubParsersAction, epilog: str) -> No
     """Add both commands to the ``mcp-memory`` parser; each sets ``args.handler``."""
 
     def command(name: str, summary: str, description: str, examples: str) -> argparse.ArgumentParser:
-        parser = commands.add_parser(
-            name,
-            help=summary,
-            description=description,
-            epilog=f"examples:\n{examples}\n\n{epilog}",
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )
+        parser = subcommands.add(commands, name, summary, description, examples, epilog)
         parser.add_argument("--project-dir", metavar="DIR", help="the project (--scope project; default: the working directory)")
         parser.add_argument(
             "--scope",
@@ -82,10 +78,10 @@ def _files(args: argparse.Namespace, err: TextIO) -> tuple[Path, Path] | int:
     return claude_settings.project_settings(project), claude_settings.project_servers(project)
 
 
-def install_main(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
+def install_main(args: argparse.Namespace) -> int:
     from local_mcp_memory.entrypoints import claude_settings as cs
 
-    out, err = out or sys.stdout, err or sys.stderr
+    out, err = sys.stdout, sys.stderr
     files = _files(args, err)
     if isinstance(files, int):
         return files
@@ -116,18 +112,16 @@ def install_main(args: argparse.Namespace, out: TextIO | None = None, err: TextI
     return EXIT_OK
 
 
-def uninstall_main(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
+def uninstall_main(args: argparse.Namespace) -> int:
     from local_mcp_memory.entrypoints import claude_settings as cs
 
-    out, err = out or sys.stdout, err or sys.stderr
-    files = _files(args, err)
+    files = _files(args, sys.stderr)
     if isinstance(files, int):
         return files
-    settings, servers = files
-    written = _apply(args.command, [(settings, cs.without_hooks), (servers, cs.without_server)], err)
+    written = _apply(args.command, [(files[0], cs.without_hooks), (files[1], cs.without_server)], sys.stderr)
     if written is None:
         return EXIT_FAILED
-    out.write(f"removed install-claude's entries from {', '.join(map(str, written))}\n" if written else "nothing of install-claude's to remove\n")
+    sys.stdout.write(f"removed install-claude's entries from {', '.join(map(str, written))}\n" if written else "nothing of install-claude's to remove\n")
     return EXIT_OK
 
 

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from local_mcp_memory.application import DEFAULT_BATCH, MAX_BATCH
+from local_mcp_memory.entrypoints import subcommands
 from local_mcp_memory.entrypoints.build_defaults import DEFAULT_TRANSPORT
 
 TRANSPORTS = ("stdio", "http")
@@ -93,13 +94,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _add_data_commands(commands: argparse._SubParsersAction) -> None:
     def command(name: str, summary: str, description: str, examples: str) -> argparse.ArgumentParser:
-        return commands.add_parser(
-            name,
-            help=summary,
-            description=description,
-            epilog=f"examples:\n{examples}\n\n{EXIT_CODES}",
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )
+        return subcommands.add(commands, name, summary, description, examples, EXIT_CODES)
 
     export = command(
         "export",

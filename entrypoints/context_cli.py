@@ -14,6 +14,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from local_mcp_memory.entrypoints import subcommands
+
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
@@ -25,17 +27,8 @@ def add_session_commands(
 ) -> None:
     """Add ``context`` to the ``mcp-memory`` parser; it sets ``args.handler``, the function
     that runs it."""
-
-    def command(name: str, summary: str, description: str, examples: str) -> argparse.ArgumentParser:
-        return commands.add_parser(
-            name,
-            help=summary,
-            description=description,
-            epilog=f"examples:\n{examples}\n\n{epilog}",
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )
-
-    context = command(
+    context = subcommands.add(
+        commands,
         "context",
         "print a project's session context: global settings, newest and relevant notes",
         "Print the markdown page memory.context answers: the project's global settings, its newest\n"
@@ -45,6 +38,7 @@ def add_session_commands(
         "  mcp-memory context\n"
         "  mcp-memory context --project ~/code/app --group task-142 --limit 10\n"
         "  mcp-memory context --query \"how do we deploy\"",
+        epilog,
     )
     context.add_argument(
         "--project",

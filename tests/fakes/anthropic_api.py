@@ -25,11 +25,13 @@ import itertools
 import json
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import urlsplit
 
 import attrs
+
+from tests.fakes.local_http import LocalHttpFake, Server
 
 Block = dict[str, Any]
 
@@ -86,13 +88,8 @@ def _block_texts(blocks: Any) -> Iterator[str]:
             yield from _block_texts(content)
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    fake: FakeAnthropicApi
-
-
 class _Handler(BaseHTTPRequestHandler):
-    server: _Server
+    server: Server
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True
 
@@ -124,36 +121,17 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
 
-class FakeAnthropicApi:
+class FakeAnthropicApi(LocalHttpFake):
     MODEL_FALLBACK = "claude-sonnet-4-5"
+    handler = _Handler
 
     def __init__(self, side_answer: str = "Notes") -> None:
+        super().__init__()
         self.requests: list[Recorded] = []
         self.side_answer = side_answer
         self._answers: list[list[Block]] = []
         self._taken = 0
         self._lock = threading.Lock()
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
-
-    @property
-    def url(self) -> str:
-        assert self._server is not None, "start the server first (use it as a context manager)"
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
-
-    def __enter__(self) -> FakeAnthropicApi:
-        self._server = _Server(("127.0.0.1", 0), _Handler)
-        self._server.fake = self
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        assert self._server is not None and self._thread is not None
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
 
     def script(self, *answers: list[Block]) -> None:
         """The conversation's answers, in order (replacing any earlier script)."""
