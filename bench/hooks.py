@@ -28,6 +28,8 @@ import os
 import platform
 import resource
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -62,6 +64,13 @@ def spread(values: list[float]) -> dict[str, float]:
     return {"p50": round(statistics.median(ordered), 1), "p95": round(p95, 1), "runs": len(ordered)}
 
 
+def _python_start() -> float:
+    """A bare ``python -c pass`` from spawn to exit: the floor under any hook on this machine now."""
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+    return (time.perf_counter() - started) * 1000
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cold", type=int, default=5, help="cold runs per event")
@@ -87,6 +96,7 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             stop_services(home / "data")
     figures["machine"] = {"cpus": os.cpu_count(), "platform": platform.platform(), "load_average": os.getloadavg()}
+    figures["python_start_ms"] = spread([_python_start() for _ in range(10)])
     _print(figures)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(figures, indent=1) + "\n")
@@ -155,6 +165,7 @@ def _print(f: dict[str, Any]) -> None:
         f"in-process p50 {c['in_process_ms']['p50']} ms"
     )
     print(f"load average during the run: {', '.join(f'{x:.1f}' for x in f['machine']['load_average'])} on {f['machine']['cpus']} CPUs")
+    print(f"a bare `python -c pass` at the same time: p50 {f['python_start_ms']['p50']} ms")
 
 
 if __name__ == "__main__":

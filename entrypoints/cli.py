@@ -92,6 +92,14 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _hook_parser() -> argparse.ArgumentParser:
+    from local_mcp_memory.entrypoints.hook_cli import add_parsers as add_hook_commands
+
+    parser = argparse.ArgumentParser(prog="mcp-memory", epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_hook_commands(parser.add_subparsers(dest="command", required=True, metavar="COMMAND"), _add_path_flags, EXIT_CODES)
+    return parser
+
+
 def _add_data_commands(commands: argparse._SubParsersAction) -> None:
     def command(name: str, summary: str, description: str, examples: str) -> argparse.ArgumentParser:
         return subcommands.add(commands, name, summary, description, examples, EXIT_CODES)
@@ -242,6 +250,16 @@ def _add_store_flag(parser: argparse.ArgumentParser, local_only: bool = False) -
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["hook"]:  # on every prompt: only the parser it needs; never exit 2, which
+        try:  # Claude Code reads as "block this prompt": a usage error is reported and ignored
+            hook_args = _hook_parser().parse_args(argv)
+        except SystemExit:
+            return 0
+        return hook_args.handler(hook_args)
+    if argv[:1] == ["service"]:
+        service_args = _hook_parser().parse_args(argv)
+        return service_args.handler(service_args)
     args = _parser().parse_args(argv)
     if args.command == "serve":
         return _serve(args)

@@ -313,3 +313,10 @@ def test_a_service_that_cannot_start_sends_the_hook_in_process_at_once(home: Pat
     assert b"the service stopped as it started" in result.stderr  # seen at once, not after the budget
     assert b"hook_timed_out" not in result.stderr
     assert services_of(home / "data") == []
+
+
+def test_a_usage_error_is_reported_but_never_exit_2_which_would_block_the_prompt(home: Path) -> None:
+    for argv in (["hook", "bogus-event"], ["hook", "stop", "--no-such-flag"]):
+        result = subprocess.run([MCP_MEMORY, *argv], input=b"{}", capture_output=True, env=hook_env(home), timeout=30)
+        assert (result.returncode, result.stdout) == (0, b"")
+        assert b"error:" in result.stderr
