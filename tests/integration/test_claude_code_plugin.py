@@ -10,7 +10,7 @@ from pathlib import Path
 
 from local_mcp_memory.entrypoints import claude_settings
 from tests.integration.serve import MCP_MEMORY
-from tests.integration.test_claude_code import CONNECTED, ClaudeCode
+from tests.integration.test_claude_code import CONNECTED, ClaudeCode, end_services
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 PLUGIN = REPOSITORY / "plugins" / "mcp-memory"
@@ -57,5 +57,8 @@ def test_installing_the_plugin_gives_the_server_and_every_hook(tmp_path: Path) -
     assert hooks.split()[:2] == ["Hooks", f"({len(claude_settings.HOOKS)})"], details
     assert all(spec.event in hooks for spec in claude_settings.HOOKS), details
     assert "MCP servers (1)  mcp-memory" in details, details
-    assert CONNECTED in claude.status_of("plugin:mcp-memory:mcp-memory")
+    try:
+        assert CONNECTED in claude.status_of("plugin:mcp-memory:mcp-memory")
+    finally:
+        end_services(tmp_path / "data")
     assert "✔ enabled" in claude.run("plugin", "list")

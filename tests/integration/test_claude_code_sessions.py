@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import time
 from collections.abc import Iterator
@@ -31,7 +30,7 @@ import pytest
 from bench.hook_runs import add_notes
 from tests.fakes.anthropic_api import FakeAnthropicApi, Recorded, text, tool_use
 from tests.integration.serve import MCP_MEMORY, server_env
-from tests.integration.test_claude_code import CLAUDE, ClaudeCode
+from tests.integration.test_claude_code import CLAUDE, ClaudeCode, end_services, services_of
 from tests.secrets_corpus import corpus_text, surviving
 
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -102,21 +101,6 @@ class Session:
         return [record for record in map(json.loads, out.stdout.splitlines()) if record.get("type") == "note"]
 
 
-def services_of(data_dir: Path) -> list[int]:
-    """Pids of the ``mcp-memory service`` processes a hook started for ``data_dir``."""
-    found = []
-    wanted = b"MCP_MEMORY_DATA_DIR=" + os.fsencode(str(data_dir))
-    for entry in Path("/proc").iterdir():
-        try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-            environ = (entry / "environ").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if b"service" in argv and b"local_mcp_memory.entrypoints.cli" in argv and (wanted in environ or os.fsencode(str(data_dir)) in argv):
-            found.append(int(entry.name))
-    return found
-
-
 @pytest.fixture
 def session(tmp_path: Path) -> Iterator[Session]:
     with FakeAnthropicApi() as api:
@@ -124,8 +108,7 @@ def session(tmp_path: Path) -> Iterator[Session]:
         try:
             yield session
         finally:
-            for pid in services_of(session.data_dir):
-                os.kill(pid, signal.SIGKILL)
+            end_services(session.data_dir)
 
 
 def recalled(request: Recorded) -> str:

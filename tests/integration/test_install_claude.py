@@ -9,7 +9,7 @@ from pathlib import Path
 
 from local_mcp_memory.entrypoints.claude_settings import HOOKS, MARKER
 from tests.integration.serve import MCP_MEMORY, server_env
-from tests.integration.test_claude_code import CONNECTED, ClaudeCode
+from tests.integration.test_claude_code import CONNECTED, ClaudeCode, end_services
 
 
 def run(home: Path, cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -51,7 +51,10 @@ def test_user_scope_gives_claude_code_the_connected_server_and_uninstall_takes_b
 
     done = run(home, tmp_path, "install-claude", "--scope", "user", *paths, CLAUDE_CONFIG_DIR=str(config_dir))
     assert done.returncode == 0, done.stderr
-    assert CONNECTED in claude.status_of("mcp-memory") and CONNECTED in claude.status_of("theirs")
+    try:
+        assert CONNECTED in claude.status_of("mcp-memory") and CONNECTED in claude.status_of("theirs")
+    finally:
+        end_services(home / "data")  # claude mcp list runs the SessionStart hook, which starts one
     hooks = json.loads((config_dir / "settings.json").read_text())["hooks"]
     assert [spec.event for spec in HOOKS] == list(hooks)
     assert f"MCP_MEMORY_DATA_DIR={home / 'data'}" in hooks["Stop"][0]["hooks"][0]["command"]
