@@ -99,7 +99,7 @@ def test_by_default_the_tools_an_agent_needs_are_listed_in_at_most_ten_tools_and
         "memory_list_recent", "memory_related", "memory_link",
     }  # fmt: skip
     assert len(listing["tools"]) <= 10
-    assert len(msgspec.json.encode(listing)) <= 13_000  # 15 KB in all, with room for the parameters still to come
+    assert len(msgspec.json.encode(listing)) <= 15_000
     instructions = default.result("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}})["instructions"]
     assert len(instructions) <= 1_200
     assert set(re.findall(r"memory_\w+", instructions)) <= DEFAULT_TOOLS  # it names no tool the agent cannot see
