@@ -192,7 +192,7 @@ def without_hooks(settings: dict[str, Any], path: Path) -> dict[str, Any] | None
             changed[event] = kept
     if changed == hooks:
         return None
-    if changed or not hooks:
+    if changed:
         return {**settings, "hooks": changed}
     return {k: v for k, v in settings.items() if k != "hooks"}
 
