@@ -320,3 +320,24 @@ def test_a_usage_error_is_reported_but_never_exit_2_which_would_block_the_prompt
         result = subprocess.run([MCP_MEMORY, *argv], input=b"{}", capture_output=True, env=hook_env(home), timeout=30)
         assert (result.returncode, result.stdout) == (0, b"")
         assert b"error:" in result.stderr
+
+
+def test_tool_calls_context_and_sync_in_a_linked_worktree_use_the_main_worktree(home: Path) -> None:
+    from tests.integration.serve import StdioServer
+
+    main = home / "project"
+    run = lambda *a: subprocess.run(["git", *a], cwd=main, check=True, capture_output=True)  # noqa: E731
+    run("init", "-q", "-b", "main")
+    run("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "start")
+    run("worktree", "add", "-q", str(home / "wt"), "-b", "feature")
+    (home / "wt" / "docs").mkdir()
+    (home / "wt" / "docs" / "a.md").write_text("# Release\n\nReleases are cut on Tuesdays.\n")
+    with StdioServer(home, cwd=home / "wt") as server:
+        arguments = {"groupId": "kb", "text": "The worktrees of this repository share one memory."}
+        server.result("tools/call", {"name": "memory_add_note", "arguments": arguments})
+    env = hook_env(home)
+    sync = subprocess.run([MCP_MEMORY, "sync", "docs"], cwd=home / "wt", env=env, capture_output=True, timeout=120)
+    assert sync.returncode == 0, sync.stderr
+    page = subprocess.run([MCP_MEMORY, "context"], cwd=home / "wt", env=env, capture_output=True, timeout=120).stdout.decode()
+    assert page.startswith(f"# Project memory: {main.resolve()}\n")
+    assert "share one memory" in page and "Releases are cut on Tuesdays" in page
