@@ -35,7 +35,8 @@ def add_notes(home: Path, project: str, notes: list[dict[str, Any]]) -> list[str
 def hook_env(home: Path, **extra: str) -> dict[str, str]:
     """The environment without the caller's mcp-memory settings, its files under ``home``."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("MCP_MEMORY_")}
-    env.update(HOME=str(home), MCP_MEMORY_CONFIG=str(home / "config.json"), MCP_MEMORY_DATA_DIR=str(home / "data"), **extra)
+    env.update(HOME=str(home), MCP_MEMORY_CONFIG=str(home / "config.json"), MCP_MEMORY_DATA_DIR=str(home / "data"))
+    env.update(extra)
     return env
 
 

@@ -341,3 +341,17 @@ def test_tool_calls_context_and_sync_in_a_linked_worktree_use_the_main_worktree(
     page = subprocess.run([MCP_MEMORY, "context"], cwd=home / "wt", env=env, capture_output=True, timeout=120).stdout.decode()
     assert page.startswith(f"# Project memory: {main.resolve()}\n")
     assert "share one memory" in page and "Releases are cut on Tuesdays" in page
+
+
+def test_a_first_hook_on_a_fresh_machine_makes_the_data_directories_private(home: Path) -> None:
+    fresh = home / "fresh"
+    data = fresh / ".local-mcp-memory" / "data"
+    payload = {"session_id": "s", "cwd": str(home / "project"), "source": "startup"}
+    command = [MCP_MEMORY, "hook", "session-start", "--data-dir", str(data)]
+    result = subprocess.run(command, input=json.dumps(payload).encode(), capture_output=True, env=hook_env(home), timeout=60)
+    try:
+        assert result.returncode == 0 and result.stdout.startswith(b"# Project memory:")
+        for folder in (fresh, fresh / ".local-mcp-memory", data):
+            assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder
+    finally:
+        stop_services(data)
