@@ -270,8 +270,7 @@ def service_main(args: argparse.Namespace) -> int:
     lock = threading.Lock()
 
     def answer(request: dict[str, Any]) -> str:
-        with lock:
-            return handle(request, services, log)
+        return handle(request, services, log, turn=lock)
 
     warm = threading.Thread(target=_warm, args=(services, lock, log), daemon=True)
     warm.start()

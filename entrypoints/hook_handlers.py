@@ -11,6 +11,7 @@ the hook prints (Claude Code adds it to the context for SessionStart and UserPro
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from datetime import timedelta
 from typing import Any
 
@@ -44,7 +45,12 @@ class HookSettings:
         return cls(**{k: v for k, v in data.items() if k in fields})
 
 
-def handle(request: Mapping[str, Any], services: Services, log: Callable[..., None]) -> str:
+def handle(
+    request: Mapping[str, Any], services: Services, log: Callable[..., None], turn: AbstractContextManager[Any] | None = None
+) -> str:
+    """The hook's output for ``request``. ``turn``: held while the services are used (the
+    service's lock); reading a transcript happens outside it."""
+    turn = turn or nullcontext()
     event = request.get("event")
     payload = request.get("input")
     if event not in EVENTS or not isinstance(payload, dict):
@@ -54,14 +60,16 @@ def handle(request: Mapping[str, Any], services: Services, log: Callable[..., No
     project = default_project(where if isinstance(where, str) and where else "/")
     session = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
     if event == "session-start":
-        return _session_start(project, session, payload.get("source"), services)
+        with turn:
+            return _session_start(project, session, payload.get("source"), services)
     if event == "user-prompt-submit":
         prompt = payload.get("prompt")
         if not isinstance(prompt, str) or not prompt.strip():
             return ""
         command = RecallPrompt(project, prompt, settings.recall_chars, settings.recall_floor, session)
-        return recall(command, services)
-    return _capture(event, project, session, payload.get("transcript_path"), settings, services, log)
+        with turn:
+            return recall(command, services)
+    return _capture(event, project, session, payload.get("transcript_path"), settings, services, log, turn)
 
 
 def _session_start(project: str, session: str | None, source: Any, services: Services) -> str:
@@ -80,7 +88,14 @@ def _shown_whole(text: str, page: str) -> bool:
 
 
 def _capture(
-    event: str, project: str, session: str | None, transcript: Any, settings: HookSettings, services: Services, log: Callable[..., None]
+    event: str,
+    project: str,
+    session: str | None,
+    transcript: Any,
+    settings: HookSettings,
+    services: Services,
+    log: Callable[..., None],
+    turn: AbstractContextManager[Any],
 ) -> str:
     if not session or not isinstance(transcript, str) or not transcript:
         log("hook_capture_skipped", hook_event=event, reason="no session_id or transcript_path")
@@ -97,6 +112,7 @@ def _capture(
     if summary is None:
         return ""
     expiry = None if settings.expiry_days is None else timedelta(days=settings.expiry_days)
-    done = capture_session(CaptureSession(project, session, summary, expiry), services)
+    with turn:
+        done = capture_session(CaptureSession(project, session, summary, expiry), services)
     log("hook_captured", level="info", hook_event=event, note_id=str(done.id), written=done.written, chars=len(summary.text))
     return ""

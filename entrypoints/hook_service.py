@@ -14,7 +14,8 @@ it connects again until its deadline. However many hooks start at once, one serv
 
 Protocol: the hook sends one JSON line ``{"event", "input", "cwd", "settings"}``; the
 service answers one JSON line ``{"stdout": text}`` (or ``{"error": reason}``) and closes.
-Requests are handled one at a time. The service exits after ``MCP_MEMORY_SERVICE_IDLE``
+Each request has a thread; ``handle`` takes the application in turn, so a capture reading a
+long transcript does not hold up a prompt's recall. The service exits after ``MCP_MEMORY_SERVICE_IDLE``
 seconds (default 600) without a request, removing its socket first; it listens on no TCP
 port. Its log lines go to ``<socket>.log`` (0600, restarted past 1 MB).
 """
@@ -29,6 +30,7 @@ import os
 import socket
 import stat
 import sys
+import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -39,6 +41,8 @@ DEFAULT_IDLE_SECONDS = 600.0
 SUN_PATH_MAX = 107  # bytes of a socket path, the terminating NUL excluded (Linux 108, macOS 104)
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 LOG_ROTATE_BYTES = 1024 * 1024
+MAX_CONCURRENT = 32
+"""Requests read at once; each waits for the application in turn (``handle`` decides)."""
 
 
 class ServiceUnavailable(Exception):
@@ -245,20 +249,30 @@ def serve(
     os.chmod(sock, 0o600)
     listener.listen(128)
     log("service_listening", level="info", socket=str(sock), pid=os.getpid(), idle_seconds=idle_seconds)
-    last = time.monotonic()
+    activity = _Activity()
+    slots = threading.BoundedSemaphore(MAX_CONCURRENT)
+
+    def answer(connection: socket.socket) -> None:
+        try:
+            with connection:
+                _answer(connection, handle, log)
+        finally:
+            activity.done()
+            slots.release()
+
     try:
         while True:
-            listener.settimeout(max(0.05, idle_seconds - (time.monotonic() - last)))
+            listener.settimeout(max(0.05, idle_seconds - activity.idle()))
             try:
                 connection, _ = listener.accept()
             except TimeoutError:
-                if time.monotonic() - last >= idle_seconds:
+                if activity.idle() >= idle_seconds:
                     log("service_idle_exit", level="info", idle_seconds=idle_seconds)
                     return 0
                 continue
-            with connection:
-                _answer(connection, handle, log)
-            last = time.monotonic()
+            slots.acquire()
+            activity.start()
+            threading.Thread(target=answer, args=(connection,), daemon=True).start()
     finally:
         try:
             sock.unlink()  # before the lock goes, so a hook never finds a dead socket of a live lock
@@ -266,6 +280,29 @@ def serve(
             pass
         listener.close()
         os.close(lock_fd)
+
+
+class _Activity:
+    """Requests in flight and when the last one ended: the service is idle only with none."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._active = 0
+        self._last = time.monotonic()
+
+    def start(self) -> None:
+        with self._lock:
+            self._active += 1
+
+    def done(self) -> None:
+        with self._lock:
+            self._active -= 1
+            self._last = time.monotonic()
+
+    def idle(self) -> float:
+        """Seconds without a request in flight (0 while one is)."""
+        with self._lock:
+            return 0.0 if self._active else time.monotonic() - self._last
 
 
 def _answer(connection: socket.socket, handle: Callable[[dict[str, Any]], str], log: Callable[..., None]) -> None:
