@@ -73,17 +73,9 @@ def socket_path(data_dir: Path, environ: Mapping[str, str]) -> Path:
 def _private_folder(folder: Path) -> None:
     """``folder`` exists, is a real directory owned by this user with mode 0700; else raise.
     Missing parents are made 0700 too (a first hook may create ``~/.local-mcp-memory``)."""
-    missing = []
-    for directory in (folder, *folder.parents):
-        if directory.is_dir():
-            break
-        missing.append(directory)
-    for directory in reversed(missing):
-        try:
-            directory.mkdir(mode=0o700)
-            os.chmod(directory, 0o700)  # mkdir's mode is cut by the umask
-        except FileExistsError:
-            pass
+    from local_mcp_memory.adapters.private_files import make_private_dir
+
+    make_private_dir(folder)
     info = os.lstat(folder)
     if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
         raise ServiceUnavailable(f"{folder} is not a directory of this user")
