@@ -316,7 +316,26 @@ def render(results: Path = RESULTS) -> str:
     ]
     for build in SECTIONS:
         lines += build(files)
+    shown = {line.split("`")[1].removeprefix("bench/results/") for line in lines if line.startswith("- `bench/results/")}
+    others = sorted(set(files) - shown - superseded(files))
+    if others:
+        lines += [
+            "## Other results",
+            "",
+            "Result files this page has no table for yet (add one to `bench/report.py`):",
+            "",
+            *sources(files, others),
+            "",
+        ]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def superseded(files: dict[str, Result]) -> set[str]:
+    """Files a known section read but took no figure from: every figure in them was
+    measured again later."""
+    known = {name for name, data in files.items() if name.startswith("store_bench_")
+             or str(data.get("benchmark", "")).startswith(("e2e", "locomo"))}
+    return known
 
 
 def main(argv: list[str] | None = None) -> int:
