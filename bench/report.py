@@ -97,17 +97,25 @@ def section(title: str, command: str, body: list[str], files: dict[str, Result],
     return [f"## {title}", "", f"`{command}`", "", *body, "", "Measured:", "", *sources(files, names), ""]
 
 
-def end_to_end(files: dict[str, Result]) -> list[str]:
-    picked = newest(
-        ((run_store(data), run["size"]), when(name, data), name, run)
+def newest_runs(
+    files: dict[str, Result], family: str, key: Callable[[Result, dict[str, Any]], tuple]
+) -> dict[tuple, tuple[str, tuple[Result, dict[str, Any]]]]:
+    """The runs of every file of a benchmark family (``benchmark`` starting with ``family``),
+    the newest for each ``key(file, run)``."""
+    return newest(
+        (key(data, run), when(name, data), name, (data, run))
         for name, data in files.items()
-        if str(data.get("benchmark", "")).startswith("e2e")
+        if str(data.get("benchmark", "")).startswith(family)
         for run in data.get("runs", [])
     )
+
+
+def end_to_end(files: dict[str, Result]) -> list[str]:
+    picked = newest_runs(files, "e2e", lambda data, run: (run_store(data), run["size"]))
     if not picked:
         return []
     rows = []
-    for (store, size), (_, run) in sorted(picked.items(), key=lambda item: (item[0][0], item[0][1])):
+    for (store, size), (_, (_, run)) in sorted(picked.items()):
         search = run["search"]
         rows.append([
             store, f"{size:,}", num(run["bulk_ingest"]["notes_per_s"], 1),
@@ -128,12 +136,7 @@ def run_store(data: Result) -> str:
 
 
 def locomo(files: dict[str, Result]) -> list[str]:
-    picked = newest(
-        ((run_store(data), run["model"]), when(name, data), name, (data, run))
-        for name, data in files.items()
-        if str(data.get("benchmark", "")).startswith("locomo")
-        for run in data.get("runs", [])
-    )
+    picked = newest_runs(files, "locomo", lambda data, run: (run_store(data), run["model"]))
     if not picked:
         return []
     rows = []
@@ -158,19 +161,14 @@ def locomo(files: dict[str, Result]) -> list[str]:
 
 
 def paraphrase(files: dict[str, Result]) -> list[str]:
-    picked = newest(
-        ((run["model"],), when(name, data), name, run)
-        for name, data in files.items()
-        if data.get("benchmark") == "paraphrase"
-        for run in data.get("runs", [])
-    )
+    picked = newest_runs(files, "paraphrase", lambda data, run: (run["model"],))
     if not picked:
         return []
     groups = ("all", "en", "ja", "ko", "es", "cross")
     rows = [
         [model, mode, *(num(figures["recall"].get(g, {}).get("r@1"), 2) for g in groups),
          num(figures["recall"]["all"].get("r@5"), 2)]
-        for (model,), (_, run) in sorted(picked.items())
+        for (model,), (_, (_, run)) in sorted(picked.items())
         for mode, figures in run["modes"].items()
     ]
     body = [
@@ -221,36 +219,38 @@ def store_bench(files: dict[str, Result]) -> list[str]:
                    lines[:-1], files, (name for name, _ in picked.values()))
 
 
-def single(files: dict[str, Result], match: Callable[[str, Result], bool]) -> tuple[str, Result] | None:
-    found = [(when(name, data), name, data) for name, data in files.items() if match(name, data)]
-    if not found:
-        return None
-    _, name, data = max(found, key=lambda item: item[:2])
-    return name, data
+def newest_file(
+    title: str, command: str, match: Callable[[str, Result], bool], body: Callable[[Result], list[str]]
+) -> Callable[[dict[str, Result]], list[str]]:
+    """A section drawn from one file: the newest that ``match`` accepts."""
+
+    def build(files: dict[str, Result]) -> list[str]:
+        found = [(when(name, data), name) for name, data in files.items() if match(name, data)]
+        if not found:
+            return []
+        _, name = max(found)
+        return section(title, command, body(files[name]), files, [name])
+
+    return build
 
 
-def startup(files: dict[str, Result]) -> list[str]:
-    found = single(files, lambda name, data: data.get("benchmark") == "startup")
-    if found is None:
-        return []
-    name, data = found
+def named(benchmark: str) -> Callable[[str, Result], bool]:
+    return lambda name, data: data.get("benchmark") == benchmark or name == f"{benchmark}.json"
+
+
+def startup(data: Result) -> list[str]:
     rows = [[step, num(s["median_ms"], 1), num(s["min_ms"], 1), num(s["max_ms"], 1)] for step, s in data["summary"].items()]
-    body = [
+    return [
         f"A fresh `mcp-memory serve` over stdio, {data.get('runs', '?')} runs: wall time (and CPU) from",
         "process start to each answer, milliseconds.",
         "",
         *table(["step", "median", "min", "max"], rows),
     ]
-    return section("Start-up", "python -m bench.startup_bench", body, files, [name])
 
 
-def http_load(files: dict[str, Result]) -> list[str]:
-    found = single(files, lambda name, data: data.get("benchmark") == "http_load")
-    if found is None:
-        return []
-    name, data = found
+def http_load(data: Result) -> list[str]:
     rows = [[method, str(s["n"]), num(s["p50"], 1), num(s["p99"], 1), num(s["max"], 1)] for method, s in data["latency_ms"].items()]
-    body = [
+    return [
         f"{data['clients']} clients, {data['requests_per_client']} requests each, {data['write_ratio']:.0%} writes, "
         f"{data['server_workers']} server workers: {num(data['requests_per_second'], 1)} requests/s, "
         f"{data['errors']} errors, {data['missing_after_restart']} of {data['acknowledged_notes']} acknowledged notes "
@@ -258,44 +258,42 @@ def http_load(files: dict[str, Result]) -> list[str]:
         "",
         *table(["method", "requests", "p50", "p99", "max"], rows),
     ]
-    return section("HTTP load", "python -m bench.http_load", body, files, [name])
 
 
-def embedders(files: dict[str, Result]) -> list[str]:
-    found = single(files, lambda name, data: name == "embedders.json")
-    if found is None:
-        return []
-    name, data = found
+def embedders(data: Result) -> list[str]:
     rows = [
         [r["provider"], r["model"], num(r["load_s"]), num(r["single_texts_per_s"], 1), num(r["batch32_texts_per_s"], 1),
          num(r["peak_rss_mb"], 0)]
         for r in data["results"]
     ]
-    body = [
+    return [
         "Each local model in its own process: load time (s), texts per second one at a time and",
         "in batches of 32, peak memory (MB).",
         "",
         *table(["provider", "model", "load s", "texts/s single", "texts/s batch 32", "peak RSS MB"], rows),
     ]
-    return section("Embedders", "python -m bench.embedder_bench", body, files, [name])
 
 
-def lifecycle(files: dict[str, Result]) -> list[str]:
-    found = single(files, lambda name, data: name == "lifecycle.json")
-    if found is None:
-        return []
-    name, data = found
+def lifecycle(data: Result) -> list[str]:
     rows = [[step, num(seconds, 1)] for step, seconds in data["seconds"].items()]
-    body = [
+    return [
         f"{data['notes']:,} notes ({data['bytes']:,} bytes of export): export and import through the command",
         f"line; round trip identical: {'yes' if data.get('identical') else 'no'}.",
         "",
         *table(["step", "seconds"], rows),
     ]
-    return section("Export and import", "python -m bench.lifecycle_bench", body, files, [name])
 
 
-SECTIONS = (end_to_end, store_bench, locomo, paraphrase, startup, http_load, embedders, lifecycle)
+SECTIONS = (
+    end_to_end,
+    store_bench,
+    locomo,
+    paraphrase,
+    newest_file("Start-up", "python -m bench.startup_bench", named("startup"), startup),
+    newest_file("HTTP load", "python -m bench.http_load", named("http_load"), http_load),
+    newest_file("Embedders", "python -m bench.embedder_bench", named("embedders"), embedders),
+    newest_file("Export and import", "python -m bench.lifecycle_bench", named("lifecycle"), lifecycle),
+)
 
 
 def render(results: Path = RESULTS) -> str:
