@@ -2,9 +2,9 @@
 
 CI runs everything (``bash scripts/test``). A test is slow when it starts something heavy
 or repeats something many times: a PostgreSQL server, a browser, the Claude Code CLI or the
-MCP conformance suite on Node.js, a wheel build, kill -9 and damage sweeps, fuzzing. Whole
-modules are marked here, in one list, so that a test added to one of them is marked too;
-a single slow test elsewhere carries ``@pytest.mark.slow`` itself.
+MCP conformance suite on Node.js, a wheel build, kill -9 and damage sweeps, fuzzing, big data
+through real processes. Whole modules are marked here, in one list, so that a test added to
+one of them is marked too; a single slow test elsewhere carries ``@pytest.mark.slow`` itself.
 """
 
 from __future__ import annotations
@@ -33,6 +33,22 @@ SLOW_MODULES = {
     "test_mcp_sdk_clients.py",
     # a wheel built from the tree
     "test_build_default_transport.py",
+    # big data through real processes: thousands of notes, a partition trained on 32,768
+    # vectors, two servers writing 400 notes each (also during a compaction)
+    "test_lifecycle_store.py",
+    "test_faiss_store_partition.py",
+    "test_stdio_shared_data_dir.py",
+    # the data commands end to end with the local model, restarts and signals (their use
+    # cases are covered quickly by tests/unit/application/)
+    "test_sync_cli.py",
+    "test_lifecycle_cli.py",
+    "test_curation_stdio.py",
+    "test_context_cli.py",
+}
+
+SLOW_PARAMETERS = {
+    # the multilingual model in the embedder contract: ten times slower than MiniLM
+    "test_embedder_contract.py": "e5",
 }
 
 
@@ -46,4 +62,6 @@ def is_slow(item: pytest.Item) -> bool:
     if item.path.name in SLOW_MODULES:
         return True
     params = getattr(getattr(item, "callspec", None), "params", {})
+    if SLOW_PARAMETERS.get(item.path.name) in params.values():
+        return True
     return "postgres_url" in getattr(item, "fixturenames", ()) or "postgresql" in params.values()
