@@ -284,6 +284,30 @@ def lifecycle(data: Result) -> list[str]:
     ]
 
 
+def hooks(data: Result) -> list[str]:
+    rows = [
+        [event, *(f"{num(t[k]['p50'], 0)} / {num(t[k]['p95'], 0)}" for k in ("cold_ms", "warm_ms", "in_process_ms")),
+         num(t["warm_hook_cpu_ms"]["p50"], 0)]
+        for event, t in data["latency"].items()
+    ]
+    chars, capture = data["chars_added"], data["long_capture"]
+    return [
+        "Each Claude Code hook as Claude Code runs it (`mcp-memory hook <event>`), milliseconds p50 / p95:",
+        "cold (no service running: the hook starts it and waits), warm (the service is up), in process",
+        "(the hook does the work itself, the fallback);",
+        "the hook process's own CPU when warm.",
+        "",
+        *table(["event", "cold", "warm", "in process", "warm hook CPU"], rows),
+        "",
+        f"Recall adds {num(chars['related']['mean'], 0)} characters on average to a related prompt"
+        f" ({chars['related']['silent']} of {chars['related']['prompts']} get nothing) and"
+        f" {num(chars['unrelated']['mean'], 0)} to an unrelated one ({chars['unrelated']['silent']} of"
+        f" {chars['unrelated']['prompts']} silent). The service's memory: {num(data['service_memory_mib']['VmRSS'], 0)} MiB."
+        f" Capturing a {capture['turns']:,}-turn transcript ({num(capture['transcript_mib'], 1)} MiB):"
+        f" {num(capture['warm_ms']['p50'], 0)} ms warm.",
+    ]
+
+
 SECTIONS = (
     end_to_end,
     store_bench,
@@ -293,6 +317,7 @@ SECTIONS = (
     newest_file("HTTP load", "python -m bench.http_load", named("http_load"), http_load),
     newest_file("Embedders", "python -m bench.embedder_bench", named("embedders"), embedders),
     newest_file("Export and import", "python -m bench.lifecycle_bench", named("lifecycle"), lifecycle),
+    newest_file("Claude Code hooks", "python -m bench.hooks", named("hooks"), hooks),
 )
 
 

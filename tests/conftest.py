@@ -29,6 +29,12 @@ SLOW_MODULES = {
     "test_dashboard_browser.py",
     "test_claude_code.py",
     "test_claude_code_hook.py",
+    "test_claude_code_plugin.py",
+    "test_claude_code_sessions.py",
+    "test_install_claude.py",
+    # the hooks as Claude Code runs them: a process per hook, the background service, twenty
+    # at once, a service killed mid-request (their logic: tests/unit/application/)
+    "test_hooks.py",
     "test_mcp_conformance.py",
     "test_mcp_sdk_clients.py",
     # a wheel built from the tree
