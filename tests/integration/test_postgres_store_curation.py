@@ -295,7 +295,7 @@ def test_purges_racing_writers_and_each_other_neither_fail_nor_lose_a_note(postg
 
     def purger(k: int) -> None:
         try:
-            with psycopg.connect(postgres_url) as conn:
+            with psycopg.connect(postgres_url, autocommit=True) as conn:  # as the store's pool: a transaction per project
                 while time.monotonic() < stop:
                     purged[k] += curation.purge(conn, now())
         except BaseException as exc:  # reported below
@@ -309,7 +309,7 @@ def test_purges_racing_writers_and_each_other_neither_fail_nor_lose_a_note(postg
     try:
         assert errors == []
         assert sum(purged.values()) > 0
-        with psycopg.connect(postgres_url) as conn:
+        with psycopg.connect(postgres_url, autocommit=True) as conn:
             curation.purge(conn, now())
         assert sorted(s.note.text for s in stores[0].iter_notes()) == sorted(n.text for n in live)
         keyword_totals_hold(postgres_url)
@@ -419,7 +419,7 @@ def test_expiry_at_the_ends_of_the_calendar_reads_back_and_filters(postgres_url:
         live = NoteFilter(PROJECT, now=last - timedelta(microseconds=1))
         assert [s.note.id for s in store.list_recent(live, 10)] == [lasting.id]
         assert semantic_ids(store, live, unit(0), 10) == [lasting.id.value]
-        with psycopg.connect(postgres_url) as conn:
+        with psycopg.connect(postgres_url, autocommit=True) as conn:
             assert curation.purge(conn, last) == 2
     finally:
         store.close()
