@@ -136,23 +136,31 @@ def run_store(data: Result) -> str:
 
 
 def locomo(files: dict[str, Result]) -> list[str]:
-    picked = newest_runs(files, "locomo", lambda data, run: (run_store(data), run["model"]))
+    """Each mode of each store and model from the newest run that measured it (a run may
+    measure only some modes)."""
+    picked = newest(
+        ((run_store(data), run["model"], mode), when(name, data), name, (data, run, figures))
+        for name, data in files.items()
+        if str(data.get("benchmark", "")).startswith("locomo")
+        for run in data.get("runs", [])
+        for mode, figures in run["modes"].items()
+    )
     if not picked:
         return []
+    order = {"semantic": 0, "keyword": 1, "hybrid": 2}
     rows = []
-    for (store, model), (_, (data, run)) in sorted(picked.items()):
-        for mode, figures in run["modes"].items():
-            recall = figures["recall"]
-            search = figures.get("search_ms") or {}
-            rows.append([
-                store, model, mode, *(num(recall.get(k), 3) for k in ("r@1", "r@5", "r@10", "r@25")),
-                num(search.get("p50")), num(run["ingest"].get("notes_per_s"), 1),
-            ])
+    for (store, model, mode), (_, (_, run, figures)) in sorted(picked.items(), key=lambda i: (*i[0][:2], order.get(i[0][2], 3), i[0][2])):
+        recall = figures["recall"]
+        search = figures.get("search_ms") or {}
+        rows.append([
+            store, model, mode, *(num(recall.get(k), 3) for k in ("r@1", "r@5", "r@10", "r@25")),
+            num(search.get("p50")), num(run["ingest"].get("notes_per_s"), 1),
+        ])
     some = next(iter(picked.values()))[1][0]
     body = [
         f"Evidence recall on {some.get('notes', '?')} LoCoMo turns and {some.get('questions', '?')} questions"
         f" (conversations {', '.join(some.get('conversations', []))}), through the server's methods;",
-        "search p50 in milliseconds, ingest through `memory.add_notes`.",
+        "search p50 in milliseconds, ingest (of that run) through `memory.add_notes`.",
         "",
         *table(["store", "model", "mode", "R@1", "R@5", "R@10", "R@25", "search p50", "ingest notes/s"], rows),
     ]
