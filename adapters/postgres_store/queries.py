@@ -50,7 +50,7 @@ from local_mcp_memory.domain.note import NoteFilter
 
 EXACT_SCAN_MAX = 5_000
 """Scopes of at most this many vectors are scanned exactly: measured at 384 dimensions, an
-exact scan of 5,000 filtered vectors takes about as long as an HNSW walk (see README)."""
+exact scan of 5,000 filtered vectors takes about as long as an HNSW walk (``bench.store_bench``)."""
 
 COMMON_TERM_SHARE = 20
 """A query term held by more than 1/20 of a project's notes is *common*: the keyword part
@@ -64,7 +64,7 @@ the whole sum is computed as before. Either way the answer is the same."""
 HNSW_EF_SEARCH = 200
 """The HNSW walk's candidate list. Measured at 100k notes in one project (384-d text
 vectors, top 10): 100 gives recall@10 0.985, and 0.954 with a filter keeping a tenth of
-them; 200 gives 0.996 and 0.979 for about 1 ms more (README, PostgreSQL store)."""
+them; 200 gives 0.996 and 0.979 for about 1 ms more (``bench.store_bench``)."""
 HNSW_MAX_SCAN_TUPLES = 100_000
 SESSION_SETTINGS = (
     # No parallel workers: the plan of ``exact`` is a Gather over a parallel scan, and
