@@ -11,17 +11,19 @@ from local_mcp_memory.application.query_dates import named_period
 from local_mcp_memory.application.ranking import (
     CONTEXT_SEEDS,
     HYBRID_KEYWORD_WEIGHT,
+    NEWER_DEPTH,
     SPREAD_SAMPLE,
     blend,
     calibrated_neighbours,
     calibrated_scores,
     dated,
     keyword_scores,
+    newer_first,
     similarity_scores,
     with_context,
 )
 from local_mcp_memory.application.services import Services
-from local_mcp_memory.domain.identifiers import GroupId, Namespace
+from local_mcp_memory.domain.identifiers import GroupId, Namespace, NoteId
 from local_mcp_memory.domain.note import NoteFilter, Tags
 from local_mcp_memory.domain.time import TimeWindow
 
@@ -79,8 +81,8 @@ def search(command: SearchNotes, services: Services) -> SearchResults:
 def _hybrid(
     query: str, vector: Sequence[float], namespace: Namespace, where: NoteFilter, k: int, services: Services
 ) -> list[Hit]:
-    """Keyword and calibrated meaning blended, the period the query names, then the best
-    hits' neighbours (``ranking``)."""
+    """Keyword and calibrated meaning blended, the period the query names, the best hits'
+    neighbours, then the newer of two results about one subject first (``ranking``)."""
     depth = max(k, HYBRID_DEPTH)  # not more for a larger topK: its first results stay the same
     question = CandidateQuery(where, depth, namespace, vector, query, SPREAD_SAMPLE, neighbours=True)
     found = services.reader.candidates(question)
@@ -95,8 +97,25 @@ def _hybrid(
     if unscored:
         exact = calibrated_neighbours(unscored.values(), found.spread)
         fused = dated(blend(semantic, keyword, HYBRID_KEYWORD_WEIGHT, depth, exact), period)
-    ranked = with_context(fused, {seed: [n.id for n in near] for seed, near in links.items()}, limit=k)
-    return _hits(ranked, found.notes)
+    adjacent = {seed: [n.id for n in near] for seed, near in links.items()}
+    ranked = with_context(fused, adjacent, limit=max(k, NEWER_DEPTH))
+    if period is None:  # a question about a named period wants what was true then
+        ranked = _newer_first(ranked, adjacent, namespace, services)
+    return _hits(ranked[:k], found.notes)
+
+
+def _newer_first(
+    ranked: list[Candidate], adjacent: dict[str, list[str]], namespace: Namespace, services: Services
+) -> list[Candidate]:
+    """``ranking.newer_first`` over the ``NEWER_DEPTH`` best, whatever the topK (so that its
+    first results stay the same), with their vectors."""
+    head = ranked[:NEWER_DEPTH]
+    vectors = {}
+    for found in head:
+        vector = services.maintenance.vector(NoteId(found.id), namespace)
+        if vector is not None:
+            vectors[found.id] = tuple(map(float, vector))
+    return newer_first(head, vectors, adjacent) + ranked[NEWER_DEPTH:]
 
 
 def _hits(ranked: Sequence[Candidate], notes: Mapping[str, StoredNote]) -> list[Hit]:
