@@ -40,16 +40,24 @@ class AddNoteParams(wire.Params):
 
 class AddNoteResult(wire.View):
     """``duplicate`` is present (true) only when the note was not written because a live
-    note of the project and group holds the same text; ``id`` is that note's."""
+    note of the project and group holds the same text; ``id`` is that note's.
+    ``possiblySupersedes``: ids of older notes of the project the new note likely replaces
+    (always present, possibly empty; empty for a duplicate)."""
 
     id: str
     namespace: str
+    possibly_supersedes: list[str]
     duplicate: bool | UnsetType = UNSET
 
 
 def run(params: AddNoteParams, services: Services) -> AddNoteResult:
     added = add_note(params.command(), services)
-    return AddNoteResult(id=added.id.value, namespace=str(added.namespace), duplicate=True if added.duplicate else UNSET)
+    return AddNoteResult(
+        id=added.id.value,
+        namespace=str(added.namespace),
+        possibly_supersedes=[i.value for i in added.possibly_supersedes],
+        duplicate=True if added.duplicate else UNSET,
+    )
 
 
 METHOD = Method(
@@ -64,6 +72,9 @@ METHOD = Method(
         "convention, a non-obvious fix, a finding, or a summary at the end of a task. Keep a note short "
         "and self-contained (one fact, readable without this conversation); give it a title and a few "
         f"tags. Never store secrets. {GROUPS} {PROJECT} {EXPIRY} Returns the new note's id, or with "
-        "duplicate: true the id of the stored note that already says exactly this (nothing is written)."
+        "duplicate: true the id of the stored note that already says exactly this (nothing is written). "
+        "possiblySupersedes lists older notes of the project this note may replace (same subject, maybe "
+        "a changed fact): check each with memory_get; for those it really makes obsolete, call memory_update "
+        "on the new note with supersedes: [their ids], so they leave search and recall. Leave the others."
     ),
 )
