@@ -184,6 +184,10 @@ the mean cosine of all pairs of the best results (``newer_first``). Chosen by le
 LoCoMo conversation out among the settings that make the newer fact win for at least 80 %
 of the dev questions of the knowledge-update set (docs/retrieval.md)."""
 
+CHANGED_MARGIN = 0.2
+"""The margin for a pair whose newer note speaks of a change ("now", "moved to", "raised":
+``supersession.UPDATE_CUE``); chosen as ``SUBJECT_MARGIN``."""
+
 NEWER_DEPTH = 10
 """How many of the best results ``newer_first`` looks at, whatever the topK."""
 
@@ -199,6 +203,8 @@ def newer_first(
     adjacent: Mapping[str, Iterable[str]],
     same: float = SAME_SUBJECT,
     margin: float = SUBJECT_MARGIN,
+    changed: Iterable[str] = (),
+    changed_margin: float = CHANGED_MARGIN,
 ) -> list[Candidate]:
     """``ranked`` (highest first) with each note placed just above the best-ranked older
     note about the same subject; each result then takes the score of its place.
@@ -209,8 +215,10 @@ def newer_first(
     other notes of a project. Two notes written one right after the other in a group
     (``adjacent``: each seed's neighbours, as ``with_context`` takes them) are context, the
     answer after a question or the comment after a fact, not an update: never a pair. A
-    result without a vector is a subject of its own. So an update ranks right above what it
-    updates, which moves down one place, and everything else keeps its order."""
+    result without a vector is a subject of its own. When the newer note of a pair is one of
+    ``changed`` (its text speaks of a change), ``changed_margin`` replaces ``margin``. So an
+    update ranks right above what it updates, which moves down one place, and everything
+    else keeps its order."""
     context = {(a, b) for a, near in adjacent.items() for b in near}
     ids = [c.id for c in ranked if c.id in vectors]
     if len(ids) < 2:
@@ -219,8 +227,15 @@ def newer_first(
     for i, a in enumerate(ids):
         for b in ids[i + 1 :]:
             cos[a, b] = cos[b, a] = cosine(vectors[a], vectors[b])
-    cut = max(same, sum(cos.values()) / len(cos) + margin)
-    pairs = {key for key, value in cos.items() if value >= cut and key not in context and key[::-1] not in context}
+    mean = sum(cos.values()) / len(cos)
+    cut = max(same, mean + margin)
+    cued = set(changed)
+    cut_cued = max(same, mean + changed_margin)
+    pairs = {
+        (a, b)
+        for (a, b), value in cos.items()
+        if (a, b) not in context and (b, a) not in context and value >= (cut_cued if b in cued else cut)
+    }
     order = list(ranked)
     for found in ranked:
         older = [c for c in order if (c.id, found.id) in pairs and c.created_at < found.created_at]

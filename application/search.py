@@ -23,6 +23,7 @@ from local_mcp_memory.application.ranking import (
     with_context,
 )
 from local_mcp_memory.application.services import Services
+from local_mcp_memory.application.supersession import UPDATE_CUE
 from local_mcp_memory.domain.identifiers import GroupId, Namespace, NoteId
 from local_mcp_memory.domain.note import NoteFilter, Tags
 from local_mcp_memory.domain.time import TimeWindow
@@ -100,22 +101,27 @@ def _hybrid(
     adjacent = {seed: [n.id for n in near] for seed, near in links.items()}
     ranked = with_context(fused, adjacent, limit=max(k, NEWER_DEPTH))
     if period is None:  # a question about a named period wants what was true then
-        ranked = _newer_first(ranked, adjacent, namespace, services)
+        ranked = _newer_first(ranked, adjacent, namespace, found.notes, services)
     return _hits(ranked[:k], found.notes)
 
 
 def _newer_first(
-    ranked: list[Candidate], adjacent: dict[str, list[str]], namespace: Namespace, services: Services
+    ranked: list[Candidate],
+    adjacent: dict[str, list[str]],
+    namespace: Namespace,
+    notes: Mapping[str, StoredNote],
+    services: Services,
 ) -> list[Candidate]:
     """``ranking.newer_first`` over the ``NEWER_DEPTH`` best, whatever the topK (so that its
-    first results stay the same), with their vectors."""
+    first results stay the same), with their vectors and which of them speak of a change."""
     head = ranked[:NEWER_DEPTH]
     vectors = {}
     for found in head:
         vector = services.maintenance.vector(NoteId(found.id), namespace)
         if vector is not None:
             vectors[found.id] = tuple(map(float, vector))
-    return newer_first(head, vectors, adjacent) + ranked[NEWER_DEPTH:]
+    changed = [c.id for c in head if UPDATE_CUE.search(notes[c.id].note.text)]
+    return newer_first(head, vectors, adjacent, changed=changed) + ranked[NEWER_DEPTH:]
 
 
 def _hits(ranked: Sequence[Candidate], notes: Mapping[str, StoredNote]) -> list[Hit]:

@@ -27,7 +27,7 @@ import numpy as np
 if __package__ in (None, ""):  # run as a script: python bench/newer_study.py
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.datasets import LOCOMO_DIR, data_digest
+from bench.datasets import LOCOMO_DIR, data_digest, load_locomo
 from bench.knowledge import NEW_AT, OLD_AT, OTHER_AT, SETS, load_set
 from bench.retrieval_study import Case, embed_cached, hybrid, keyword_matrix, load, recall
 from local_mcp_memory.application import ranking, supersession
@@ -71,35 +71,35 @@ def knowledge(model: str, part: str) -> list[Pairs]:
     return out
 
 
-Setting = tuple[float, float, int]  # same, margin, depth; same < 0: off
+Setting = tuple[float, float, float, int]  # same, margin, margin when the newer speaks of a change, depth; same < 0: off
 
 
-def reordered(case: Case, ranked: list[int], vectors: np.ndarray, setting: Setting) -> list[int]:
+def reordered(case: Case, ranked: list[int], vectors: np.ndarray, texts: list[str], setting: Setting) -> list[int]:
     """``ranked`` (the server's hybrid ranking of ``case``) after ``newer_first`` under ``setting``."""
-    same, margin, depth = setting
+    same, margin, changed_margin, depth = setting
     if same < 0 or named_period(case.query) is not None:  # as application.search does
         return ranked
     head = [Candidate(str(i), case.created[i], 1.0 - n / 100) for n, i in enumerate(ranked[:depth])]
     own = {c.id: vectors[int(c.id)].tolist() for c in head}
     adjacent = {c.id: [str(int(c.id) - 1), str(int(c.id) + 1)] for c in head}  # one group, in order
-    return [int(c.id) for c in ranking.newer_first(head, own, adjacent, same, margin)] + ranked[depth:]
+    changed = [c.id for c in head if supersession.UPDATE_CUE.search(texts[int(c.id)])]
+    reordered = ranking.newer_first(head, own, adjacent, same, margin, changed, changed_margin)
+    return [int(c.id) for c in reordered] + ranked[depth:]
 
 
 def newer_wins(projects: list[Pairs], base: list[list[list[int]]], setting: Setting) -> float:
     wins = []
     for project, rankings in zip(projects, base):
         for case, old, ranked in zip(project.cases, project.old, rankings):
-            ranked = reordered(case, ranked, project.vectors, setting)
+            ranked = reordered(case, ranked, project.vectors, project.texts, setting)
             (new,) = case.relevant
             position = {i: n for n, i in enumerate(ranked)}
             wins.append(position.get(new, 99) < position.get(old, 99))
     return float(np.mean(wins))
 
 
-def locomo_vectors(model: str, path: Path) -> dict[str, np.ndarray]:
-    from bench.datasets import load_locomo
-
-    return {c.name: embed_cached(model, [n["text"] for n in c.notes], "passage") for c in load_locomo(path)}
+def locomo_texts(path: Path) -> dict[str, list[str]]:
+    return {c.name: [n["text"] for n in c.notes] for c in load_locomo(path)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -110,17 +110,19 @@ def main(argv: list[str] | None = None) -> int:
     digests = {p: data_digest(SETS / f"{p}.json")["sha256"][:12] for p in ("dev", "heldout")}
     print(f"data: LoCoMo {data_digest(args.locomo)['sha256'][:12]}, knowledge {digests}; model {args.model}\n")
     data = load(args.model, args.locomo)
-    vectors = locomo_vectors(args.model, args.locomo)
+    texts = locomo_texts(args.locomo)
+    vectors = {name: embed_cached(args.model, notes, "passage") for name, notes in texts.items()}
     locomo_base = [hybrid(c) for c in data.locomo]
     sets = {part: knowledge(args.model, part) for part in ("dev", "heldout")}
     base = {part: [[hybrid(c) for c in p.cases] for p in projects] for part, projects in sets.items()}
-    grid: dict[str, Setting] = {"off": (-1.0, 0.0, 10)}
-    grid |= {f"same {s} margin {m} depth {d}": (s, m, d)
-             for m in (0.0, 0.1, 0.2, 0.225, 0.25, 0.275, 0.3) for s in (0.3, 0.4, 0.5) for d in (10,)}
+    grid: dict[str, Setting] = {"off": (-1.0, 0.0, 0.0, 10)}
+    grid |= {f"same {s} margin {m}{f' (change {c})' if c != m else ''} depth {d}": (s, m, c, d)
+             for m in (0.0, 0.1, 0.2, 0.225, 0.25, 0.275, 0.3) for c in (m, 0.2, 0.15, 0.1) if c <= m
+             for s in (0.3, 0.4) for d in (10,)}
     rows: dict[str, dict[str, object]] = {}
     print("| setting | LoCoMo R@1 | R@5 | R@10 | newer wins dev | newer wins held-out |\n|---|---|---|---|---|---|")
     for name, setting in grid.items():
-        runs = [reordered(c, r, vectors[c.group], setting) for c, r in zip(data.locomo, locomo_base)]
+        runs = [reordered(c, r, vectors[c.group], texts[c.group], setting) for c, r in zip(data.locomo, locomo_base)]
         at = {k: np.array([recall(c, r, k) for c, r in zip(data.locomo, runs)]) for k in (1, 5, 10)}
         wins = {part: newer_wins(projects, base[part], setting) for part, projects in sets.items()}
         rows[name] = {**at, **wins}

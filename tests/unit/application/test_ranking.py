@@ -184,3 +184,14 @@ def test_newer_first_is_a_permutation_keeping_every_score_in_its_place(rows: lis
 
     assert sorted(ids(out)) == sorted(ids(ranked))
     assert [c.score for c in out] == [c.score for c in ranked]
+
+
+def test_a_newer_note_that_speaks_of_a_change_needs_a_smaller_margin() -> None:
+    ranked = [hit(0xA, 0.9, minutes=0), hit(0xB, 0.7, minutes=1), hit(0xC, 0.5, minutes=10)]
+    vectors = {ranked[0].id: _unit(1, 0, 0), ranked[1].id: _unit(0, 1, 0), ranked[2].id: _unit(0.6, 0, 0.8)}  # A·C = 0.6
+
+    plain = newer_first(ranked, vectors, {}, same=0.3, margin=0.45, changed_margin=0.3)
+    changed = newer_first(ranked, vectors, {}, same=0.3, margin=0.45, changed=[ranked[2].id], changed_margin=0.3)
+
+    assert ids(plain) == [0xA, 0xB, 0xC]  # mean 0.2: 0.6 is below 0.65, above 0.5
+    assert ids(changed) == [0xC, 0xA, 0xB]
