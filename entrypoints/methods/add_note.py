@@ -9,7 +9,6 @@ from msgspec import UNSET, UnsetType
 from local_mcp_memory.application.add_note import AddNote, add_note
 from local_mcp_memory.application.services import Services
 from local_mcp_memory.entrypoints import wire
-from local_mcp_memory.entrypoints.mcp.texts import EXPIRY, GROUPS, PROJECT
 from local_mcp_memory.entrypoints.methods.method import Method
 
 
@@ -67,14 +66,11 @@ METHOD = Method(
     run=run,
     title="Store a note",
     description=(
-        "Store one note in long-term memory so that later sessions can find it by meaning. "
-        "Store it when something worth remembering happens: a decision and its reason, a project "
-        "convention, a non-obvious fix, a finding, or a summary at the end of a task. Keep a note short "
-        "and self-contained (one fact, readable without this conversation); give it a title and a few "
-        f"tags. Never store secrets. {GROUPS} {PROJECT} {EXPIRY} Returns the new note's id, or with "
-        "duplicate: true the id of the stored note that already says exactly this (nothing is written). "
-        "possiblySupersedes lists older notes of the project this note may replace (same subject, maybe "
-        "a changed fact): check each with memory_get; for those it really makes obsolete, call memory_update "
-        "on the new note with supersedes: [their ids], so they leave search and recall. Leave the others."
+        "Store one note so that later sessions find it: a decision and its reason, a convention, a non-obvious "
+        "fix, a finding, a summary at the end of a task. One short self-contained fact (readable without this "
+        "conversation), with a title and a few tags. Never store secrets. Answers the new note's id, or with "
+        "duplicate: true the id of a stored note that already says exactly this (nothing is written). "
+        "possiblySupersedes names an older note this one may replace: check it with memory_get and, if it is "
+        "really obsolete, pass its id in supersedes (memory_update of the new note) so it leaves search and recall."
     ),
 )
