@@ -124,5 +124,14 @@ def _newer_first(
     return newer_first(head, vectors, adjacent, changed=changed) + ranked[NEWER_DEPTH:]
 
 
+def newer_first_hits(hits: Sequence[Hit], namespace: Namespace, services: Services) -> list[Hit]:
+    """``hits`` (highest first) with each note just above the best-ranked older note about
+    the same subject (``ranking.newer_first``), each taking the score of its place; for a
+    caller that ranks by meaning alone, where no neighbours are known."""
+    ranked = [Candidate(h.stored.note.id.value, h.stored.note.created_at, h.score) for h in hits]
+    notes = {h.stored.note.id.value: h.stored for h in hits}
+    return _hits(_newer_first(ranked, {}, namespace, notes, services), notes)
+
+
 def _hits(ranked: Sequence[Candidate], notes: Mapping[str, StoredNote]) -> list[Hit]:
     return [Hit(notes[c.id], c.score) for c in ranked]

@@ -58,3 +58,18 @@ def test_a_note_is_never_said_to_replace_a_newer_one(services: Services) -> None
     start = datetime(2026, 1, 1, tzinfo=timezone.utc)
     add("The build uses gradle eight", start + timedelta(days=30))
     assert add("The build uses gradle seven", start)["possiblySupersedes"] == []
+
+
+def test_recall_shows_an_update_above_the_note_it_updates(services: Services) -> None:
+    from local_mcp_memory.application.recall import RecallPrompt, recall
+    from tests.unit.steps import add
+
+    start = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    old = add(services, "The build uses gradle seven with the kotlin plugin", project="/repo", created_at=start)
+    for n, text in enumerate(["Lunch is at noon on Fridays", "Invoices are rendered to PDF", "The office closes at six"]):
+        add(services, text, project="/repo", created_at=start + timedelta(days=n + 1))
+    new = add(services, "The build uses gradle eight now", project="/repo", created_at=start + timedelta(days=30))
+
+    text = recall(RecallPrompt("/repo", "does the build use gradle seven with the kotlin plugin", floor=0.0), services)
+
+    assert text.index(new.value) < text.index(old.value)
