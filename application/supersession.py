@@ -19,7 +19,8 @@ from datetime import datetime
 
 import attrs
 
-from local_mcp_memory.application.ports import CandidateQuery, Vector
+from local_mcp_memory.application.ports import NO_SPREAD, CandidateQuery, Spread, Vector
+from local_mcp_memory.application.ranking import SPREAD_MIN_NOTES, SPREAD_SAMPLE
 from local_mcp_memory.application.services import Services
 from local_mcp_memory.domain.identifiers import CanonicalProjectId, Namespace
 from local_mcp_memory.domain.note import NoteFilter
@@ -35,6 +36,13 @@ class Rule:
 
 RULE = Rule(alone=0.5, cued=0.3)
 
+STANDOUT = 2.0
+"""... and only when its cosine stands at least this many standard deviations above the new
+note's mean cosine with the project's notes (when there are at least ``SPREAD_MIN_NOTES``):
+what the cosines mean differs by model (multilingual-e5-small's unrelated notes lie near 0.8),
+and a note that does not stand out among the project's is not what the new one replaces.
+The largest value that keeps the dev recall (``bench.newer_study``)."""
+
 DEPTH = 5
 """How many of the project's notes closest to the new one the store search returns (the
 closest older one among them is judged)."""
@@ -49,12 +57,17 @@ UPDATE_CUE = re.compile(
 """Words with which a note says that something changed."""
 
 
-def likely_replaced(text: str, similar: Iterable[tuple[str, str, float]], rule: Rule = RULE) -> list[str]:
+def likely_replaced(
+    text: str, similar: Iterable[tuple[str, str, float]], rule: Rule = RULE, spread: Spread = NO_SPREAD
+) -> list[str]:
     """The id of the first of ``similar`` (id, text, cosine with ``text``'s vector; closest
-    first) if ``text`` likely replaces it under ``rule``, else nothing."""
+    first) if ``text`` likely replaces it under ``rule``, else nothing. ``spread``: of the
+    new text's cosines with the project's notes, for ``STANDOUT``."""
     for note_id, other, cosine in similar:
         if other == text:
             continue
+        if spread.count >= SPREAD_MIN_NOTES and spread.std > 0.0 and (cosine - spread.mean) / spread.std < STANDOUT:
+            return []
         if cosine >= rule.alone or (cosine >= rule.cued and UPDATE_CUE.search(text)):
             return [note_id]
         return []
@@ -67,6 +80,6 @@ def possibly_superseded(
     """The id of the live note of ``project`` created before ``created_at`` that a new note
     of ``text`` likely replaces, if any: one semantic store search of ``vector``."""
     where = NoteFilter(project, now=services.clock.now())
-    found = services.reader.candidates(CandidateQuery(where, DEPTH, namespace, vector))
+    found = services.reader.candidates(CandidateQuery(where, DEPTH, namespace, vector, spread_sample=SPREAD_SAMPLE))
     older = [(c.id, found.notes[c.id].note.text, c.score) for c in found.semantic if c.created_at < created_at]
-    return likely_replaced(text, older)
+    return likely_replaced(text, older, RULE, found.spread)

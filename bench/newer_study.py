@@ -32,7 +32,7 @@ from bench.datasets import LOCOMO_DIR, data_digest, load_locomo
 from bench.knowledge import NEW_AT, OLD_AT, OTHER_AT, SETS, load_set
 from bench.retrieval_study import Case, embed_cached, hybrid, keyword_matrix, load, recall
 from local_mcp_memory.application import ranking, supersession
-from local_mcp_memory.application.ports import Candidate
+from local_mcp_memory.application.ports import Candidate, Spread
 from local_mcp_memory.application.query_dates import named_period
 
 FLOOR = 0.8
@@ -177,7 +177,8 @@ def _suggest(projects: list[Pairs], rule: supersession.Rule) -> tuple[float, flo
                 continue
             cos = project.vectors[earlier] @ project.vectors[i]
             closest = sorted(zip(cos.tolist(), earlier), reverse=True)[: supersession.DEPTH]
-            named = supersession.likely_replaced(project.texts[i], [(str(j), project.texts[j], c) for c, j in closest], rule)
+            spread = Spread(len(earlier), float(cos.mean()), float(cos.std()))
+            named = supersession.likely_replaced(project.texts[i], [(str(j), project.texts[j], c) for c, j in closest], rule, spread)
             if project.kinds[i] == "new":
                 old = str(project.old[i - first_new])
                 found.append(old in named)

@@ -73,3 +73,12 @@ def test_recall_shows_an_update_above_the_note_it_updates(services: Services) ->
     text = recall(RecallPrompt("/repo", "does the build use gradle seven with the kotlin plugin", floor=0.0), services)
 
     assert text.index(new.value) < text.index(old.value)
+
+
+def test_a_close_note_that_does_not_stand_out_among_the_projects_is_not_named() -> None:
+    from local_mcp_memory.application.ports import Spread
+
+    similar = [("a", "Release cadence: weekly", 0.85)]
+
+    assert likely_replaced("Deploys ship on every merge", similar, RULE, Spread(50, 0.80, 0.03)) == []  # 1.7 std
+    assert likely_replaced("Deploys ship on every merge", similar, RULE, Spread(50, 0.20, 0.10)) == ["a"]
