@@ -6,6 +6,7 @@ from typing import Any
 import attrs
 
 from local_mcp_memory.application.services import Services
+from local_mcp_memory.application.supersession import possibly_superseded
 from local_mcp_memory.domain.identifiers import GroupId, Namespace, NoteId
 from local_mcp_memory.domain.note import Note, Tags, require_future
 
@@ -26,20 +27,25 @@ class AddNote:
 @attrs.frozen
 class NoteAdded:
     """``duplicate``: a live note of the same project and group already held this text
-    (SPEC §11); ``id`` is that note's and nothing was written."""
+    (SPEC §11); ``id`` is that note's and nothing was written. ``possibly_supersedes``: the
+    older notes of the project the new one likely replaces (``supersession``), for the
+    caller to confirm; none for a duplicate."""
 
     id: NoteId
     namespace: Namespace
     duplicate: bool = False
+    possibly_supersedes: tuple[NoteId, ...] = ()
 
 
 def add_note(command: AddNote, services: Services) -> NoteAdded:
     now = services.clock.now()
     note = new_note(command, services, now)
     namespace, (vector,) = services.embedding.embed([note.text], "passage")
+    similar = possibly_superseded(note.project_id, note.text, note.created_at, namespace, vector, services)
     (holder,) = services.writer.add([(note, vector)], namespace, now)
-    services.counters.duplicates_refused += holder != note.id
-    return NoteAdded(holder, namespace, holder != note.id)
+    duplicate = holder != note.id
+    services.counters.duplicates_refused += duplicate
+    return NoteAdded(holder, namespace, duplicate, () if duplicate else tuple(NoteId(i) for i in similar))
 
 
 def new_note(command: AddNote, services: Services, now: datetime) -> Note:

@@ -11,17 +11,20 @@ from local_mcp_memory.application.query_dates import named_period
 from local_mcp_memory.application.ranking import (
     CONTEXT_SEEDS,
     HYBRID_KEYWORD_WEIGHT,
+    NEWER_DEPTH,
     SPREAD_SAMPLE,
     blend,
     calibrated_neighbours,
     calibrated_scores,
     dated,
     keyword_scores,
+    newer_first,
     similarity_scores,
     with_context,
 )
 from local_mcp_memory.application.services import Services
-from local_mcp_memory.domain.identifiers import GroupId, Namespace
+from local_mcp_memory.application.supersession import UPDATE_CUE
+from local_mcp_memory.domain.identifiers import GroupId, Namespace, NoteId
 from local_mcp_memory.domain.note import NoteFilter, Tags
 from local_mcp_memory.domain.time import TimeWindow
 
@@ -79,8 +82,8 @@ def search(command: SearchNotes, services: Services) -> SearchResults:
 def _hybrid(
     query: str, vector: Sequence[float], namespace: Namespace, where: NoteFilter, k: int, services: Services
 ) -> list[Hit]:
-    """Keyword and calibrated meaning blended, the period the query names, then the best
-    hits' neighbours (``ranking``)."""
+    """Keyword and calibrated meaning blended, the period the query names, the best hits'
+    neighbours, then the newer of two results about one subject first (``ranking``)."""
     depth = max(k, HYBRID_DEPTH)  # not more for a larger topK: its first results stay the same
     question = CandidateQuery(where, depth, namespace, vector, query, SPREAD_SAMPLE, neighbours=True)
     found = services.reader.candidates(question)
@@ -95,8 +98,39 @@ def _hybrid(
     if unscored:
         exact = calibrated_neighbours(unscored.values(), found.spread)
         fused = dated(blend(semantic, keyword, HYBRID_KEYWORD_WEIGHT, depth, exact), period)
-    ranked = with_context(fused, {seed: [n.id for n in near] for seed, near in links.items()}, limit=k)
-    return _hits(ranked, found.notes)
+    adjacent = {seed: [n.id for n in near] for seed, near in links.items()}
+    ranked = with_context(fused, adjacent, limit=max(k, NEWER_DEPTH))
+    if period is None:  # a question about a named period wants what was true then
+        ranked = _newer_first(ranked, adjacent, namespace, found.notes, services)
+    return _hits(ranked[:k], found.notes)
+
+
+def _newer_first(
+    ranked: list[Candidate],
+    adjacent: dict[str, list[str]],
+    namespace: Namespace,
+    notes: Mapping[str, StoredNote],
+    services: Services,
+) -> list[Candidate]:
+    """``ranking.newer_first`` over the ``NEWER_DEPTH`` best, whatever the topK (so that its
+    first results stay the same), with their vectors and which of them speak of a change."""
+    head = ranked[:NEWER_DEPTH]
+    vectors = {}
+    for found in head:
+        vector = services.maintenance.vector(NoteId(found.id), namespace)
+        if vector is not None:
+            vectors[found.id] = tuple(map(float, vector))
+    changed = [c.id for c in head if UPDATE_CUE.search(notes[c.id].note.text)]
+    return newer_first(head, vectors, adjacent, changed=changed) + ranked[NEWER_DEPTH:]
+
+
+def newer_first_hits(hits: Sequence[Hit], namespace: Namespace, services: Services) -> list[Hit]:
+    """``hits`` (highest first) with each note just above the best-ranked older note about
+    the same subject (``ranking.newer_first``), each taking the score of its place; for a
+    caller that ranks by meaning alone, where no neighbours are known."""
+    ranked = [Candidate(h.stored.note.id.value, h.stored.note.created_at, h.score) for h in hits]
+    notes = {h.stored.note.id.value: h.stored for h in hits}
+    return _hits(_newer_first(ranked, {}, namespace, notes, services), notes)
 
 
 def _hits(ranked: Sequence[Candidate], notes: Mapping[str, StoredNote]) -> list[Hit]:

@@ -48,3 +48,11 @@ FIELDS: dict[str, str] = {
     "id": "A note's id, as memory_add_note or a search answers it.",
     "key": 'A setting key starting with "global.", e.g. "global.project.conventions".',
 }
+
+RESULT_FIELDS: dict[str, str] = {
+    "possiblySupersedes": (
+        "Ids of older notes of this project that the new note may replace (same subject, maybe a changed "
+        "fact); possibly empty. Check each with memory_get; pass the ones really made obsolete in supersedes "
+        "(memory_update of the new note) so they leave search and recall."
+    ),
+}

@@ -103,7 +103,7 @@ class Tool:
             "title": title,
             "description": self.method.description,
             "inputSchema": schemas.describe_fields(schemas.with_optional_project(self.input_schema), texts.FIELDS),
-            "outputSchema": self.output_schema,
+            "outputSchema": schemas.describe_fields(self.output_schema, texts.RESULT_FIELDS),
             "annotations": {
                 "readOnlyHint": self.method.read_only,
                 "destructiveHint": self.method.destructive and not self.method.read_only,
