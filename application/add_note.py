@@ -6,8 +6,9 @@ from typing import Any
 import attrs
 
 from local_mcp_memory.application.services import Services
+from local_mcp_memory.application.supersession import check_superseded, supersede
 from local_mcp_memory.domain.identifiers import GroupId, Namespace, NoteId
-from local_mcp_memory.domain.note import Note, Tags, require_future
+from local_mcp_memory.domain.note import IMPORTANCE_DEFAULT, Note, Tags, require_future
 
 
 @attrs.frozen
@@ -21,6 +22,8 @@ class AddNote:
     created_at: datetime | None = None
     metadata: dict[str, Any] | None = None
     expires_at: datetime | None = None
+    importance: float = IMPORTANCE_DEFAULT
+    supersedes: tuple[NoteId, ...] = ()
 
 
 @attrs.frozen
@@ -34,19 +37,23 @@ class NoteAdded:
 
 
 def add_note(command: AddNote, services: Services) -> NoteAdded:
+    """The superseded notes are checked before anything is written, and linked from the
+    note that holds the text (the new one, or the duplicate's holder) after."""
     now = services.clock.now()
     note = new_note(command, services, now)
+    check_superseded(command.supersedes, note.project_id, services, "supersedes")
     namespace, (vector,) = services.embedding.embed([note.text], "passage")
     (holder,) = services.writer.add([(note, vector)], namespace, now)
     services.counters.duplicates_refused += holder != note.id
+    supersede(holder, command.supersedes, services)
     return NoteAdded(holder, namespace, holder != note.id)
 
 
 def new_note(command: AddNote, services: Services, now: datetime) -> Note:
     """The note ``command`` describes, with a fresh id; its ``expires_at`` must lie after
-    ``now``."""
+    ``now``, and its span is recorded from it."""
     require_future(command.expires_at, now)
-    return Note(
+    note = Note(
         id=NoteId.new(),
         project_id=services.project(command.project_id),
         group_id=command.group_id,
@@ -56,5 +63,6 @@ def new_note(command: AddNote, services: Services, now: datetime) -> Note:
         tags=command.tags,
         source=command.source,
         metadata=command.metadata,
-        expires_at=command.expires_at,
+        importance=command.importance,
     )
+    return note.with_expiry(command.expires_at)

@@ -22,7 +22,7 @@ time and held on the paraphrase set (README, "Retrieval quality").
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from local_mcp_memory.application.ports import Candidate, Neighbour, Spread
 from local_mcp_memory.application.query_dates import Period
@@ -171,3 +171,17 @@ def with_context(
     scores.sort(key=lambda row: row[:3])
     scale = max(1.0, -scores[0][0]) if scores else 1.0
     return [Candidate(c.id, c.created_at, -score / scale) for score, _, _, c in scores[:limit]]
+
+
+IMPORTANCE_WEIGHT = 0.02
+"""A note's importance (0..1, SPEC §13) as a weak prior: its hybrid score gains
+``IMPORTANCE_WEIGHT * (importance - 0.5)``: at most ±0.01, enough to order near ties and
+never enough to lift an unrelated note over a relevant one."""
+
+
+def weighted(fused: list[Candidate], importance: Mapping[str, float], weight: float = IMPORTANCE_WEIGHT) -> list[Candidate]:
+    """Every note of ``fused`` gains ``weight * (importance - 0.5)`` (notes missing from
+    ``importance``: 0.5); sorted again. Not capped above (``with_context`` rescales), floored at 0."""
+    if all(importance.get(c.id, 0.5) == 0.5 for c in fused):
+        return fused
+    return _ranked([Candidate(c.id, c.created_at, max(0.0, c.score + weight * (importance.get(c.id, 0.5) - 0.5))) for c in fused])

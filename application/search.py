@@ -18,6 +18,7 @@ from local_mcp_memory.application.ranking import (
     dated,
     keyword_scores,
     similarity_scores,
+    weighted,
     with_context,
 )
 from local_mcp_memory.application.services import Services
@@ -40,6 +41,7 @@ class SearchNotes:
     tags: Tags = Tags()
     window: TimeWindow = TimeWindow()
     mode: Mode = DEFAULT_MODE
+    include_superseded: bool = False
 
     MAX_TOP_K: ClassVar[int] = 100
     QUERY_MAX: ClassVar[int] = 10_000
@@ -62,8 +64,20 @@ class SearchResults:
 
 
 def search(command: SearchNotes, services: Services) -> SearchResults:
+    """The notes found are recorded as read (``fading``)."""
+    results = _search(command, services)
+    services.reads.saw(hit.stored.note for hit in results.hits)
+    return results
+
+
+def _search(command: SearchNotes, services: Services) -> SearchResults:
     where = NoteFilter(
-        services.project(command.project_id), command.group_id, command.tags, command.window, services.clock.now()
+        services.project(command.project_id),
+        command.group_id,
+        command.tags,
+        command.window,
+        services.clock.now(),
+        include_superseded=command.include_superseded,
     )
     k = command.top_k
     if command.mode == "keyword":
@@ -87,14 +101,19 @@ def _hybrid(
     semantic = calibrated_scores(found.semantic, found.spread)
     keyword = keyword_scores(found.keyword)
     period = named_period(query)
-    fused = dated(blend(semantic, keyword, HYBRID_KEYWORD_WEIGHT, depth), period)
+    notes = found.notes
+
+    def prior(ranked: list[Candidate]) -> list[Candidate]:
+        return weighted(ranked, {c.id: notes[c.id].note.importance for c in ranked})
+
+    fused = prior(dated(blend(semantic, keyword, HYBRID_KEYWORD_WEIGHT, depth), period))
     links = {seed.id: found.neighbours.get(seed.id, ()) for seed in fused[:CONTEXT_SEEDS]}
     known = {c.id for c in fused}
     # one each, if two seeds share a neighbour
     unscored = {n.id: n for near in links.values() for n in near if n.id not in known}
     if unscored:
         exact = calibrated_neighbours(unscored.values(), found.spread)
-        fused = dated(blend(semantic, keyword, HYBRID_KEYWORD_WEIGHT, depth, exact), period)
+        fused = prior(dated(blend(semantic, keyword, HYBRID_KEYWORD_WEIGHT, depth, exact), period))
     ranked = with_context(fused, {seed: [n.id for n in near] for seed, near in links.items()}, limit=k)
     return _hits(ranked, found.notes)
 

@@ -117,6 +117,11 @@ def store_problem(location: str | None) -> str | None:
     return None
 
 
+FADING_DELAY = 0.05
+"""Seconds after a read of expiring notes before their expiries are moved out in one batch
+(``application.fading``): the reads of a burst share one write, made after the answers."""
+
+
 def compose(
     *,
     options: ServerOptions | None = None,
@@ -167,12 +172,18 @@ def compose(
         from local_mcp_memory.adapters.faiss_store import FaissNoteStore
 
         store = FaissNoteStore(data_dir)
+    from local_mcp_memory.application.fading import ReadLog
+
+    clock = clock or SystemClock()
+    writer = store
+    reads = ReadLog(lambda ids: writer.prolong(ids, clock.now()), delay=FADING_DELAY)
     return Services(
         store=store,
         embedding=Embedding(embedders, config),
         projects=projects or OsProjectResolver(),
-        clock=clock or SystemClock(),
+        clock=clock,
         config=config,
+        reads=reads,
         runtime=RuntimeInfo(
             config_path=str(options.config_path),
             data_dir=str(data_dir),
@@ -263,7 +274,7 @@ class LazyServices:
     def close(self) -> None:
         with self._lock:
             if self._services is not None:
-                self._services.store.close()
+                self._services.close()
 
 
 def configure_logging(environ: Mapping[str, str]) -> None:

@@ -255,9 +255,32 @@ class StoreState:
                 where.tags.values,
             )
             self._selection, self._unexpired = (scope, mask), None
-        if where.now is None or mask is None:
+        if mask is None:
             return mask
-        return self._without_expired(scope, mask, instant_micros(where.now))
+        now = None if where.now is None else instant_micros(where.now)
+        if now is not None:
+            mask = self._without_expired(scope, mask, now)
+        return mask if where.include_superseded else self._without_superseded(mask, now)
+
+    def _without_superseded(self, mask: np.ndarray, now: int | None) -> np.ndarray:
+        """``mask`` without the rows of superseded notes: targets of a ``supersedes`` link
+        whose source is stored and not expired at ``now``. The same array when none is."""
+        row_of, expires = self.notes.row_of, self.notes.expires.values
+        hidden = []
+        for target, sources in self.links.superseding().items():
+            row = row_of.get(target)
+            if row is None or not mask[row]:
+                continue
+            for source in sources:
+                source_row = row_of.get(source)
+                if source_row is not None and (now is None or expires[source_row] > now):
+                    hidden.append(row)
+                    break
+        if not hidden:
+            return mask
+        mask = mask.copy()
+        mask[hidden] = False
+        return mask
 
     def _without_expired(self, scope: tuple, mask: np.ndarray, now: int) -> np.ndarray:
         """``mask`` without the rows expired at ``now``: the same array when none is."""

@@ -24,6 +24,11 @@ EXPIRY = (
     "that stop being true (a release freeze, a temporary workaround)."
 )
 
+KNOWLEDGE = (
+    "supersedes: ids of older notes this one replaces (they leave search results; memory_get still reads them). "
+    "importance: 0..1, default 0.5; 0.8 or more for facts that must never fade."
+)
+
 STANDARD_KEYS = (
     "Standard keys: global.memory.embedder.provider (\"ollama\" | \"openai\", a recommendation), "
     "global.memory.embedder.model (e.g. \"nomic-embed-text\"), "
@@ -55,5 +60,8 @@ FIELDS: dict[str, str] = {
     "metadata": "Any JSON object, e.g. {\"conversationId\": \"...\", \"messageRange\": \"12-20\"}.",
     "query": "What you are looking for, as a short description.",
     "id": "A note's id (a UUID), as returned by memory_add_note or a search.",
+    "importance": "0..1 (default 0.5): a weak ranking prior; 0.8 or more never expires by default.",
+    "supersedes": "Ids of older notes of the project this note replaces.",
+    "includeSuperseded": "true: also return notes a newer note supersedes.",
     "key": "A setting key starting with \"global.\", e.g. \"global.project.conventions\".",
 }

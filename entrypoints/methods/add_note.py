@@ -8,8 +8,9 @@ from msgspec import UNSET, UnsetType
 
 from local_mcp_memory.application.add_note import AddNote, add_note
 from local_mcp_memory.application.services import Services
+from local_mcp_memory.domain.note import IMPORTANCE_DEFAULT
 from local_mcp_memory.entrypoints import wire
-from local_mcp_memory.entrypoints.mcp.texts import EXPIRY, GROUPS, PROJECT
+from local_mcp_memory.entrypoints.mcp.texts import EXPIRY, GROUPS, KNOWLEDGE, PROJECT
 from local_mcp_memory.entrypoints.methods.method import Method
 
 
@@ -23,6 +24,8 @@ class AddNoteParams(wire.Params):
     created_at: str | None = None
     metadata: dict[str, Any] | None = None
     expires_at: str | None = None
+    importance: float | None = None
+    supersedes: list[str] | None = None
 
     def command(self) -> AddNote:
         return AddNote(
@@ -35,6 +38,8 @@ class AddNoteParams(wire.Params):
             created_at=wire.instant(self.created_at, "created_at"),
             metadata=self.metadata,
             expires_at=wire.instant(self.expires_at, "expires_at"),
+            importance=IMPORTANCE_DEFAULT if self.importance is None else self.importance,
+            supersedes=wire.note_ids(self.supersedes, "supersedes"),
         )
 
 
@@ -63,7 +68,7 @@ METHOD = Method(
         "Store it when something worth remembering happens: a decision and its reason, a project "
         "convention, a non-obvious fix, a finding, or a summary at the end of a task. Keep a note short "
         "and self-contained (one fact, readable without this conversation); give it a title and a few "
-        f"tags. Never store secrets. {GROUPS} {PROJECT} {EXPIRY} Returns the new note's id, or with "
+        f"tags. Never store secrets. {GROUPS} {PROJECT} {EXPIRY} {KNOWLEDGE} Returns the new note's id, or with "
         "duplicate: true the id of the stored note that already says exactly this (nothing is written)."
     ),
 )

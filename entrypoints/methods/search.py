@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from local_mcp_memory.application.get_note import superseded_by
 from local_mcp_memory.application.search import Mode, SearchNotes, search
 from local_mcp_memory.application.services import Services, at
 from local_mcp_memory.domain.time import TimeWindow
@@ -22,6 +23,7 @@ class SearchParams(wire.Params):
     since: str | None = None
     until: str | None = None
     mode: Mode | None = None
+    include_superseded: bool | None = None
 
     def command(self) -> SearchNotes:
         window = at("since", TimeWindow, wire.instant(self.since, "since"), wire.instant(self.until, "until"))
@@ -32,6 +34,7 @@ class SearchParams(wire.Params):
             group_id=wire.group_or_none(self.group_id),
             tags=wire.tags(self.tags),
             window=window,
+            include_superseded=bool(self.include_superseded),
             **{k: v for k, v in optional.items() if v is not None},
         )
 
@@ -42,8 +45,13 @@ class SearchResult(wire.View):
 
 
 def run(params: SearchParams, services: Services) -> SearchResult:
-    found = search(params.command(), services)
-    return SearchResult(namespace=str(found.namespace), results=[wire.hit_view(h) for h in found.hits])
+    command = params.command()
+    found = search(command, services)
+    if command.include_superseded:
+        views = [wire.hit_view(h, superseded_by(h.stored.note.id, services)) for h in found.hits]
+    else:
+        views = [wire.hit_view(h) for h in found.hits]
+    return SearchResult(namespace=str(found.namespace), results=views)
 
 
 METHOD = Method(
@@ -60,7 +68,7 @@ METHOD = Method(
         "tags: only notes carrying all of them. since/until: ISO 8601 UTC bounds on createdAt. "
         "mode: leave it out for the default, \"hybrid\" (meaning and exact words blended); \"semantic\" "
         "(meaning only, for paraphrases) or \"keyword\" (exact words only, e.g. a function name or error code). "
-        f"topK: 1..{SearchNotes.MAX_TOP_K}, default 5. {PROJECT} Results are sorted by score (0..1, 1 most similar); each "
+        f"topK: 1..{SearchNotes.MAX_TOP_K}, default 5. Superseded notes are left out unless includeSuperseded. {PROJECT} Results are sorted by score (0..1, 1 most similar); each "
         "carries its namespace, which differs from the search's when the note was found by its words "
         "and has not been re-embedded yet (memory_reembed). Long texts are shortened: call memory_get with the id for the whole note."
     ),
