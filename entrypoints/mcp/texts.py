@@ -60,8 +60,8 @@ FIELDS: dict[str, str] = {
     "metadata": "Any JSON object, e.g. {\"conversationId\": \"...\", \"messageRange\": \"12-20\"}.",
     "query": "What you are looking for, as a short description.",
     "id": "A note's id (a UUID), as returned by memory_add_note or a search.",
-    "importance": "0..1 (default 0.5): a weak ranking prior; 0.8 or more never expires by default.",
-    "supersedes": "Ids of older notes of the project this note replaces.",
-    "includeSuperseded": "true: also return notes a newer note supersedes.",
+    "importance": "0..1, default 0.5.",
+    "supersedes": "Ids of older notes this one replaces.",
+    "includeSuperseded": "Also return superseded notes.",
     "key": "A setting key starting with \"global.\", e.g. \"global.project.conventions\".",
 }
