@@ -85,3 +85,22 @@ def as_format_3(data: Path) -> None:
     assert lines[1:] == [b""], "the journal holds records"
     header = json.loads(read_line(lines[0])[0])
     journal.write_bytes(encode_line(Header(format=3, generation=header["generation"])))
+
+
+def as_format_4(data: Path) -> None:
+    """Rewrite a compacted format 5 store whose notes have the default importance and no
+    recorded span as format 4 wrote it: the same files, format 4 in the sidecar, the
+    manifest and the journal's header (the journal must hold nothing else)."""
+    snapshot = snapshot_of(data)
+    sidecar = decode_sidecar((snapshot / "sidecar.json").read_bytes(), "sidecar.json")
+    assert b'"importance"' not in (snapshot / "notes.bin").read_bytes() and b'"span"' not in (snapshot / "notes.bin").read_bytes()
+    sidecar_bytes = encode(msgspec.structs.replace(sidecar, format=4))
+    (snapshot / "sidecar.json").write_bytes(sidecar_bytes)
+    body, _about = read_line((data / "MANIFEST.json").read_bytes()[:-1])
+    manifest = Manifest(**{**json.loads(body), "format": 4, "sidecar_crc": zlib.crc32(sidecar_bytes)})
+    (data / "MANIFEST.json").write_bytes(encode_manifest(manifest))
+    journal = journal_of(data)
+    lines = journal.read_bytes().split(b"\n")
+    assert lines[1:] == [b""], "the journal holds records"
+    header = json.loads(read_line(lines[0])[0])
+    journal.write_bytes(encode_line(Header(format=4, generation=header["generation"])))
