@@ -5,8 +5,8 @@ Use cases record the notes they answer with (``ReadLog.saw``: only those with an
 through ``NoteWriter.prolong`` — from a background thread shortly after the answer when the
 composition root gives it a ``delay``, else on ``flush``/``close``. The store decides each
 new expiry on the note as stored at that moment (``Note.prolonged``), so a note deleted or
-changed meanwhile is never brought back or undone. A failed batch is logged and dropped:
-fading is best effort and never fails a read.
+changed meanwhile is never brought back or undone. A failed batch is handed to ``on_error``
+(the composition root logs it) and dropped: fading is best effort and never fails a read.
 """
 
 from __future__ import annotations
@@ -14,22 +14,27 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Sequence
 
-import structlog
-
 from local_mcp_memory.application.errors import StoreError
 from local_mcp_memory.domain.identifiers import NoteId
 from local_mcp_memory.domain.note import Note
 
 Prolong = Callable[[Sequence[NoteId]], int]
+OnError = Callable[[Exception, int], None]
+
+
+def _raise(error: Exception, _notes: int) -> None:
+    raise error
 
 
 class ReadLog:
-    def __init__(self, prolong: Prolong, delay: float | None = None) -> None:
+    def __init__(self, prolong: Prolong, delay: float | None = None, on_error: OnError = _raise) -> None:
         """``prolong``: writes a batch (``NoteWriter.prolong`` at the current instant).
         ``delay``: seconds a background thread waits after a read before writing the batch
-        (None: only ``flush`` and ``close`` write)."""
+        (None: only ``flush`` and ``close`` write). ``on_error(error, notes)``: told of a
+        batch that failed (by default the error is raised from ``flush``)."""
         self._prolong = prolong
         self._delay = delay
+        self._on_error = on_error
         self._pending: dict[NoteId, None] = {}
         self._lock = threading.Lock()
         self._wake = threading.Event()
@@ -58,7 +63,7 @@ class ReadLog:
         try:
             return self._prolong(batch)
         except StoreError as exc:
-            structlog.get_logger().warning("fading_failed", notes=len(batch), error=str(exc))
+            self._on_error(exc, len(batch))
             return 0
 
     def close(self) -> None:
@@ -83,4 +88,4 @@ class ReadLog:
             try:
                 self.flush()
             except Exception as exc:  # the thread must outlive any one batch's failure
-                structlog.get_logger().error("fading_failed", exc_info=exc)
+                self._on_error(exc, 0)

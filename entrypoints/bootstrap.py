@@ -176,7 +176,7 @@ def compose(
 
     clock = clock or SystemClock()
     writer = store
-    reads = ReadLog(lambda ids: writer.prolong(ids, clock.now()), delay=FADING_DELAY)
+    reads = ReadLog(lambda ids: writer.prolong(ids, clock.now()), delay=FADING_DELAY, on_error=_fading_failed)
     return Services(
         store=store,
         embedding=Embedding(embedders, config),
@@ -191,6 +191,12 @@ def compose(
             store_url=store_url,
         ),
     )
+
+
+def _fading_failed(error: Exception, notes: int) -> None:
+    """A batch of reads could not move its notes' expiries (``application.fading``): logged,
+    never raised (the reads were answered)."""
+    logs.get_logger().warning("fading_failed", notes=notes, error=str(error), error_type=type(error).__name__)
 
 
 def markdown_folder(path: str) -> tuple[MarkdownFolder, FolderWatch]:
