@@ -44,7 +44,10 @@ class UpdateParams(wire.Params):
 
     def command(self) -> UpdateNote:
         supersedes = wire.note_ids(None if self.patch.supersedes is UNSET else self.patch.supersedes, "patch.supersedes")
-        return UpdateNote(wire.note_id(self.id), self.patch.patch(), supersedes)
+        patch = self.patch.patch()
+        if patch is None and not supersedes:
+            at("patch", NotePatch)  # refused: a patch must change something
+        return UpdateNote(wire.note_id(self.id), patch, supersedes)
 
 
 def run(params: UpdateParams, services: Services) -> wire.OkResult:

@@ -94,6 +94,7 @@ def test_update_and_add_notes_accept_supersedes(services: Services) -> None:
     assert recent(services) == [d, b]
     rpc(services, "memory.update", {"id": b, "patch": {"title": "runtime", "supersedes": []}})
     assert get(services, b)["title"] == "runtime"
+    assert error(rpc(services, "memory.update", {"id": b, "patch": {"supersedes": []}})) == (-32602, "patch")
 
 
 @pytest.mark.parametrize(
