@@ -218,3 +218,16 @@ def test_a_prolonged_note_is_found_until_its_new_expiry(store: NoteStore, days: 
     later = NoteFilter(PROJECT, now=note.expires_at + timedelta(seconds=1))
     assert ids(store.list_recent(later, 10)) == [note.id.value]
     assert ids(semantic(store, NS, axis(0), later, 1)) == [note.id.value]
+
+
+def test_a_newer_note_of_another_group_stops_hiding_when_it_expires(store: NoteStore) -> None:
+    old = make_note("the freeze ends in june", group="g1", minutes=1)
+    new = attrs.evolve(make_note("the freeze ends in july", group="g2", minutes=2), expires_at=T0 + DAY)
+    store.put(old, NS, axis(0))
+    store.put(new, NS, axis(1))
+    store.link(supersedes(new, old))
+    group = attrs.evolve(NoteFilter(PROJECT), group_id=old.group_id)
+    for moment, shown in ((T0, []), (T0 + DAY, [old.id.value]), (T0, [])):
+        where = attrs.evolve(group, now=moment)
+        assert ids(store.list_recent(where, 10)) == shown
+        assert ids(semantic(store, NS, axis(0), where, 1)) == shown
