@@ -272,6 +272,13 @@ class NoteWriter(Protocol):
 
     def put_global(self, entry: GlobalEntry) -> None: ...
 
+    def prolong(self, note_ids: Sequence[NoteId], now: datetime) -> int:
+        """Fading (SPEC §13): each note read at ``now`` gets ``Note.prolonged(now)`` — its
+        expiresAt moved out by half its original span — decided and written under the
+        store's write lock or transaction on the note as stored then, in one durable write.
+        A note that is gone (deleted meanwhile: never brought back), expired, without an
+        expiry or damaged is skipped; no other field changes. The count prolonged."""
+
     def link(self, link: Link) -> bool:
         """Store ``link`` unless a link with its key is stored (then nothing changes and the
         first one's ``created_at`` stays). False, and nothing written, when either note is
@@ -285,7 +292,14 @@ class NoteReader(Protocol):
     """Finds notes and global settings: what the reading use cases need. Each read sees
     every write acknowledged before it began, in any process. Filters are exact:
     ``candidates`` and ``list_recent`` return ``depth``/``limit`` matching notes whenever
-    that many exist."""
+    that many exist.
+
+    Supersession (SPEC §13): unless ``NoteFilter.include_superseded``, both leave out every
+    note that is the target of a ``supersedes`` link (``domain.link.SUPERSEDES``) whose
+    source note is stored and not expired at ``NoteFilter.now``, inside the filter (so a
+    superseded note never shortens an answer). ``get`` returns a superseded note as any
+    other; who supersedes it is read from ``links``. Every ``Note`` carries
+    ``importance`` (0..1), which ranking may read from ``Candidates.notes``."""
 
     def get(self, note_id: NoteId) -> StoredNote | None: ...
 

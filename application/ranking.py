@@ -186,7 +186,7 @@ of the dev questions of the knowledge-update set (docs/retrieval.md)."""
 
 CHANGED_MARGIN = 0.2
 """The margin for a pair whose newer note speaks of a change ("now", "moved to", "raised":
-``supersession.UPDATE_CUE``); chosen as ``SUBJECT_MARGIN``."""
+``suggestions.UPDATE_CUE``); chosen as ``SUBJECT_MARGIN``."""
 
 NEWER_DEPTH = 10
 """How many of the best results ``newer_first`` looks at, whatever the topK."""
@@ -243,3 +243,17 @@ def newer_first(
             order.remove(found)
             order.insert(order.index(older[0]), found)
     return [Candidate(c.id, c.created_at, ranked[i].score) for i, c in enumerate(order)]
+
+
+IMPORTANCE_WEIGHT = 0.02
+"""A note's importance (0..1, SPEC §13) as a weak prior: its hybrid score gains
+``IMPORTANCE_WEIGHT * (importance - 0.5)``: at most ±0.01, enough to order near ties and
+never enough to lift an unrelated note over a relevant one."""
+
+
+def weighted(fused: list[Candidate], importance: Mapping[str, float], weight: float = IMPORTANCE_WEIGHT) -> list[Candidate]:
+    """Every note of ``fused`` gains ``weight * (importance - 0.5)`` (notes missing from
+    ``importance``: 0.5); sorted again. Not capped above (``with_context`` rescales), floored at 0."""
+    if all(importance.get(c.id, 0.5) == 0.5 for c in fused):
+        return fused
+    return _ranked([Candidate(c.id, c.created_at, max(0.0, c.score + weight * (importance.get(c.id, 0.5) - 0.5))) for c in fused])

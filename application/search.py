@@ -20,10 +20,11 @@ from local_mcp_memory.application.ranking import (
     keyword_scores,
     newer_first,
     similarity_scores,
+    weighted,
     with_context,
 )
 from local_mcp_memory.application.services import Services
-from local_mcp_memory.application.supersession import UPDATE_CUE
+from local_mcp_memory.application.suggestions import UPDATE_CUE
 from local_mcp_memory.domain.identifiers import GroupId, Namespace, NoteId
 from local_mcp_memory.domain.note import NoteFilter, Tags
 from local_mcp_memory.domain.time import TimeWindow
@@ -43,6 +44,7 @@ class SearchNotes:
     tags: Tags = Tags()
     window: TimeWindow = TimeWindow()
     mode: Mode = DEFAULT_MODE
+    include_superseded: bool = False
 
     MAX_TOP_K: ClassVar[int] = 100
     QUERY_MAX: ClassVar[int] = 10_000
@@ -65,8 +67,20 @@ class SearchResults:
 
 
 def search(command: SearchNotes, services: Services) -> SearchResults:
+    """The notes found are recorded as read (``fading``)."""
+    results = _search(command, services)
+    services.reads.saw(hit.stored.note for hit in results.hits)
+    return results
+
+
+def _search(command: SearchNotes, services: Services) -> SearchResults:
     where = NoteFilter(
-        services.project(command.project_id), command.group_id, command.tags, command.window, services.clock.now()
+        services.project(command.project_id),
+        command.group_id,
+        command.tags,
+        command.window,
+        services.clock.now(),
+        include_superseded=command.include_superseded,
     )
     k = command.top_k
     if command.mode == "keyword":
@@ -90,14 +104,19 @@ def _hybrid(
     semantic = calibrated_scores(found.semantic, found.spread)
     keyword = keyword_scores(found.keyword)
     period = named_period(query)
-    fused = dated(blend(semantic, keyword, HYBRID_KEYWORD_WEIGHT, depth), period)
+    notes = found.notes
+
+    def prior(ranked: list[Candidate]) -> list[Candidate]:
+        return weighted(ranked, {c.id: notes[c.id].note.importance for c in ranked})
+
+    fused = prior(dated(blend(semantic, keyword, HYBRID_KEYWORD_WEIGHT, depth), period))
     links = {seed.id: found.neighbours.get(seed.id, ()) for seed in fused[:CONTEXT_SEEDS]}
     known = {c.id for c in fused}
     # one each, if two seeds share a neighbour
     unscored = {n.id: n for near in links.values() for n in near if n.id not in known}
     if unscored:
         exact = calibrated_neighbours(unscored.values(), found.spread)
-        fused = dated(blend(semantic, keyword, HYBRID_KEYWORD_WEIGHT, depth, exact), period)
+        fused = prior(dated(blend(semantic, keyword, HYBRID_KEYWORD_WEIGHT, depth, exact), period))
     adjacent = {seed: [n.id for n in near] for seed, near in links.items()}
     ranked = with_context(fused, adjacent, limit=max(k, NEWER_DEPTH))
     if period is None:  # a question about a named period wants what was true then

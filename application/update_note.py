@@ -3,21 +3,35 @@ from __future__ import annotations
 import attrs
 
 from local_mcp_memory.application.get_note import live_note
+from local_mcp_memory.application.ports import StoredNote
 from local_mcp_memory.application.services import Services, at
+from local_mcp_memory.application.supersession import check_superseded, supersede
 from local_mcp_memory.domain.identifiers import NoteId
 from local_mcp_memory.domain.note import NotePatch, require_future
 
 
 @attrs.frozen
 class UpdateNote:
+    """``patch`` None: only ``supersedes`` (the patch's, which marks more notes as
+    superseded by this one; none is unmarked)."""
+
     id: NoteId
-    patch: NotePatch
+    patch: NotePatch | None
+    supersedes: tuple[NoteId, ...] = ()
 
 
 def update_note(command: UpdateNote, services: Services) -> None:
     """Only a text change re-embeds (into the current namespace); any other change keeps
     the note's vector and namespace. id and created_at never change."""
     stored = live_note(command.id, services)
+    check_superseded(command.supersedes, stored.note.project_id, services, "patch.supersedes", newer=command.id)
+    if command.patch is not None:
+        _apply(command, stored, services)
+    supersede(command.id, command.supersedes, services)
+
+
+def _apply(command: UpdateNote, stored: StoredNote, services: Services) -> None:
+    assert command.patch is not None
     if "expires_at" in command.patch.changes():
         at("patch", require_future, command.patch.expires_at, services.clock.now())
     note = at("patch", command.patch.apply, stored.note)

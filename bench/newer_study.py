@@ -1,5 +1,5 @@
 """In-process study of ``ranking.newer_first`` (the newer of two results about one subject
-first) and of the add-time suggestions (``application.supersession``), with held-out figures.
+first) and of the add-time suggestions (``application.suggestions``), with held-out figures.
 
     .venv/bin/python -m bench.newer_study [--model all-MiniLM-L6-v2] [--locomo PATH]
 
@@ -31,7 +31,7 @@ if __package__ in (None, ""):  # run as a script: python bench/newer_study.py
 from bench.datasets import LOCOMO_DIR, data_digest, load_locomo
 from bench.knowledge import NEW_AT, OLD_AT, OTHER_AT, SETS, load_set
 from bench.retrieval_study import Case, embed_cached, hybrid, keyword_matrix, load, recall
-from local_mcp_memory.application import ranking, supersession
+from local_mcp_memory.application import ranking, suggestions
 from local_mcp_memory.application.ports import Candidate, Spread
 from local_mcp_memory.application.query_dates import named_period
 
@@ -83,7 +83,7 @@ def reordered(case: Case, ranked: list[int], vectors: np.ndarray, texts: list[st
     head = [Candidate(str(i), case.created[i], 1.0 - n / 100) for n, i in enumerate(ranked[:depth])]
     own = {c.id: vectors[int(c.id)].tolist() for c in head}
     adjacent = {c.id: [str(int(c.id) - 1), str(int(c.id) + 1)] for c in head}  # one group, in order
-    changed = [c.id for c in head if supersession.UPDATE_CUE.search(texts[int(c.id)])]
+    changed = [c.id for c in head if suggestions.UPDATE_CUE.search(texts[int(c.id)])]
     reordered = ranking.newer_first(head, own, adjacent, same, margin, changed, changed_margin)
     return [int(c.id) for c in reordered] + ranked[depth:]
 
@@ -147,13 +147,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def suggestions(sets: dict[str, list[Pairs]]) -> None:
-    """``supersession.likely_replaced`` on every add of the benchmark's order, for a grid;
+    """``suggestions.likely_replaced`` on every add of the benchmark's order, for a grid;
     the choice: the best dev recall with at most 10 % false alarms (ties: the stricter)."""
     print("\n| suggestion setting | dev recall | dev false alarms | dev extra | held-out recall | held-out false alarms | held-out extra |\n|---|---|---|---|---|---|---|")
     best = None
     for alone in (0.45, 0.5, 0.55, 0.6, 2.0):
         for cued in (0.25, 0.3, 0.35, 0.4, 2.0):
-            rule = supersession.Rule(alone, cued)
+            rule = suggestions.Rule(alone, cued)
             got = {part: _suggest(projects, rule) for part, projects in sets.items()}
             d, h = got["dev"], got["heldout"]
             print(f"| alone {alone} cued {cued} | {d[0]:.3f} | {d[1]:.3f} | {d[2]:.3f} | {h[0]:.3f} | {h[1]:.3f} | {h[2]:.3f} |")
@@ -164,7 +164,7 @@ def suggestions(sets: dict[str, list[Pairs]]) -> None:
               f"dev {tuple(round(x, 3) for x in best[1])}, held-out {tuple(round(x, 3) for x in best[2])}")
 
 
-def _suggest(projects: list[Pairs], rule: supersession.Rule) -> tuple[float, float, float]:
+def _suggest(projects: list[Pairs], rule: suggestions.Rule) -> tuple[float, float, float]:
     """Recall, false alarms (share of related and unrelated notes naming any) and extra
     (share of new facts naming another note than their old one)."""
     found, alarms, extra = [], [], []
@@ -176,9 +176,9 @@ def _suggest(projects: list[Pairs], rule: supersession.Rule) -> tuple[float, flo
             if not earlier:
                 continue
             cos = project.vectors[earlier] @ project.vectors[i]
-            closest = sorted(zip(cos.tolist(), earlier), reverse=True)[: supersession.DEPTH]
+            closest = sorted(zip(cos.tolist(), earlier), reverse=True)[: suggestions.DEPTH]
             spread = Spread(len(earlier), float(cos.mean()), float(cos.std()))
-            named = supersession.likely_replaced(project.texts[i], [(str(j), project.texts[j], c) for c, j in closest], rule, spread)
+            named = suggestions.likely_replaced(project.texts[i], [(str(j), project.texts[j], c) for c, j in closest], rule, spread)
             if project.kinds[i] == "new":
                 old = str(project.old[i - first_new])
                 found.append(old in named)

@@ -4,7 +4,7 @@
 
 Adds the notes of both knowledge-update halves (each made unique) to one project of a fresh
 store, ``--rounds`` times over, and times each ``add_note`` as a whole; after each, times the
-suggestion step alone (``supersession.possibly_superseded``: one semantic store search and
+suggestion step alone (``suggestions.possibly_superseded``: one semantic store search and
 the rule) for a note about to be added. Writes ``bench/results/suggestion_cost.json``.
 """
 
@@ -23,7 +23,7 @@ if __package__ in (None, ""):  # run as a script: python bench/suggestion_cost.p
 from bench.client import latency_ms, store_urls, table, write_result
 from bench.knowledge import SETS
 from local_mcp_memory.application.add_note import AddNote, add_note, new_note
-from local_mcp_memory.application.supersession import possibly_superseded
+from local_mcp_memory.application.suggestions import possibly_superseded
 from local_mcp_memory.domain.identifiers import GroupId
 from local_mcp_memory.entrypoints.bootstrap import compose
 

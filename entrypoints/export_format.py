@@ -21,8 +21,11 @@ A note line carries every field of the note as ``memory.get`` returns it, its ho
 A note line also carries ``expiresAt`` (null when none; expired notes and their links are
 not exported) and, for a note a markdown sync wrote, its ``origin`` (``root``, ``path``,
 ``digest``), so a synced folder keeps owning its notes after a move between stores.
-``title``, ``tags``, ``source``, ``metadata``, ``expiresAt``, ``origin``, ``namespace`` and
-``vector`` may be left out by hand-written files. A global line's ``id`` is derived from projectId and key.
+It carries ``importance`` (0..1) and ``expirySpan``: the original span of its expiry in
+seconds (null: none recorded, derived as expiresAt - createdAt), so fading goes on after an
+import; supersession travels as ``supersedes`` link lines.
+``title``, ``tags``, ``source``, ``metadata``, ``expiresAt``, ``importance``, ``expirySpan``,
+``origin``, ``namespace`` and ``vector`` may be left out by hand-written files. A global line's ``id`` is derived from projectId and key.
 
 Reading validates the whole file before anything is written; the first broken rule is
 raised as ``ImportFileInvalid`` naming the line, the field and the rule.
@@ -78,6 +81,8 @@ class NoteLine(Struct, tag="note", tag_field="type", **_STRICT):
     created_at: str
     metadata: dict[str, Any] | None = None
     expires_at: str | None = None
+    importance: float = 0.5
+    expiry_span: float | None = None
     origin: dict[str, str] | UnsetType = UNSET
     namespace: str | None = None
     vector: bytes | None | UnsetType = UNSET

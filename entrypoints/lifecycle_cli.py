@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             return _dispatch(args, services, export_file, err)
         finally:
-            services.store.close()
+            services.close()
 
     return _guarded(name, err, against_the_store)
 

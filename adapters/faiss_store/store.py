@@ -1,9 +1,9 @@
 """``FaissNoteStore``: the store ports (``NoteStore``) on local disk, shared by several processes.
 
-Layout of ``data_dir`` (format 4, see ``records`` and ``snapshot``)::
+Layout of ``data_dir`` (format 5, see ``records`` and ``snapshot``)::
 
     LOCK                      flock'd by a writer for each write and each compaction
-    MANIFEST.json             one checksummed line: {"format":4,"generation":g,"snapshot":…,"journal":…,"sidecar_crc":…}
+    MANIFEST.json             one checksummed line: {"format":5,"generation":g,"snapshot":…,"journal":…,"sidecar_crc":…}
     snapshot-<g>/             sidecar.json, note columns and bodies, vectors, globals, links (absent for generation 0)
     journal-<g>.jsonl         header, then every write since snapshot g
 
@@ -32,7 +32,7 @@ Guarantees:
 * Expiry is decided at read time (``NoteFilter.now``) from a column of expiry instants:
   no note is decoded to leave out the expired ones. ``get`` returns an expired note.
 * Damage (``damage``) fails only the answers that depend on it, with ``StoreCorrupt``;
-  the rest is served. A format 2 or 3 store is upgraded by compacting it when a writer
+  the rest is served. A format 2 to 4 store is upgraded by compacting it when a writer
   opens it.
 
 Failure modes: ``StoreError`` for I/O errors and wrong vector lengths, ``StoreCorrupt``
@@ -224,6 +224,24 @@ class FaissNoteStore:
                 return False
             self._commit(Delete(id=note_id.value))
             return True
+
+    def prolong(self, note_ids: Sequence[NoteId], now: datetime) -> int:
+        """See ``NoteWriter.prolong``: the notes are read under the lock, caught up with every
+        process, so a note deleted or changed meanwhile is never brought back or undone;
+        one journal write for all."""
+        with self._writing():
+            state = self._live.state
+            records = []
+            for note_id in dict.fromkeys(note_ids):
+                if note_id.value in state.damage.notes:
+                    continue
+                stored = state.get(note_id.value)
+                later = None if stored is None else stored.note.prolonged(now)
+                if later is not None:
+                    records.append(Put(note=fields_of(later), namespace=str(stored.namespace)))
+            if records:
+                self._commit(*records)
+            return len(records)
 
     def link(self, link: Link) -> bool:
         """See ``NoteWriter.link``. ``StoreCorrupt`` when either note is damaged (whether it

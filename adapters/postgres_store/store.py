@@ -200,6 +200,28 @@ class PostgresNoteStore:
         self._after_write()
         return bool(found[0])
 
+    def prolong(self, note_ids: Sequence[NoteId], now: datetime) -> int:
+        """See ``NoteWriter.prolong``: the notes locked (``FOR UPDATE``, in id order as every
+        writer) and read in one transaction, so a note deleted meanwhile is not found and one
+        changed meanwhile is prolonged as changed. Only ``doc`` and ``expires`` are written:
+        the write order, which ``list_recent`` ties on, stays."""
+        ids = sorted({note_id.value for note_id in note_ids})
+        if not ids:
+            return 0
+        with failures(self._url, "write to the note store"):
+            with self._pool.connection() as conn, conn.transaction():
+                rows = conn.execute(
+                    "SELECT doc FROM notes WHERE id = ANY(%s) AND expires > %s ORDER BY id FOR UPDATE", (ids, now)
+                ).fetchall()
+                later = [n for n in (codec.note_of(doc).prolonged(now) for (doc,) in rows) if n is not None]
+                if later:
+                    conn.execute(
+                        """UPDATE notes n SET doc = u.doc, expires = u.expires
+                           FROM unnest(%s::text[], %s::text[], %s::timestamptz[]) AS u(id, doc, expires) WHERE n.id = u.id""",
+                        ([n.id.value for n in later], [codec.note_doc(n) for n in later], [n.expires_at for n in later]),
+                    )
+        return len(later)
+
     def _purge(self) -> int:
         """Delete the notes expired by the database's clock, with their vectors, postings
         and links (``curation.purge``)."""
@@ -467,6 +489,7 @@ def _write_note(conn: psycopg.Connection, note: Note, doc: str, space: int, row:
         "length": len(terms),
         "doc": doc,
         "expires": note.expires_at,
+        "importance": note.importance,
         "dedup": codec.dedup_hash(note),
         "space": space,
         "terms": list(counts),
@@ -480,12 +503,12 @@ def _write_note(conn: psycopg.Connection, note: Note, doc: str, space: int, row:
         p,
     )
     conn.execute(
-        """INSERT INTO notes (id, project, grp, created, written, home, tags, length, doc, expires, dedup)
+        """INSERT INTO notes (id, project, grp, created, written, home, tags, length, doc, expires, dedup, importance)
            VALUES (%(id)s, %(project)s, %(grp)s, %(created)s, nextval('write_order'), %(space)s, %(tags)s, %(length)s,
-                   %(doc)s, %(expires)s, %(dedup)s)
+                   %(doc)s, %(expires)s, %(dedup)s, %(importance)s)
            ON CONFLICT (id) DO UPDATE SET project = EXCLUDED.project, grp = EXCLUDED.grp, created = EXCLUDED.created,
                written = EXCLUDED.written, home = EXCLUDED.home, tags = EXCLUDED.tags, length = EXCLUDED.length,
-               doc = EXCLUDED.doc, expires = EXCLUDED.expires, dedup = EXCLUDED.dedup""",
+               doc = EXCLUDED.doc, expires = EXCLUDED.expires, dedup = EXCLUDED.dedup, importance = EXCLUDED.importance""",
         p,
     )
     conn.execute(

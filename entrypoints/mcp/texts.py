@@ -46,6 +46,9 @@ FIELDS: dict[str, str] = {
     "createdAt": "ISO 8601 UTC; omit for now.",
     "expiresAt": EXPIRY,
     "id": "A note's id, as memory_add_note or a search answers it.",
+    "importance": "0..1, default 0.5; 0.8 or more never expires by default.",
+    "supersedes": "Ids of older notes this one replaces; they leave search results (memory_get still reads them).",
+    "includeSuperseded": "Also return superseded notes.",
     "key": 'A setting key starting with "global.", e.g. "global.project.conventions".',
 }
 

@@ -8,6 +8,7 @@ from msgspec import UNSET, UnsetType
 
 from local_mcp_memory.application.add_note import AddNote, add_note
 from local_mcp_memory.application.services import Services
+from local_mcp_memory.domain.note import IMPORTANCE_DEFAULT
 from local_mcp_memory.entrypoints import wire
 from local_mcp_memory.entrypoints.methods.method import Method
 
@@ -22,6 +23,8 @@ class AddNoteParams(wire.Params):
     created_at: str | None = None
     metadata: dict[str, Any] | None = None
     expires_at: str | None = None
+    importance: float | None = None
+    supersedes: list[str] | None = None
 
     def command(self) -> AddNote:
         return AddNote(
@@ -34,6 +37,8 @@ class AddNoteParams(wire.Params):
             created_at=wire.instant(self.created_at, "created_at"),
             metadata=self.metadata,
             expires_at=wire.instant(self.expires_at, "expires_at"),
+            importance=IMPORTANCE_DEFAULT if self.importance is None else self.importance,
+            supersedes=wire.note_ids(self.supersedes, "supersedes"),
         )
 
 

@@ -1,11 +1,11 @@
-"""Knowledge that changes (SPEC §13), through real ``mcp-memory serve`` processes with the
-default local model on each real store: the newer fact wins in default search (after a
-restart too), the older one still wins in semantic mode, and add_note names the note a new
-one likely replaces and nothing for unrelated notes."""
+"""Knowledge that changes (SPEC §13) through real ``mcp-memory serve`` processes on each real
+store, with restarts between the steps: supersession, importance, and reads moving an expiry
+out — written by the server's background batch, or on its way out when it stops."""
 
 from __future__ import annotations
 
-from pathlib import Path
+import time
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
@@ -13,17 +13,6 @@ from tests.integration.serve import StdioServer
 from tests.postgres_server import postgres, postgres_url  # noqa: F401  (fixtures)
 
 PROJECT = "knowledge-project"
-OTHERS = [
-    "The marketing site is a separate Next.js repository owned by the growth team.",
-    "Invoices are rendered to PDF with WeasyPrint.",
-    "Order ids are ULIDs so they sort by creation time.",
-    "Feature flags are managed in Unleash; stale flags get removed each quarter.",
-    "Rate-limited responses carry a Retry-After header with the number of seconds to wait.",
-    "Sessions are stored in Redis and expire after two hours of inactivity.",
-]
-OLD = "The public API rate limit is 100 requests per minute per API key."
-NEW = "We raised the per-key throttle: clients may now send up to 600 calls a minute before getting 429s."
-QUESTION = "What is the API rate limit per key?"
 
 
 @pytest.fixture(params=["faiss", "postgresql"])
@@ -33,25 +22,39 @@ def store_args(request: pytest.FixtureRequest) -> tuple[str, ...]:
     return ()
 
 
-def add(server: StdioServer, text: str, when: str) -> dict:
-    return server.result("memory.add_note", {"projectId": PROJECT, "groupId": "g", "text": text, "createdAt": when})
+def add(server: StdioServer, text: str, **fields: object) -> str:
+    return server.result("memory.add_note", {"projectId": PROJECT, "groupId": "g", "text": text, **fields})["id"]
 
 
-def ranked(server: StdioServer, mode: str) -> list[str]:
-    params = {"projectId": PROJECT, "query": QUESTION, "topK": 5, "mode": mode}
-    return [hit["id"] for hit in server.result("memory.search", params)["results"]]
+def instant(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
-def test_the_newer_fact_wins_in_default_search_and_add_note_names_the_older(tmp_path: Path, store_args: tuple[str, ...]) -> None:
+def test_supersession_and_importance_hold_across_restarts(tmp_path, store_args) -> None:
     with StdioServer(tmp_path, *store_args) as server:
-        old = add(server, OLD, "2026-01-12T09:00:00Z")
-        assert old["possiblySupersedes"] == []
-        for n, text in enumerate(OTHERS):
-            assert add(server, text, f"2026-03-16T09:0{n}:00Z")["possiblySupersedes"] == []
-        new = add(server, NEW, "2026-06-15T09:00:00Z")
-        assert new["possiblySupersedes"] == [old["id"]]
-        semantic = ranked(server, "semantic")
-        assert semantic.index(old["id"]) < semantic.index(new["id"])  # the old wording is closer to the question
+        old = add(server, "The API allows 100 requests per minute.")
+        new = add(server, "The API allows 500 requests per minute.", supersedes=[old], importance=0.9)
     with StdioServer(tmp_path, *store_args) as server:
-        hybrid = ranked(server, "hybrid")
-        assert hybrid[0] == new["id"] and old["id"] in hybrid
+        hits = server.result("memory.search", {"projectId": PROJECT, "query": "API requests per minute"})["results"]
+        assert [h["id"] for h in hits] == [new] and hits[0]["importance"] == 0.9
+        assert server.result("memory.get", {"id": old})["supersededBy"] == [new]
+        assert server.result("memory.delete", {"id": new})["ok"]
+    with StdioServer(tmp_path, *store_args) as server:
+        assert [h["id"] for h in server.result("memory.search", {"projectId": PROJECT, "query": "API requests"})["results"]] == [old]
+        assert server.result("memory.get", {"id": old})["supersededBy"] == []
+
+
+def test_a_read_moves_the_expiry_out_in_the_background_and_it_survives_a_restart(tmp_path, store_args) -> None:
+    expires = datetime.now(timezone.utc).replace(microsecond=0) + timedelta(days=10)
+    with StdioServer(tmp_path, *store_args) as server:
+        note = add(server, "The release branch is release-7.", expiresAt=expires.strftime("%Y-%m-%dT%H:%M:%SZ"))
+        created = instant(server.result("memory.get", {"id": note})["createdAt"])  # a read
+        span = expires - created
+        deadline = time.monotonic() + 10
+        while instant(server.result("memory.list_recent", {"projectId": PROJECT})["items"][0]["expiresAt"]) == expires:
+            assert time.monotonic() < deadline, "the read's batch was never written"
+            time.sleep(0.05)
+        server.result("memory.search", {"projectId": PROJECT, "query": "release branch"})  # pending when the server stops
+    with StdioServer(tmp_path, *store_args) as server:
+        moved = instant(server.result("memory.list_recent", {"projectId": PROJECT})["items"][0]["expiresAt"])
+        assert moved == expires + span / 2 + span / 2  # two reads, half the span each

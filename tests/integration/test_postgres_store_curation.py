@@ -423,3 +423,23 @@ def test_expiry_at_the_ends_of_the_calendar_reads_back_and_filters(postgres_url:
             assert curation.purge(conn, last) == 2
     finally:
         store.close()
+
+
+def test_a_migrated_database_keeps_importance_and_supersession_of_its_old_notes(postgres_url: str) -> None:
+    """Version 5: old notes read with the default importance; the column follows every write,
+    and a supersedes link hides an old note."""
+    notes = old_notes()
+    v1_database(postgres_url, notes)
+    store = PostgresNoteStore(postgres_url)
+    try:
+        assert {s.note.importance for s in store.iter_notes()} == {0.5}
+        newer = attrs.evolve(make_note("the deploy moved to tuesdays", minutes=60), importance=0.9)
+        store.put(newer, NS, unit(99))
+        store.link(Link(LinkKey(newer.id, notes[0].id, Relation("supersedes")), T0))
+        with psycopg.connect(postgres_url) as conn:
+            stored = dict(conn.execute("SELECT id, importance FROM notes WHERE id = ANY(%s)", ([newer.id.value, notes[0].id.value],)).fetchall())
+        assert stored == {newer.id.value: pytest.approx(0.9), notes[0].id.value: 0.5}
+        recent = store.list_recent(NoteFilter(PROJECT, now=now()), 100)
+        assert notes[0].id.value not in [s.note.id.value for s in recent] and recent[0].note == newer
+    finally:
+        store.close()

@@ -1,4 +1,4 @@
-"""add_note's possiblySupersedes (application/supersession.py): older notes of the project a
+"""add_note's possiblySupersedes (application/suggestions.py): older notes of the project a
 new note likely replaces, from one store search and the texts."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 from local_mcp_memory.application.services import Services
-from local_mcp_memory.application.supersession import Rule, likely_replaced
+from local_mcp_memory.application.suggestions import Rule, likely_replaced
 from tests.unit.steps import rpc
 
 RULE = Rule(alone=0.5, cued=0.3)
