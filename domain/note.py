@@ -149,7 +149,7 @@ class Note:
 def require_future(expires_at: datetime | None, now: datetime) -> None:
     """An ``expiresAt`` a request sets must lie after ``now`` (None clears it)."""
     if expires_at is not None and expires_at <= now:
-        raise InvalidValue("Note", "expires_at must be in the future", expires_at, "expires_at")
+        raise InvalidValue("Note", "expiry must lie in the future", expires_at, "expires_at")
 
 
 _UNSET: Any = attrs.make_class("_Unset", [], repr=False)()
