@@ -21,6 +21,7 @@ from typing import BinaryIO, TextIO
 
 import msgspec
 
+from local_mcp_memory.adapters.durable_files import create_file
 from local_mcp_memory.application.drop_namespace import DropNamespace, drop_namespace
 from local_mcp_memory.application.errors import ApplicationError
 from local_mcp_memory.application.export_notes import ExportNotes, export_notes
@@ -239,7 +240,7 @@ def _output(path: str | None) -> Iterator[BinaryIO]:
     target = Path(path)
     partial = target.with_name(f".{target.name}.partial-{os.getpid()}")
     try:
-        with open(partial, "wb") as stream:
+        with create_file(partial) as stream:  # 0600: the notes are as private as the data directory
             yield stream
             stream.flush()
             os.fsync(stream.fileno())
