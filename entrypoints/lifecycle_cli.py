@@ -21,7 +21,6 @@ from typing import BinaryIO, TextIO
 
 import msgspec
 
-from local_mcp_memory.adapters.durable_files import create_file
 from local_mcp_memory.application.drop_namespace import DropNamespace, drop_namespace
 from local_mcp_memory.application.errors import ApplicationError
 from local_mcp_memory.application.export_notes import ExportNotes, export_notes
@@ -240,13 +239,27 @@ def _output(path: str | None) -> Iterator[BinaryIO]:
     target = Path(path)
     partial = target.with_name(f".{target.name}.partial-{os.getpid()}")
     try:
-        with create_file(partial) as stream:  # 0600: the notes are as private as the data directory
+        with _private_file(partial) as stream:
             yield stream
             stream.flush()
             os.fsync(stream.fileno())
         os.replace(partial, target)
     finally:
         partial.unlink(missing_ok=True)
+
+
+def _private_file(path: Path) -> BinaryIO:
+    """A new file only its owner may read (mode 0600 whatever the umask): the notes in it
+    are as private as the data directory, and the file renamed over an older one takes
+    this mode, not the older file's."""
+    path.unlink(missing_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+    except BaseException:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "wb")
 
 
 def _read(path: str) -> ExportFile:
