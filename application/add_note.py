@@ -7,7 +7,7 @@ import attrs
 
 from local_mcp_memory.application.services import Services
 from local_mcp_memory.domain.identifiers import GroupId, Namespace, NoteId
-from local_mcp_memory.domain.note import Note, Tags, require_future
+from local_mcp_memory.domain.note import Note, Tags, require_future, require_within_size
 
 
 @attrs.frozen
@@ -46,6 +46,7 @@ def new_note(command: AddNote, services: Services, now: datetime) -> Note:
     """The note ``command`` describes, with a fresh id; its ``expires_at`` must lie after
     ``now``."""
     require_future(command.expires_at, now)
+    require_within_size("Note", "metadata", command.metadata)
     return Note(
         id=NoteId.new(),
         project_id=services.project(command.project_id),

@@ -11,7 +11,7 @@ import attrs
 
 from local_mcp_memory.domain.errors import InvalidValue
 from local_mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, GroupId, NoteId
-from local_mcp_memory.domain.json_values import json_value_problem
+from local_mcp_memory.domain.json_values import json_size_problem, json_value_problem
 from local_mcp_memory.domain.time import TimeWindow
 
 
@@ -152,6 +152,16 @@ def require_future(expires_at: datetime | None, now: datetime) -> None:
         raise InvalidValue("Note", "expiry must lie in the future", expires_at, "expires_at")
 
 
+def require_within_size(type_name: str, field: str, value: Any) -> None:
+    """A note's metadata or a global value that a request or a file brings in takes at most
+    ``json_values.MAX_CHARS`` characters as JSON. Checked where values come in (requests,
+    imports, salvage), not on values already stored: a store written before the rule
+    reads back whole."""
+    problem = json_size_problem(value)
+    if problem:
+        raise InvalidValue(type_name, f"{field} {problem}", "a JSON value", field)
+
+
 _UNSET: Any = attrs.make_class("_Unset", [], repr=False)()
 
 
@@ -170,6 +180,8 @@ class NotePatch:
     def __attrs_post_init__(self) -> None:
         if not self.changes():
             raise InvalidValue("NotePatch", "must change at least one field", {})
+        if self.metadata is not _UNSET:
+            require_within_size("Note", "metadata", self.metadata)
 
     def changes(self) -> dict[str, Any]:
         return {k: v for k, v in attrs.asdict(self, recurse=False).items() if v is not _UNSET}
