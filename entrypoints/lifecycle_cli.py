@@ -124,7 +124,9 @@ def import_command(services: Services, export_file: ExportFile, *, batch: int, e
         f"imported {len(command.notes)} notes into {done.namespace}: {done.written} written "
         f"({done.embedded} embedded), {done.unchanged} already there; {len(command.globals)} global "
         f"settings: {done.globals_written} written, {done.globals_unchanged} already there; {len(command.links)} "
-        f"links: {done.links_written} written, {done.links_unchanged} already there\n"
+        f"links: {done.links_written} written, {done.links_unchanged} already there"
+        + (f"; {done.expired} notes skipped as expired, with {done.expired_links} links" if done.expired else "")
+        + "\n"
     )
     return EXIT_OK
 
