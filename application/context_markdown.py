@@ -101,7 +101,7 @@ def render(
         room -= len(opening) + len(line) + len(body)
         items.append(stored)
         section = heading
-    return Page("".join(parts).translate(_VISIBLE), items)
+    return Page(printable("".join(parts)), items)
 
 
 def _settings(settings: Sequence[GlobalEntry], budget: Budget) -> str:
@@ -149,9 +149,14 @@ _VISIBLE = {
     0x7F: 0x2421,
     **{code: 0xFFFD for code in range(0x80, 0xA0)},
 }
-"""Control characters as the symbols that picture them (ESC is ␛, CR ␍, DEL ␡; a C1
-control, which has none, is �), one character for one, so the budget holds: a terminal
-printing the page runs no escape sequence a note carried."""
+
+
+def printable(text: str) -> str:
+    """``text`` with each control character but newline and tab shown as the symbol that
+    pictures it (ESC as ␛, CR as ␍, DEL as ␡; a C1 control, which has none, as �), one
+    character for one, so a budget holds: whatever prints it to a terminal (the page, a
+    hook's output) runs no escape sequence a note carried."""
+    return text.translate(_VISIBLE)
 
 
 def _body(text: str) -> str:
