@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from local_mcp_memory.domain.json_values import MAX_CHARS
 from tests.integration.http_server import HttpServer, rpc
 from tests.integration.serve import StdioServer
+from tests.postgres_server import postgres, postgres_url  # noqa: F401
 
 PROJECT = "limits-app"
 OVER = {"blob": "m" * (MAX_CHARS + 1)}
@@ -26,13 +29,20 @@ def assert_refused_at_metadata(reply: dict) -> None:
     assert len(error["message"]) < 1_000
 
 
-def test_stdio_refuses_metadata_over_the_limit_even_far_over_it(tmp_path: Path) -> None:
-    with StdioServer(tmp_path) as server:
+@pytest.fixture(params=["faiss", "postgresql"])
+def store(request: pytest.FixtureRequest) -> list[str]:
+    return [] if request.param == "faiss" else ["--store", request.getfixturevalue("postgres_url")]
+
+
+def test_stdio_refuses_metadata_over_the_limit_even_far_over_it(tmp_path: Path, store: list[str]) -> None:
+    with StdioServer(tmp_path, *store) as server:
+        past = server.call("memory.add_note", {**note("past", None), "expiresAt": "2001-01-01T00:00:00Z"})
+        assert past["error"]["data"] == {"field": "expiresAt", "rule": "Note expiry must lie in the future", "value": "2001-01-01T00:00:00Z"}
         assert_refused_at_metadata(server.call("memory.add_note", note("over", OVER)))
         assert_refused_at_metadata(server.call("memory.add_note", note("far over", {"blob": "m" * 15_000_000})))
         kept = server.result("memory.add_note", note("within", WITHIN))["id"]
         assert server.result("memory.list_recent", {"projectId": PROJECT})["items"][0]["id"] == kept
-    with StdioServer(tmp_path) as server:
+    with StdioServer(tmp_path, *store) as server:
         (item,) = server.result("memory.list_recent", {"projectId": PROJECT})["items"]
         assert item["metadata"] == WITHIN
 
