@@ -79,25 +79,9 @@ class OsMarkdownFolder:
         full = self._inside(path)
         if full is None:
             return Skipped(path, "not a path inside the folder")
-        try:
-            fd = self._open_beneath(full)
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            if exc.errno not in _A_SYMLINK:
-                return Skipped(path, f"cannot be read: {exc.strerror or exc}")
-            fd = None
-        if fd is None:  # a symlink on the way: open its target, itself followed by no link
-            target = os.path.realpath(full)
-            if not self._contains(target) or target == self._root:
-                return Skipped(path, "symlink leads outside the folder")
-            try:
-                fd = self._open_beneath(target)
-            except FileNotFoundError:
-                return None
-            except OSError as exc:
-                reason = "changed into a symlink while it was read" if exc.errno in _A_SYMLINK else exc.strerror or str(exc)
-                return Skipped(path, f"cannot be read: {reason}")
+        fd = self._open_file(path, full)
+        if not isinstance(fd, int):
+            return fd
         with os.fdopen(fd, "rb") as stream:
             info = os.fstat(stream.fileno())
             if not stat.S_ISREG(info.st_mode):
@@ -111,6 +95,23 @@ class OsMarkdownFolder:
         if len(data) > MAX_BYTES:
             return Skipped(path, f"larger than {MAX_BYTES // (1024 * 1024)} MB")
         return parse(path, data, hashlib.sha256(data).hexdigest())
+
+    def _open_file(self, path: str, full: str) -> int | Skipped | None:
+        """``full`` opened; through a symlink on the way only when its target lies inside
+        the root, the target then opened following no link (None: gone)."""
+        target, resolved = full, False
+        while True:
+            try:
+                return self._open_beneath(target)
+            except FileNotFoundError:
+                return None
+            except OSError as exc:
+                if exc.errno not in _A_SYMLINK or resolved:
+                    reason = "changed into a symlink while it was read" if exc.errno in _A_SYMLINK else exc.strerror or str(exc)
+                    return Skipped(path, f"cannot be read: {reason}")
+            target, resolved = os.path.realpath(full), True
+            if not self._contains(target) or target == self._root:
+                return Skipped(path, "symlink leads outside the folder")
 
     def _open_beneath(self, full: str) -> int:
         """``full`` (strictly inside the root) opened for reading, each folder on the way
