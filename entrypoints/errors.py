@@ -128,8 +128,9 @@ def _refused_value(exc: InvalidValue, sent: Any) -> RpcError:
     """-32602 for a value object's refusal: the field's wire path, the rule, and the value
     as the request sent it (when the path leads to it in ``sent``), never a Python repr."""
     field = wire_path(exc.field)
-    raw = _UNSENT if field is None else sent_at(sent, field)
-    shown = _shown(exc.value if raw is _UNSENT else raw)
+    secret = field is not None and _SECRET.search(field) is not None  # never told back, however refused
+    raw = _UNSENT if field is None or secret else sent_at(sent, field)
+    shown = "***" if secret else _shown(exc.value if raw is _UNSENT else raw)
     message = f"Invalid params: {exc.type_name} {exc.rule} (got {shown})" + (f" at {field}" if field else "")
     data: dict[str, Any] = {"field": field, "rule": f"{exc.type_name} {exc.rule}"}
     if raw is not _UNSENT and (raw is None or isinstance(raw, (bool, int, float)) or (isinstance(raw, str) and len(raw) <= _SHOWN_MAX)):
@@ -137,6 +138,7 @@ def _refused_value(exc: InvalidValue, sent: Any) -> RpcError:
     return RpcError(INVALID_PARAMS, message, data)
 
 
+_SECRET = re.compile(r"(?i)api_?key|token|password|secret")
 _STEP = re.compile(r"\.?([^.\[\]]+)|\[(\d+)\]")
 
 

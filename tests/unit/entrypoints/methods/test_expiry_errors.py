@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from local_mcp_memory.application.services import Services
+from local_mcp_memory.entrypoints.mcp import McpOptions
+from local_mcp_memory.entrypoints.server import build_dispatcher
 from tests.unit.steps import add, rpc
 
 PAST = "2001-02-03T04:05:06+02:00"
@@ -45,3 +49,12 @@ def test_a_long_refused_value_is_not_echoed_whole(services: Services) -> None:
     error = _refusal(services, "memory.add_note", {"projectId": "proj", "groupId": "g", "text": "x" * 200_000})
     assert error["data"]["field"] == "text"
     assert len(str(error)) < 2_000
+
+
+def test_an_mcp_tool_call_is_told_the_value_as_sent_too(services: Services) -> None:
+    dispatcher = build_dispatcher(lambda: services, McpOptions(project="/tmp/edge"))
+    call = {"name": "memory_add_note", "arguments": {"groupId": "g", "text": "x", "expiresAt": PAST}}
+    reply = json.loads(dispatcher.handle(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call}).encode()))
+    text = reply["result"]["content"][0]["text"]
+    assert reply["result"]["isError"] is True
+    assert f'"{PAST}"' in text and "expiresAt" in text and "expires_at" not in text and "datetime" not in text
