@@ -21,13 +21,14 @@ import pytest
 
 from tests.fakes.embedding_servers import FakeOllamaServer
 from tests.integration.serve import MCP_MEMORY, StdioServer, server_env
-from tests.integration.test_claude_code import CLAUDE, ClaudeCode
+from tests.integration.test_claude_code import CLAUDE, ClaudeCode, end_services
 
 
 @pytest.fixture
-def ollama() -> Iterator[FakeOllamaServer]:
+def ollama(tmp_path: Path) -> Iterator[FakeOllamaServer]:
     with FakeOllamaServer(dim=16) as fake:
         yield fake
+    end_services(tmp_path / "memory" / "data")  # the hooks' service, started by the session
 
 
 def memory_home(tmp_path: Path, ollama: FakeOllamaServer, project: Path) -> Path:
