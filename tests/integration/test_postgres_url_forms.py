@@ -37,11 +37,8 @@ def test_every_url_form_serves_and_is_reported_where_it_really_connects(tmp_path
         shown = server.result("memory.get_config")["store"]
         assert shown["type"] == "postgresql"
         assert host in shown["url"] and port in shown["url"] and "localhost" not in shown["url"]
-        postgres.stop()
-        try:
+        with postgres.down():
             failed = server.call("memory.get_global", KEY)
-        finally:
-            postgres.start()
         assert failed["error"]["code"] == -32006
         assert f"{database} on {where}" in failed["error"]["message"]
         assert server.result("memory.get_global", KEY)["value"] == "kept"
