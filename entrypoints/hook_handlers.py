@@ -23,11 +23,17 @@ from local_mcp_memory.application.context_markdown import printable
 from local_mcp_memory.application.recall import DEFAULT_FLOOR, RecallPrompt, recall
 from local_mcp_memory.application.services import Services
 from local_mcp_memory.application.session_digest import DigestLimits, digest
+from local_mcp_memory.domain.identifiers import GroupId
 from local_mcp_memory.entrypoints.bootstrap import default_project, transcript_events, transcript_stats
 
 EVENTS = ("session-start", "user-prompt-submit", "stop", "session-end", "pre-compact")
 CAPTURE_EVENTS = ("stop", "session-end", "pre-compact")
 DIGEST_HEADING = "## This session so far (mcp-memory digest)"
+SESSION_GROUP = GroupId("session")
+SESSION_START_DIGESTS = 3
+"""The SessionStart page is the context page of group ``session``: the project's globals and
+its last few session digests. Other notes arrive with each prompt (recall), when relevant, so
+the start of a session is never flooded with notes unrelated to the work at hand."""
 
 
 @attrs.frozen
@@ -74,7 +80,7 @@ def handle(
 
 
 def _session_start(project: str, session: str | None, source: Any, services: Services) -> str:
-    page = context_text(GetContext(project), services)
+    page = context_text(GetContext(project, SESSION_GROUP, limit=SESSION_START_DIGESTS), services)
     if session and source in ("compact", "resume"):
         so_far = session_digest_text(project, session, services)
         if so_far and not _shown_whole(so_far, page):

@@ -129,6 +129,7 @@ def test_a_prompt_brings_the_relevant_note_to_the_model_and_no_unrelated_one(ses
     shown = recalled(request)
     assert f"[{ids[0]}] Deploying: Production deploys run `fly deploy --app shop-prod`" in shown, request.all_text()[-3000:]
     assert ids[1] not in shown and "argon2id" not in shown and "Meilisearch" not in shown
+    assert "argon2id" not in request.all_text() and "Meilisearch" not in request.all_text()  # nor at the session's start
     assert len(shown) <= len(RECALLED) + 2000
     tools = {tool["name"] for tool in request.body["tools"]} | set(_deferred_tools(request))
     assert {f"mcp__plugin_mcp-memory_mcp-memory__memory_{name}" for name in ("search", "add_note", "get")} <= tools

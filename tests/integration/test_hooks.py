@@ -124,11 +124,23 @@ def test_session_start_after_a_compaction_carries_the_digest_so_far(home: Path) 
     text = page.stdout.decode()
     assert text.startswith("# Project memory:") and "3f2a9c1" in text
     assert text.count("3f2a9c1 Fix the login redirect") == 1  # in the recent notes, or after them: once
-    add_notes(home, str(home / "project"), [{"text": f"A newer note {i}: " + "word " * 300} for i in range(30)])
+    add_notes(home, str(home / "project"), [{"text": f"A newer digest {i}: " + "word " * 300, "group": "session"} for i in range(3)])
     text = hook(home, "session-start", {"session_id": "s-1", "cwd": str(home / "project"), "source": "compact"}).stdout.decode()
     assert "## This session so far" in text and text.count("3f2a9c1 Fix the login redirect") == 1
     startup = hook(home, "session-start", {"session_id": "s-2", "cwd": str(home / "project"), "source": "startup"})
     assert "## This session so far" not in startup.stdout.decode()
+
+
+def test_session_start_shows_the_last_digests_and_no_other_note(home: Path) -> None:
+    """Other notes arrive with the prompts they are relevant to: the start of a session carries
+    the project's globals and its last few session digests only."""
+    project = str(home / "project")
+    add_notes(home, project, [{"text": "Passwords are hashed with argon2id, never bcrypt."}])
+    add_notes(home, project, [{"text": f"Digest of session {i}: fixed flaky test number {i}.", "group": "session"} for i in range(5)])
+    page = hook(home, "session-start", {"session_id": "s-9", "cwd": project, "source": "startup"}).stdout.decode()
+    assert page.startswith("# Project memory:")
+    assert "argon2id" not in page
+    assert [i for i in range(5) if f"fixed flaky test number {i}." in page] == [2, 3, 4]
 
 
 def test_a_digest_without_expiry_when_set_to_none(home: Path) -> None:
