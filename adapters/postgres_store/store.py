@@ -52,6 +52,7 @@ import numpy as np
 import psycopg
 import structlog
 
+from local_mcp_memory.adapters.keyword_index import rank
 from local_mcp_memory.adapters.postgres_store import codec, curation
 from local_mcp_memory.adapters.postgres_store.connection import connect, failures, open_pool
 from local_mcp_memory.adapters.postgres_store.queries import candidates_sql, filter_sql
@@ -537,9 +538,8 @@ def _answer(rows: list[tuple], with_neighbours: bool) -> Candidates:
             neighbours.setdefault(seed, []).append((n, Neighbour(key, created, None if score is None else float(score))))
         else:
             notes[key] = codec.stored_note(doc, home)
-    order = lambda c: (-c.score, -c.created_at.timestamp(), c.id)  # noqa: E731
-    semantic.sort(key=order)
-    keyword.sort(key=order)
+    semantic.sort(key=lambda c: (-c.score, -c.created_at.timestamp(), c.id))
+    keyword.sort(key=lambda c: (-rank(c.score), -c.created_at.timestamp(), c.id))
     near: dict[str, list[Neighbour]] = {}
     if with_neighbours:
         near = {c.id: [] for c in (*semantic, *keyword)}
