@@ -9,7 +9,7 @@ from local_mcp_memory.application.services import Services
 from local_mcp_memory.application.suggestions import possibly_superseded
 from local_mcp_memory.application.supersession import check_superseded, supersede
 from local_mcp_memory.domain.identifiers import GroupId, Namespace, NoteId
-from local_mcp_memory.domain.note import IMPORTANCE_DEFAULT, Note, Tags, require_future
+from local_mcp_memory.domain.note import IMPORTANCE_DEFAULT, Note, Tags, require_future, require_within_size
 
 
 @attrs.frozen
@@ -60,6 +60,7 @@ def new_note(command: AddNote, services: Services, now: datetime) -> Note:
     """The note ``command`` describes, with a fresh id; its ``expires_at`` must lie after
     ``now``, and its span is recorded from it."""
     require_future(command.expires_at, now)
+    require_within_size("Note", "metadata", command.metadata)
     note = Note(
         id=NoteId.new(),
         project_id=services.project(command.project_id),

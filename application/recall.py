@@ -20,6 +20,7 @@ from typing import ClassVar
 import attrs
 
 from local_mcp_memory.application.capture_session import session_note_id
+from local_mcp_memory.application.context_markdown import printable
 from local_mcp_memory.application.errors import InvalidRequest
 from local_mcp_memory.application.search import SearchNotes, newer_first_hits, search
 from local_mcp_memory.application.services import Services
@@ -75,7 +76,7 @@ def recall(command: RecallPrompt, services: Services) -> str:
         line = lead + (text if len(text) <= width else text[: width - 1].rstrip() + "…")
         lines.append(line)
         room -= len(line) + 1
-    return "\n".join(lines) + "\n" if len(lines) > 1 else ""
+    return printable("\n".join(lines) + "\n") if len(lines) > 1 else ""
 
 
 def _one_line(text: str) -> str:

@@ -12,7 +12,7 @@ import attrs
 
 from local_mcp_memory.domain.errors import InvalidValue
 from local_mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, GroupId, NoteId
-from local_mcp_memory.domain.json_values import json_value_problem
+from local_mcp_memory.domain.json_values import json_size_problem, json_value_problem
 from local_mcp_memory.domain.time import TimeWindow
 
 
@@ -208,7 +208,17 @@ def default_expiry(importance: float, created_at: datetime, lifetime: timedelta 
 def require_future(expires_at: datetime | None, now: datetime) -> None:
     """An ``expiresAt`` a request sets must lie after ``now`` (None clears it)."""
     if expires_at is not None and expires_at <= now:
-        raise InvalidValue("Note", "expires_at must be in the future", expires_at, "expires_at")
+        raise InvalidValue("Note", "expiry must lie in the future", expires_at, "expires_at")
+
+
+def require_within_size(type_name: str, field: str, value: Any) -> None:
+    """A note's metadata or a global value that a request or a file brings in takes at most
+    ``json_values.MAX_CHARS`` characters as JSON. Checked where values come in (requests,
+    imports, salvage), not on values already stored: a store written before the rule
+    reads back whole."""
+    problem = json_size_problem(value)
+    if problem:
+        raise InvalidValue(type_name, f"{field} {problem}", "a JSON value", field)
 
 
 _UNSET: Any = attrs.make_class("_Unset", [], repr=False)()
@@ -232,6 +242,8 @@ class NotePatch:
             raise InvalidValue("NotePatch", "must change at least one field", {})
         if self.importance is not _UNSET:
             check_importance("NotePatch", self.importance)
+        if self.metadata is not _UNSET:
+            require_within_size("Note", "metadata", self.metadata)
 
     def changes(self) -> dict[str, Any]:
         return {k: v for k, v in attrs.asdict(self, recurse=False).items() if v is not _UNSET}
