@@ -47,6 +47,7 @@ def import_notes(command: ImportNotes, services: Services, progress: Progress = 
     import again finishes it. Links are written last, each note of a link being in the
     file or already in the store (else ``InvalidRequest`` at ``links[i]`` before anything
     is written); a link already stored is left as it is."""
+    _check_projects(command, services)
     _check_links(command, services)
     target = services.embedding.namespace()
     total, written, embedded = len(command.notes), 0, 0
@@ -82,6 +83,18 @@ def import_notes(command: ImportNotes, services: Services, progress: Progress = 
         links_written=links_written,
         links_unchanged=len(command.links) - links_written,
     )
+
+
+def _check_projects(command: ImportNotes, services: Services) -> None:
+    for index, exported in enumerate(command.notes):
+        stored = services.reader.get(exported.note.id)
+        if stored is not None and stored.note.project_id != exported.note.project_id:
+            raise InvalidRequest(
+                f"notes[{index}].project_id",
+                f"must be the project note {exported.note.id.value} is stored in ({stored.note.project_id.value}): "
+                "an import never moves a note to another project",
+                exported.note.project_id.value,
+            )
 
 
 def _check_links(command: ImportNotes, services: Services) -> None:

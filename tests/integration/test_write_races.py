@@ -1,6 +1,6 @@
 """Writes of two servers sharing one store (one data directory, one database) never undo each
 other: an update applies only its own patch to the note as it is when it writes, and answers
--32004 when the note is gone meanwhile. The races are made deterministic by an embedder that
+-32004 when the note is gone meanwhile; an agent's note is never one a sync will delete. The races are made deterministic by an embedder that
 lets the other server act while the update is being embedded (the window the update has no
 lock in), on the real FAISS store and the real PostgreSQL store."""
 
@@ -14,9 +14,11 @@ import numpy as np
 import pytest
 
 from local_mcp_memory.adapters.faiss_store import FaissNoteStore
+from local_mcp_memory.adapters.markdown_folder import OsMarkdownFolder
 from local_mcp_memory.application.ports import NoteStore
 from local_mcp_memory.application.services import Services
 from local_mcp_memory.application.settings import EmbedderSettings
+from local_mcp_memory.application.sync_folder import SyncFolder, sync_folder
 from local_mcp_memory.domain.identifiers import NoteId
 from local_mcp_memory.entrypoints.bootstrap import compose
 from tests.fakes.hashing_embedder import HashingEmbedder
@@ -142,3 +144,19 @@ def test_updates_racing_deletes_answer_ok_or_not_found_and_deleted_notes_stay_de
     assert answers["delete"] == [{"ok": True}] * len(ids)
     assert [i for i in ids if a.reader.get(NoteId(i)) is not None] == []
 
+
+def test_an_agents_note_of_a_synced_text_is_its_own_and_outlives_the_next_sync(two_servers, tmp_path: Path) -> None:
+    a, b, _factory = two_servers
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "deploy.md").write_text("Deploy with make release.\n")
+    command = SyncFolder(project_id="race-project", group_id="g")
+    assert sync_folder(command, OsMarkdownFolder(kb), b).added == ("deploy.md",)
+    reply = rpc(a, "memory.add_note", {"projectId": "race-project", "groupId": "g", "text": "Deploy  with make release."})
+    agents = reply["result"]["id"]
+    assert "duplicate" not in reply["result"]
+    (kb / "deploy.md").write_text("Deploy with make ship.\n")
+    assert sync_folder(command, OsMarkdownFolder(kb), b).updated == ("deploy.md",)
+    assert rpc(a, "memory.get", {"id": agents})["result"]["text"] == "Deploy  with make release."
+    texts = sorted(n["text"].strip() for n in rpc(a, "memory.list_recent", {"projectId": "race-project"})["result"]["items"])
+    assert texts == ["Deploy  with make release.", "Deploy with make ship."]
