@@ -29,6 +29,12 @@ Guarantees, as ``FaissNoteStore`` gives them:
   notes with ``expires <= now()`` (the database's clock, one for every server), one
   transaction per project, without waiting for rows another writer holds (``SKIP LOCKED``:
   the next purge takes them). A failing purge is logged, never the write's failure.
+* Lock order: every write locks a stored note's row before its project's keyword counters;
+  a write of several notes locks all their rows (by id), then all their projects' counters
+  (by name) first (``_lock_rows``), so no two writes wait for each other in a cycle.
+  ``update`` locks the note's row, then reads and changes it: a note deleted meanwhile is
+  not found, never written back. A transaction PostgreSQL still cancels for a deadlock or a
+  serialization conflict is run again (``RETRIES``).
 * Links: a table with foreign keys to ``notes`` (``ON DELETE CASCADE``): ``link`` locks both
   notes (``FOR KEY SHARE``) while it writes, so a note deleted meanwhile is caught.
 
