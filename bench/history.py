@@ -24,6 +24,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import signal
 import socket
 import subprocess
@@ -209,8 +210,8 @@ def read_state(call: Callable[[str, dict[str, Any]], dict[str, Any]], history: l
 def run_history(store: str | None, transport: str, *, clients: int, servers: int, ops: int, seed: int) -> dict[str, Any]:
     """One history on fresh data: its operations, the anomalies of the state read by the
     servers that ran it and of the state read after a restart."""
-    with tempfile.TemporaryDirectory(prefix="mcp-memory-history-") as tmp:
-        home = Path(tmp)
+    home = Path(tempfile.mkdtemp(prefix="mcp-memory-history-"))
+    try:
         with _serving(home, store, transport, servers) as url:
             setup = _connect(url(0), home, store)
             history = [_seed_add(setup, i) for i in range(SEEDS)]
@@ -226,6 +227,10 @@ def run_history(store: str | None, transport: str, *, clients: int, servers: int
             reader = _connect(url(0), home, store)
             after = read_state(reader, history)
             reader.close()
+    except BaseException:
+        print(f"the history failed; its servers' logs are kept in {home}", file=sys.stderr)
+        raise
+    shutil.rmtree(home, ignore_errors=True)
     anomalies = check(history, before) + [dict(a, after_restart=True) for a in check(history, after)]
     if before != after:
         anomalies.append({"kind": "changed_by_restart", "subject": None})
