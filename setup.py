@@ -4,12 +4,17 @@ The design's four folders stay at the top of the repository (``domain/``, ``appl
 ``adapters/``, ``entrypoints/``) and are installed as subpackages of one package,
 ``local_mcp_memory``, so the wheel adds a single name to site-packages. The build hook bakes the
 default transport into the package (see entrypoints/build_defaults.py).
+
+Every folder of the layers is a package, with or without ``__init__.py`` (data folders such as
+``adapters/embedders/minilm`` and the dashboard's assets have none), so ``include-package-data``
+puts each file MANIFEST.in ships into the wheel.
 """
 
 import os
 import pathlib
+import shutil
 
-from setuptools import find_packages, setup
+from setuptools import find_namespace_packages, setup
 from setuptools.command.build_py import build_py
 
 PACKAGE = "local_mcp_memory"
@@ -19,10 +24,12 @@ SOURCE = pathlib.Path(__file__).parent / "entrypoints" / "build_defaults.py"
 
 
 class BuildWithDefaults(build_py):
-    """Writes build_defaults.py afresh on every build, so a reused build directory never
-    keeps the transport of an earlier build."""
+    """Copies the package into a build directory emptied first, so a reused ``build/`` (pip,
+    pipx and uv build a checkout in place) never ships a module deleted since, and writes
+    build_defaults.py afresh, so it never keeps the transport of an earlier build."""
 
     def run(self) -> None:
+        shutil.rmtree(pathlib.Path(self.build_lib, PACKAGE), ignore_errors=True)
         super().run()
         transport = os.environ.get("MCP_MEMORY_DEFAULT_TRANSPORT") or "stdio"
         if transport not in TRANSPORTS:
@@ -35,7 +42,7 @@ class BuildWithDefaults(build_py):
 
 
 setup(
-    packages=[f"{PACKAGE}.{name}" for name in find_packages(include=[f"{layer}*" for layer in LAYERS])],
+    packages=[f"{PACKAGE}.{name}" for name in find_namespace_packages(include=[f"{layer}*" for layer in LAYERS], exclude=["*__pycache__*"])],
     package_dir={f"{PACKAGE}.{layer}": layer for layer in LAYERS},
     cmdclass={"build_py": BuildWithDefaults},
 )

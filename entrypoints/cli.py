@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from local_mcp_memory.application import DEFAULT_BATCH, MAX_BATCH
 from local_mcp_memory.entrypoints.build_defaults import DEFAULT_TRANSPORT
+from local_mcp_memory.entrypoints.version import VERSION
 
 TRANSPORTS = ("stdio", "http")
 MAX_TEXT_CHARS_ENV = "MCP_MEMORY_MAX_TEXT_CHARS"
@@ -38,6 +39,7 @@ def _parser() -> argparse.ArgumentParser:
         epilog=EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"mcp-memory {VERSION}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     serve = commands.add_parser(
         "serve",

@@ -28,6 +28,7 @@ import msgspec
 
 from local_mcp_memory.entrypoints.jsonrpc import Route
 from local_mcp_memory.entrypoints.mcp import texts
+from local_mcp_memory.entrypoints.version import VERSION
 from local_mcp_memory.entrypoints.mcp_revisions import LATEST_PROTOCOL_VERSION, PROTOCOL_VERSIONS
 from local_mcp_memory.entrypoints.mcp.bounds import TextBounds
 from local_mcp_memory.entrypoints.mcp.prompts import PromptSet
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
     from local_mcp_memory.entrypoints.methods import Method
 
 SERVER_NAME = "mcp-memory"
-SERVER_VERSION = "0.1.0"  # pyproject's version; importlib.metadata would cost ~30 ms at start-up (a test pins them equal)
+SERVER_VERSION = VERSION  # importlib.metadata would cost ~30 ms at start-up (a test pins them equal)
 
 CAPABILITIES: dict[str, dict[str, Any]] = {"tools": {}, "resources": {}, "prompts": {}}
 

@@ -42,6 +42,7 @@ class HttpServer:
         host: str = "127.0.0.1",
         port: int | None = None,
         token: str | None = None,
+        program: str = MCP_MEMORY,
     ) -> None:
         home.mkdir(parents=True, exist_ok=True)
         if config is not None:
@@ -53,7 +54,7 @@ class HttpServer:
         self.token = token
         self._log = open(home / "server.log", "ab")
         self.process = subprocess.Popen(
-            [MCP_MEMORY, "serve", "--transport", "http", "--host", host, "--port", str(self.port)],
+            [program, "serve", "--transport", "http", "--host", host, "--port", str(self.port)],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=self._log,

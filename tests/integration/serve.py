@@ -26,10 +26,10 @@ def server_env(home: Path, **extra: str) -> dict[str, str]:
 class StdioServer:
     """A server subprocess; ``call`` sends one request and reads its one reply line."""
 
-    def __init__(self, home: Path, *args: str, cwd: Path | None = None) -> None:
+    def __init__(self, home: Path, *args: str, cwd: Path | None = None, program: str = MCP_MEMORY) -> None:
         home.mkdir(parents=True, exist_ok=True)
         self.process = subprocess.Popen(
-            [MCP_MEMORY, "serve", "--transport", "stdio", *args],
+            [program, "serve", "--transport", "stdio", *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

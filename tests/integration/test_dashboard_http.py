@@ -5,9 +5,6 @@ browser (``test_dashboard_browser.py``)."""
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
-import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -126,15 +123,3 @@ def test_with_a_token_the_files_load_without_it_and_every_data_call_needs_it(gua
         assert client.post("/rpc", json=rpc("memory.stats", {}), headers=own).status_code == 401
         authorized = client.post("/rpc", json=rpc("memory.stats", {}), headers={**own, "authorization": f"Bearer {TOKEN}"})
     assert authorized.status_code == 200 and "result" in authorized.json()
-
-
-def test_the_wheel_ships_every_dashboard_file(tmp_path: Path) -> None:
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(tmp_path), str(REPO)],
-        check=True,
-        capture_output=True,
-    )
-    (wheel,) = tmp_path.glob("local_mcp_memory-*.whl")
-    with zipfile.ZipFile(wheel) as archive:
-        shipped = {name.removeprefix("local_mcp_memory/entrypoints/http/dashboard/") for name in archive.namelist() if name.startswith("local_mcp_memory/entrypoints/http/dashboard/")}
-    assert shipped == {file.name for file in ASSETS.iterdir()}
