@@ -35,6 +35,19 @@ LoCoMo conversations 26, 30, 41 (recall@5 of hybrid 0.563 -> 0.581) and held on 
 (``bench/retrieval_study.py``, hybrid recall@5): 1.2 / 0.75 0.647, 0.9 / 0.75 0.657,
 1.2 / 0.5 0.664, against 0.670 for 0.9 / 0.5."""
 
+RANK_SCALE = 1e9
+"""Keyword candidates are ordered by ``rank(score)`` (``floor(score * RANK_SCALE)``) from
+the highest, then the newer note, then the smaller id: the one tie order of every store.
+Scores equal but for their last bits (a sum of the same terms added in another order, as
+PostgreSQL adds them in its plan's order) are a tie, broken the same way everywhere; two
+scores count as different only when they differ by more than about 1e-9, far above the
+rounding of a sum of a few dozen terms and far below any difference that means something."""
+
+
+def rank(score: float) -> float:
+    """The part of a keyword score that orders candidates (``RANK_SCALE``)."""
+    return math.floor(score * RANK_SCALE)
+
 
 Loader = Callable[[str], Iterable[tuple[str, int, list[str]]]]
 
@@ -113,7 +126,7 @@ class _ProjectIndex:
         slope = K1 * B / (self.total / n or 1.0)
         total = np.zeros(len(self.ids), dtype=np.float64)
         weight = 0.0
-        for term in set(query_terms):
+        for term in sorted(set(query_terms)):  # one summation order, whatever the hash seed
             slots, counts = self._posting(term) if term in self.postings else (None, None)
             found = 0 if slots is None else slots.shape[0]
             idf = math.log(1.0 + (n - found + 0.5) / (found + 0.5))
@@ -151,15 +164,12 @@ class KeywordIndex:
         the very notes ``other`` indexed (same ids and contents)."""
         self._projects = other._projects
 
-    def forget(self) -> None:
-        """Drop every project's index (the store reloaded its notes)."""
-        self._projects.clear()
-
     def search(
         self, project: str, query: str, top_k: int, accept: Callable[[list[str]], np.ndarray] | None = None
     ) -> list[tuple[str, float]]:
         """The ``top_k`` best (note id, score in (0, 1]) among accepted notes sharing at
-        least one term with ``query``; ties go to the newer note, then the smaller id.
+        least one term with ``query``, by ``rank`` of the score; ties go to the newer note,
+        then the smaller id.
         ``accept(ids)`` says which of ``ids`` may be returned (a bool array; asked about
         batches, never one note at a time); None: every note of the project."""
         index = self._projects.get(project)
@@ -180,19 +190,20 @@ class KeywordIndex:
                 best = np.argpartition(-raw, want)[:want]
                 best = best[np.argsort(-raw[best], kind="stable")]
             scores = np.minimum(1.0, raw[best] / weight)
+            ranks = np.floor(scores * RANK_SCALE)  # non-increasing, as ``best`` is by raw score
             if accept is None:
                 chosen = np.arange(best.shape[0])
             else:
                 chosen = np.flatnonzero(accept([index.ids[slot] for slot in slots[best].tolist()]))
             if chosen.shape[0] >= top_k:
-                last = scores[chosen[top_k - 1]]  # what the k-th accepted scores: its ties may enter
-                if complete or scores[-1] < last:
-                    chosen = chosen[scores[chosen] >= last]
+                last = ranks[chosen[top_k - 1]]  # the k-th accepted's rank: its ties may enter
+                if complete or ranks[-1] < last:
+                    chosen = chosen[ranks[chosen] >= last]
                     break
             elif complete:
                 break
             want *= 4
         picked = slots[best[chosen]]
         ids = [index.ids[slot] for slot in picked.tolist()]
-        ranked = np.lexsort((np.array(ids), -index.created[picked], -scores[chosen]))[:top_k]
+        ranked = np.lexsort((np.array(ids), -index.created[picked], -ranks[chosen]))[:top_k]
         return [(ids[i], float(scores[chosen[i]])) for i in ranked.tolist()]

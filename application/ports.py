@@ -202,9 +202,6 @@ class ConfigRepository(Protocol):
     (never a half-written file) and keep the file private to its owner (mode 0600: it
     may hold an API key)."""
 
-    @property
-    def location(self) -> str: ...
-
     def load(self) -> Settings: ...
 
     def update(self, change: Callable[[Settings], Settings]) -> Settings:
@@ -349,11 +346,6 @@ class StoreMaintenance(Protocol):
 
     def iter_links(self, project_id: CanonicalProjectId | None = None) -> Iterable[Link]:
         """Every link (whose notes are of one project), oldest first."""
-
-    def purge_expired(self, now: datetime) -> int:
-        """Remove the notes expired at ``now`` (``Note.expired``) with their vectors and
-        links, as ``delete`` would; the count removed. Stores also do it on their own
-        (FAISS at each compaction, PostgreSQL periodically)."""
 
 
 class NoteStore(NoteWriter, NoteReader, StoreMaintenance, Protocol):

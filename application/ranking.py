@@ -17,7 +17,7 @@ December, 2023", "in August 2023": ``application.query_dates``) gains ``DATE_WEI
 (``Candidates.neighbours``) is usually about the same thing (the answer after a question, the
 reason after a decision), so the ten best hits and their neighbours share their scores
 (``with_context``). Every weight here was chosen by leaving one LoCoMo conversation out at a
-time and held on the paraphrase set (README, "Retrieval quality").
+time and held on the paraphrase set (``bench.retrieval_study``: bench/results/retrieval_study.md).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from local_mcp_memory.application.ports import Candidate, Neighbour, Spread
 from local_mcp_memory.application.query_dates import Period
 
 HYBRID_KEYWORD_WEIGHT = 0.4
-"""The keyword share of a hybrid score, chosen on LoCoMo and the paraphrase set (see README)."""
+"""The keyword share of a hybrid score, chosen on LoCoMo and the paraphrase set (``bench.retrieval_study``)."""
 
 KEYWORD_EVIDENCE = 0.2
 """A keyword score below this (a note matching a fifth of the query's information or less,

@@ -19,11 +19,9 @@ import attrs
 from local_mcp_memory.entrypoints import logs
 from local_mcp_memory.entrypoints.logs import LOG_LEVEL_ENV  # noqa: F401  (re-exported: the CLI sets it)
 
-CONFIG_ENV = "MCP_MEMORY_CONFIG"
-DATA_DIR_ENV = "MCP_MEMORY_DATA_DIR"
-STORE_ENV = "MCP_MEMORY_STORE"
+from local_mcp_memory.entrypoints.paths import CONFIG_ENV, DATA_DIR_ENV, HOME_DIR, STORE_ENV, resolve_paths  # noqa: F401
+
 POSTGRES_EXTRA = "pip install 'local-mcp-memory[postgres]'"
-HOME_DIR = ".local-mcp-memory"
 
 if TYPE_CHECKING:  # the application is imported by ``compose``, after ``initialize`` is answered
     from local_mcp_memory.adapters.json_config import HttpSection
@@ -51,15 +49,8 @@ class ServerOptions:
     ) -> ServerOptions:
         """Flags win over the environment, which wins over ``~/.local-mcp-memory``. The
         store's last resort, the config file's ``store.url``, is read by ``store_location``."""
-        home = Path(os.path.expanduser("~")) / HOME_DIR
-        config = config_path or environ.get(CONFIG_ENV) or home / "config.json"
-        data = data_dir or environ.get(DATA_DIR_ENV) or home / "data"
-        return cls(
-            config_path=Path(os.path.expanduser(str(config))).absolute(),
-            data_dir=Path(os.path.expanduser(str(data))).absolute(),
-            environ=dict(environ),
-            store=store or environ.get(STORE_ENV) or None,
-        )
+        config, data, store = resolve_paths(environ, config_path, data_dir, store)
+        return cls(config_path=config, data_dir=data, environ=dict(environ), store=store)
 
 
 def store_location(options: ServerOptions) -> str | None:
@@ -189,6 +180,29 @@ def markdown_folder(path: str) -> tuple[MarkdownFolder, FolderWatch]:
 
     folder = OsMarkdownFolder(path)
     return folder, FolderWatch(folder)
+
+
+def default_project(directory: str) -> str:
+    """The projectId used where none is given (SPEC §12): the main worktree of the git
+    repository holding ``directory``, else ``directory`` (``adapters.git_worktree``)."""
+    from local_mcp_memory.adapters.git_worktree import project_root
+
+    return project_root(directory)
+
+
+def transcript_events(path: str, stats: object | None = None):
+    """The events of a Claude Code transcript, streamed (``adapters.claude_transcript``);
+    ``OSError`` when the file cannot be opened."""
+    from local_mcp_memory.adapters.claude_transcript import TranscriptStats, read_transcript
+
+    return read_transcript(path, stats if isinstance(stats, TranscriptStats) else None)
+
+
+def transcript_stats() -> object:
+    """A fresh counter of what ``transcript_events`` skipped."""
+    from local_mcp_memory.adapters.claude_transcript import TranscriptStats
+
+    return TranscriptStats()
 
 
 def http_section(options: ServerOptions) -> HttpSection:

@@ -1,25 +1,26 @@
-"""Claude Code's settings file, as far as ``mcp-memory install-claude`` touches it.
+"""Claude Code's settings files, as far as ``mcp-memory install-claude`` and
+``uninstall-claude`` touch them.
 
-The hook it installs, in Claude Code's hooks schema (``hooks`` → event → matcher groups →
-``{"type": "command", "command": ...}``)::
+What is installed: one hook per event of ``HOOKS`` in a settings file's ``hooks`` (Claude
+Code's schema: event → matcher groups → ``{"type": "command", "command": ...}``), each
+running ``mcp-memory hook <event>``, and the MCP server ``mcp-memory`` (``mcp-memory serve``)
+under ``mcpServers`` of the matching MCP file (the project's ``.mcp.json``, or the user's
+``.claude.json``). The plugin in ``plugins/mcp-memory`` declares the same (a test keeps
+them equal).
 
-    {"hooks": {"SessionStart": [{"matcher": "startup|clear|compact", "hooks": [
-        {"type": "command", "command": "mcp-memory context --project \\"${CLAUDE_PROJECT_DIR:-$PWD}\\"",
-         "timeout": 30}]}]}}
+Ownership is by exact marker, never by what a command runs: a hook is ours when its
+command ends with `` # mcp-memory install-claude`` (a shell comment), the server entry when
+its ``env`` holds ``MCP_MEMORY_INSTALLED_BY=install-claude``. A user's own hook running
+``mcp-memory``, or a server of theirs named ``mcp-memory``, is never changed or removed.
 
-Claude Code runs a SessionStart command when a session starts (``startup``), after
-``/clear`` and after a compaction (the matcher; a resumed session already holds the page),
-and adds what the command prints on stdout, exit code 0, to the session's context.
-
-``install`` merges that into the file: every other key, event, matcher group and hook stays
-as it was, in its order. A hook this command wrote before (a command that runs
-``mcp-memory context``) is replaced: removed wherever it is (with its matcher group when
-nothing else is left in it) and the new one added last, so running it again never adds a
-second one; when it is already exactly there the file is not written at all. A file that is not a JSON
-object, or whose ``hooks`` are not shaped as Claude Code reads them, is reported
-(``SettingsUnreadable``) and never overwritten. The new file is written whole or not at all
-(a temporary file renamed over it), keeping the old file's permissions; a settings file
-that is a symlink (dotfiles) is written through the link.
+Strict reading: a file that is not UTF-8 JSON, that holds ``NaN``/``Infinity``, a key
+twice in one object, or whose containers are not shaped as Claude Code reads them, is
+reported (``SettingsUnreadable``) and nothing is written, in any file. Numbers are kept as
+written (``1e400`` stays ``1e400``), so what was not ours reads back exactly as before;
+the file is written in Claude Code's own layout (two-space indentation). A read-only file
+is refused. A file is written whole or not at all (a temporary file renamed over it),
+keeping its mode; a symlinked file is written through the link. Running either command
+twice writes nothing the second time.
 """
 
 from __future__ import annotations
@@ -28,40 +29,89 @@ import json
 import os
 import shlex
 import shutil
+import stat
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-EVENT = "SessionStart"
-MATCHER = "startup|clear|compact"
-TIMEOUT_SECONDS = 30
-PROJECT_DIR = '"${CLAUDE_PROJECT_DIR:-$PWD}"'
-"""Claude Code sets CLAUDE_PROJECT_DIR for hook commands; the working directory otherwise."""
+import attrs
+
+MARKER = "# mcp-memory install-claude"
+SERVER_NAME = "mcp-memory"
+SERVER_MARKER = ("MCP_MEMORY_INSTALLED_BY", "install-claude")
+BOM = "\ufeff"
+MAX_BYTES = 64 * 2**20
+"""A larger settings file is refused (Claude Code's own ``.claude.json`` stays far below)."""
+
+
+@attrs.frozen
+class HookSpec:
+    """``event`` in Claude Code's settings runs ``mcp-memory hook <argument>``."""
+
+    event: str
+    argument: str
+    matcher: str | None
+    timeout: int
+
+    def hook_arguments(self) -> str:
+        return f"hook {self.argument}"
+
+    def group(self, command: str) -> dict[str, Any]:
+        hook = {"type": "command", "command": command, "timeout": self.timeout}
+        return {"hooks": [hook]} if self.matcher is None else {"matcher": self.matcher, "hooks": [hook]}
+
+
+HOOKS = (
+    HookSpec("SessionStart", "session-start", "startup|resume|clear|compact", 30),
+    HookSpec("UserPromptSubmit", "user-prompt-submit", None, 10),
+    HookSpec("Stop", "stop", None, 30),
+    HookSpec("SessionEnd", "session-end", None, 30),
+    HookSpec("PreCompact", "pre-compact", None, 30),
+)
 
 
 class SettingsUnreadable(Exception):
-    """The settings file exists but is not what Claude Code reads (path, reason)."""
+    """A settings file that cannot be changed safely (path, reason)."""
 
-    def __init__(self, path: Path, reason: str) -> None:
+    def __init__(self, path: Path, reason: str, written: tuple[Path, ...] = ()) -> None:
         self.path = path
         self.reason = reason
+        self.written = written
         super().__init__(f"{path}: {reason}")
 
 
-def project_settings(project_dir: str) -> Path:
-    return Path(os.path.expanduser(project_dir)).absolute() / ".claude" / "settings.json"
+# ---------------------------------------------------------------- where
+
+
+def project_settings(project_dir: Path) -> Path:
+    return project_dir / ".claude" / "settings.json"
+
+
+def project_servers(project_dir: Path) -> Path:
+    return project_dir / ".mcp.json"
 
 
 def user_settings(environ: Mapping[str, str]) -> Path:
-    """Claude Code's user settings: ``$CLAUDE_CONFIG_DIR/settings.json``, else ``~/.claude/settings.json``."""
-    base = environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
-    return Path(os.path.expanduser(base)).absolute() / "settings.json"
+    """``$CLAUDE_CONFIG_DIR/settings.json``, else ``~/.claude/settings.json``."""
+    return _config_dir(environ, os.path.join(os.path.expanduser("~"), ".claude")) / "settings.json"
+
+
+def user_servers(environ: Mapping[str, str]) -> Path:
+    """Where ``claude mcp add --scope user`` writes: ``$CLAUDE_CONFIG_DIR/.claude.json``, else ``~/.claude.json``."""
+    return _config_dir(environ, os.path.expanduser("~")) / ".claude.json"
+
+
+def _config_dir(environ: Mapping[str, str], default: str) -> Path:
+    return Path(os.path.expanduser(environ.get("CLAUDE_CONFIG_DIR") or default)).absolute()
+
+
+# ---------------------------------------------------------------- what
 
 
 def executable() -> str:
-    """How the hook names ``mcp-memory``: plainly when the one on PATH is the one running,
+    """How the entries name ``mcp-memory``: plainly when the one on PATH is the one running,
     else by the running one's absolute path (a virtualenv not on PATH)."""
     running = Path(sys.argv[0]).absolute()
     on_path = shutil.which("mcp-memory")
@@ -72,85 +122,311 @@ def executable() -> str:
     return str(running)
 
 
-def hook_command(program: str, config: str | None = None, data_dir: str | None = None) -> str:
-    words = [shlex.quote(program), "context", "--project", PROJECT_DIR]
-    for flag, value in (("--config", config), ("--data-dir", data_dir)):
-        if value is not None:
-            words += [flag, shlex.quote(str(Path(os.path.expanduser(value)).absolute()))]
-    return " ".join(words)
+def paths_env(config: str | None, data_dir: str | None) -> dict[str, str]:
+    """The environment passing ``--config`` / ``--data-dir`` on to every command installed."""
+    named = {"MCP_MEMORY_CONFIG": config, "MCP_MEMORY_DATA_DIR": data_dir}
+    return {k: str(Path(os.path.expanduser(v)).absolute()) for k, v in named.items() if v is not None}
 
 
-def is_ours(hook: Any) -> bool:
-    """A hook this command wrote: a command running ``mcp-memory context``."""
-    if not isinstance(hook, dict) or not isinstance(hook.get("command"), str):
+def hook_command(program: str, spec: HookSpec, env: Mapping[str, str]) -> str:
+    words = [f"{k}={shlex.quote(v)}" for k, v in env.items()] + [shlex.quote(program), spec.hook_arguments()]
+    return " ".join(words) + " " + MARKER
+
+
+def server_entry(program: str, env: Mapping[str, str]) -> dict[str, Any]:
+    return {"type": "stdio", "command": program, "args": ["serve"], "env": {**env, SERVER_MARKER[0]: SERVER_MARKER[1]}}
+
+
+def is_our_hook(hook: Any) -> bool:
+    return isinstance(hook, dict) and isinstance(hook.get("command"), str) and hook["command"].endswith(" " + MARKER)
+
+
+def runs_context(hook: Any) -> bool:
+    """A hook, not ours, running ``mcp-memory context``: an older install-claude's, or the
+    user's own; left alone, but it shows the session page a second time."""
+    if is_our_hook(hook) or not isinstance(hook, dict) or not isinstance(hook.get("command"), str):
         return False
     try:
-        words = shlex.split(hook["command"])
+        words = shlex.split(hook["command"], comments=True)
     except ValueError:
         return False
     return len(words) >= 2 and os.path.basename(words[0]) == "mcp-memory" and words[1] == "context"
 
 
-def merged(settings: dict[str, Any], command: str, path: Path) -> dict[str, Any] | None:
-    """``settings`` with the hook running ``command``; None when it is already exactly there."""
+def session_pages(settings: dict[str, Any]) -> int:
+    """How many SessionStart hooks not ours run ``mcp-memory context`` (see ``runs_context``)."""
+    groups = settings.get("hooks", {}).get("SessionStart", [])
+    return sum(runs_context(h) for g in groups for h in g.get("hooks", []))
+
+
+def is_our_server(entry: Any) -> bool:
+    env = entry.get("env") if isinstance(entry, dict) else None
+    return isinstance(env, dict) and env.get(SERVER_MARKER[0]) == SERVER_MARKER[1]
+
+
+# ---------------------------------------------------------------- changes (None: nothing to change)
+
+
+def with_hooks(settings: dict[str, Any], commands: Mapping[str, str], path: Path) -> dict[str, Any] | None:
+    """``settings`` holding exactly one hook of ours per event of ``HOOKS`` (running
+    ``commands[event]``); a hook of ours that differs is removed and the new one added last."""
+    hooks = _hooks(settings, path)
+    changed = dict(hooks)
+    for spec in HOOKS:
+        groups = hooks.get(spec.event, [])
+        wanted = spec.group(commands[spec.event])
+        ours = [g for g in groups if any(is_our_hook(h) for h in g.get("hooks", []))]
+        if ours == [wanted]:
+            continue
+        changed[spec.event] = _without_ours(groups) + [wanted]
+    return None if changed == hooks else {**settings, "hooks": changed}
+
+
+def without_hooks(settings: dict[str, Any], path: Path) -> dict[str, Any] | None:
+    """``settings`` without any hook of ours; an event (and ``hooks``) left empty by that goes too."""
+    hooks = _hooks(settings, path)
+    changed = {}
+    for event, groups in hooks.items():
+        kept = _without_ours(groups)
+        if kept or not groups:
+            changed[event] = kept
+    if changed == hooks:
+        return None
+    if changed:
+        return {**settings, "hooks": changed}
+    return {k: v for k, v in settings.items() if k != "hooks"}
+
+
+def with_server(config: dict[str, Any], entry: dict[str, Any], path: Path) -> tuple[dict[str, Any] | None, str | None]:
+    """``config`` with our server entry, and a note when a server of the user's holds the name."""
+    servers = _servers(config, path)
+    current = servers.get(SERVER_NAME)
+    if current is not None and not is_our_server(current):
+        return None, f"an MCP server named {SERVER_NAME!r} that this command did not write is in {path}: left as it is"
+    if current == entry:
+        return None, None
+    return {**config, "mcpServers": {**servers, SERVER_NAME: entry}}, None
+
+
+def without_server(config: dict[str, Any], path: Path) -> dict[str, Any] | None:
+    servers = _servers(config, path)
+    if not is_our_server(servers.get(SERVER_NAME)):
+        return None
+    rest = {k: v for k, v in servers.items() if k != SERVER_NAME}
+    if rest:
+        return {**config, "mcpServers": rest}
+    return {k: v for k, v in config.items() if k != "mcpServers"}
+
+
+def _hooks(settings: dict[str, Any], path: Path) -> dict[str, Any]:
     hooks = settings.get("hooks", {})
     if not isinstance(hooks, dict):
         raise SettingsUnreadable(path, '"hooks" is not a JSON object')
-    groups = hooks.get(EVENT, [])
-    if not isinstance(groups, list) or not all(isinstance(g, dict) and isinstance(g.get("hooks", []), list) for g in groups):
-        raise SettingsUnreadable(path, f'"hooks.{EVENT}" is not a list of {{"matcher", "hooks": [...]}} objects')
-    wanted = {"type": "command", "command": command, "timeout": TIMEOUT_SECONDS}
-    found = [(g, i) for g in groups for i, h in enumerate(g.get("hooks", [])) if is_ours(h)]
-    if len(found) == 1 and found[0][0].get("matcher") == MATCHER and found[0][0]["hooks"][found[0][1]] == wanted:
-        return None
+    for event, groups in hooks.items():
+        if not isinstance(groups, list) or not all(isinstance(g, dict) and isinstance(g.get("hooks", []), list) for g in groups):
+            raise SettingsUnreadable(path, f'"hooks.{event}" is not a list of {{"matcher", "hooks": [...]}} objects')
+    return hooks
+
+
+def _without_ours(groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``groups`` without our hooks; a group that held only ours goes with them."""
     kept = []
     for group in groups:
-        rest = [h for h in group.get("hooks", []) if not is_ours(h)]
-        if rest or not any(is_ours(h) for h in group.get("hooks", [])):
-            kept.append({**group, "hooks": rest} if "hooks" in group else group)
-    kept.append({"matcher": MATCHER, "hooks": [wanted]})
-    return {**settings, "hooks": {**hooks, EVENT: kept}}
+        hooks = group.get("hooks", [])
+        rest = [h for h in hooks if not is_our_hook(h)]
+        if len(rest) == len(hooks):
+            kept.append(group)
+        elif rest:
+            kept.append({**group, "hooks": rest})
+    return kept
 
 
-def read(path: Path) -> dict[str, Any]:
-    """The settings in ``path``; ``{}`` when there is no file or it is empty."""
+def _servers(config: dict[str, Any], path: Path) -> dict[str, Any]:
+    servers = config.get("mcpServers", {})
+    if not isinstance(servers, dict):
+        raise SettingsUnreadable(path, '"mcpServers" is not a JSON object')
+    return servers
+
+
+# ---------------------------------------------------------------- strict JSON that keeps numbers as written
+
+
+class Number:
+    """A JSON number as written in the file (``1e400`` stays ``1e400``)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Number):
+            return self.text == other.text
+        if isinstance(other, (int, float)) and not isinstance(other, bool):
+            return json.loads(self.text) == other
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def parse(text: str, path: Path) -> Any:
+    def constant(name: str) -> Any:
+        raise SettingsUnreadable(path, f"holds {name}, which is not JSON")
+
+    def unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        found: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in found:
+                raise SettingsUnreadable(path, f"the key {key!r} appears twice in one object")
+            found[key] = value
+        return found
+
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return {}
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise SettingsUnreadable(path, f"not UTF-8 (byte {exc.start})") from None
-    if not text.strip():
-        return {}
-    try:
-        settings = json.loads(text)
+        return json.loads(text, parse_float=Number, parse_int=Number, parse_constant=constant, object_pairs_hook=unique)
     except json.JSONDecodeError as exc:
         raise SettingsUnreadable(path, f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
-    if not isinstance(settings, dict):
-        raise SettingsUnreadable(path, "not a JSON object")
-    return settings
+    except RecursionError:
+        raise SettingsUnreadable(path, "nested too deeply") from None
 
 
-def install(path: Path, command: str) -> bool:
-    """Merge the hook running ``command`` into the settings file ``path``; False when it was
-    already there (nothing written)."""
-    settings = merged(read(path), command, path)
-    if settings is None:
-        return False
-    path = path.resolve() if path.is_symlink() else path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o7777 if path.exists() else None
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+def dumps(value: Any, depth: int = 0) -> str:
+    """JSON in Claude Code's layout (``JSON.stringify(value, null, 2)``)."""
+    inner = "  " * (depth + 1)
+    if isinstance(value, dict):
+        items = [f"{inner}{_string(k)}: {dumps(v, depth + 1)}" for k, v in value.items()]
+        return "{\n" + ",\n".join(items) + "\n" + "  " * depth + "}" if items else "{}"
+    if isinstance(value, list):
+        items = [inner + dumps(v, depth + 1) for v in value]
+        return "[\n" + ",\n".join(items) + "\n" + "  " * depth + "]" if items else "[]"
+    if isinstance(value, str):
+        return _string(value)
+    if isinstance(value, Number):
+        return value.text
+    if value is True or value is False or value is None:
+        return json.dumps(value)
+    if isinstance(value, int):
+        return str(value)
+    raise TypeError(f"not a settings value: {value!r}")
+
+
+def _string(text: str) -> str:
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(json.dumps(settings, indent=2, ensure_ascii=False) + "\n")
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.chmod(temporary, 0o644 if mode is None else mode)
-        os.replace(temporary, path)
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate, written as \\uXXXX as it was read
+        return json.dumps(text)
+    return json.dumps(text, ensure_ascii=False)
+
+
+# ---------------------------------------------------------------- files
+
+
+@attrs.define
+class SettingsFile:
+    """One file as read: its object, and how it was written (to write it back alike)."""
+
+    path: Path
+    content: dict[str, Any]
+    exists: bool
+    bom: bool = False
+    final_newline: bool = True
+    identity: tuple[int, ...] | None = None
+
+    @classmethod
+    def read(cls, path: Path) -> SettingsFile:
+        """The file at ``path``; an empty object when there is none, or it is empty."""
+        try:
+            info = path.stat()
+            if not stat.S_ISREG(info.st_mode):  # a FIFO would block the read
+                raise SettingsUnreadable(path, "not a regular file")
+            if info.st_size > MAX_BYTES:
+                raise SettingsUnreadable(path, f"larger than {MAX_BYTES // 2**20} MB")
+            if not info.st_mode & stat.S_IWUSR or not os.access(path, os.W_OK):
+                raise SettingsUnreadable(path, f"read-only (mode {stat.S_IMODE(info.st_mode):04o})")
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            return cls(path, {}, exists=False)
+        except OSError as exc:
+            raise SettingsUnreadable(path, exc.strerror or str(exc)) from None
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise SettingsUnreadable(path, f"not UTF-8 (byte {exc.start})") from None
+        bom = text.startswith(BOM)
+        text = text.removeprefix(BOM)
+        identity = (info.st_ino, info.st_size, info.st_mtime_ns)
+        if not text.strip():
+            return cls(path, {}, exists=True, bom=bom, identity=identity)
+        content = parse(text, path)
+        if not isinstance(content, dict):
+            raise SettingsUnreadable(path, "not a JSON object")
+        return cls(path, content, exists=True, bom=bom, final_newline=text.endswith("\n"), identity=identity)
+
+    def text_of(self, content: dict[str, Any]) -> str:
+        """``content`` as this file writes it, checked to read back exactly."""
+        text = dumps(content) + ("\n" if self.final_newline else "")
+        if parse(text, self.path) != content:  # every number and string reads back as it was
+            raise SettingsUnreadable(self.path, "cannot be written back exactly")
+        return text
+
+    def write(self, text: str) -> None:
+        """``text`` (see ``text_of``) into the file, whole or not at all; refused when the file
+        changed since it was read."""
+        path = self.path.resolve() if self.path.is_symlink() else self.path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as stream:
+                stream.write((BOM if self.bom else "") + text)
+                stream.flush()
+                os.fsync(stream.fileno())
+            if self.exists:
+                info = path.stat()
+                if (info.st_ino, info.st_size, info.st_mtime_ns) != self.identity:
+                    raise SettingsUnreadable(self.path, "changed while it was being updated; run the command again")
+                os.chmod(temporary, stat.S_IMODE(info.st_mode))
+            elif os.path.lexists(path):
+                raise SettingsUnreadable(self.path, "was created while it was being updated; run the command again")
+            else:
+                os.chmod(temporary, 0o600 if path.name == ".claude.json" else 0o644)
+            os.replace(temporary, path)
+        finally:
+            if os.path.exists(temporary):
+                os.unlink(temporary)
+        _sync_directory(path.parent)
+
+
+def _sync_directory(directory: Path) -> None:
+    descriptor = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
     finally:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-    return True
+        os.close(descriptor)
+
+
+Change = Callable[[dict[str, Any], Path], dict[str, Any] | None]
+
+
+def apply(changes: list[tuple[Path, Change]]) -> list[Path]:
+    """Read every file first (one unreadable: nothing is written anywhere), then write those
+    that change; the paths written."""
+    planned = []
+    for path, change in changes:
+        current = SettingsFile.read(path)
+        try:
+            new = change(current.content, path)
+            if new is not None:
+                planned.append((current, current.text_of(new)))
+        except RecursionError:  # read by json's parser, too deep for the code that compares and writes
+            raise SettingsUnreadable(path, "nested too deeply") from None
+    written: list[Path] = []
+    for current, text in planned:
+        try:
+            current.write(text)
+        except SettingsUnreadable as exc:
+            raise SettingsUnreadable(exc.path, exc.reason, tuple(written)) from None
+        written.append(current.path)
+    return written

@@ -8,12 +8,15 @@ import sys
 from collections.abc import Sequence
 
 from local_mcp_memory.application import DEFAULT_BATCH, MAX_BATCH
+from local_mcp_memory.entrypoints import subcommands
 from local_mcp_memory.entrypoints.build_defaults import DEFAULT_TRANSPORT
 from local_mcp_memory.entrypoints.version import VERSION
 
 TRANSPORTS = ("stdio", "http")
 MAX_TEXT_CHARS_ENV = "MCP_MEMORY_MAX_TEXT_CHARS"
 DEFAULT_MAX_TEXT_CHARS = 2000
+TOOLS_ENV = "MCP_MEMORY_TOOLS"
+TOOL_SETS = ("default", "all")
 
 EXIT_CODES = """\
 exit codes:
@@ -58,7 +61,8 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--project",
         metavar="PATH",
-        help="the project tool calls use when they leave projectId out (default: the working directory)",
+        help="the project tool calls use when they leave projectId out (default: the main worktree of the git "
+        "repository holding the working directory, else the working directory)",
     )
     serve.add_argument(
         "--max-text-chars",
@@ -66,6 +70,12 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         help=f"longest note text in a tool's search or list result; longer ones are cut with a pointer "
         f"to memory_get (env {MAX_TEXT_CHARS_ENV}; default {DEFAULT_MAX_TEXT_CHARS})",
+    )
+    serve.add_argument(
+        "--tools",
+        choices=TOOL_SETS,
+        help="the MCP tools listed: default, those an agent needs while it works (search, add_note, get, update, "
+        f"delete, list_recent, related, link); all, every memory method (env {TOOLS_ENV}; default: default)",
     )
     _add_path_flags(serve)
     _add_data_commands(commands)
@@ -75,18 +85,26 @@ def _parser() -> argparse.ArgumentParser:
     from local_mcp_memory.entrypoints.context_cli import add_session_commands
 
     add_session_commands(commands, _add_path_flags, EXIT_CODES)
+    from local_mcp_memory.entrypoints.claude_cli import add_claude_commands
+
+    add_claude_commands(commands, EXIT_CODES)
+    from local_mcp_memory.entrypoints.hook_cli import add_parsers as add_hook_commands
+
+    add_hook_commands(commands, _add_path_flags, EXIT_CODES)
+    return parser
+
+
+def _hook_parser() -> argparse.ArgumentParser:
+    from local_mcp_memory.entrypoints.hook_cli import add_parsers as add_hook_commands
+
+    parser = argparse.ArgumentParser(prog="mcp-memory", epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_hook_commands(parser.add_subparsers(dest="command", required=True, metavar="COMMAND"), _add_path_flags, EXIT_CODES)
     return parser
 
 
 def _add_data_commands(commands: argparse._SubParsersAction) -> None:
     def command(name: str, summary: str, description: str, examples: str) -> argparse.ArgumentParser:
-        return commands.add_parser(
-            name,
-            help=summary,
-            description=description,
-            epilog=f"examples:\n{examples}\n\n{EXIT_CODES}",
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )
+        return subcommands.add(commands, name, summary, description, examples, EXIT_CODES)
 
     export = command(
         "export",
@@ -234,6 +252,16 @@ def _add_store_flag(parser: argparse.ArgumentParser, local_only: bool = False) -
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["hook"]:  # on every prompt: only the parser it needs; never exit 2, which
+        try:  # Claude Code reads as "block this prompt": a usage error is reported and ignored
+            hook_args = _hook_parser().parse_args(argv)
+        except SystemExit:
+            return 0
+        return hook_args.handler(hook_args)
+    if argv[:1] == ["service"]:
+        service_args = _hook_parser().parse_args(argv)
+        return service_args.handler(service_args)
     args = _parser().parse_args(argv)
     if args.command == "serve":
         return _serve(args)
@@ -241,7 +269,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from local_mcp_memory.entrypoints.sync_cli import run as sync
 
         return sync(args)
-    if args.command in ("context", "install-claude"):
+    if args.command in ("context", "install-claude", "uninstall-claude", "hook", "service"):
         return args.handler(args)
     from local_mcp_memory.entrypoints.lifecycle_cli import run
 
@@ -249,8 +277,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from local_mcp_memory.entrypoints.bootstrap import LazyServices, ServerOptions, compose, configure_logging
+    from local_mcp_memory.entrypoints.bootstrap import LazyServices, ServerOptions, compose, configure_logging, default_project
     from local_mcp_memory.entrypoints.mcp import McpOptions, TextBounds
+    from local_mcp_memory.entrypoints.mcp.tools import DEFAULT_TOOLS
     from local_mcp_memory.entrypoints.server import build_dispatcher
 
     configure_logging(os.environ)
@@ -263,8 +292,13 @@ def _serve(args: argparse.Namespace) -> int:
     except argparse.ArgumentTypeError as exc:
         print(f"mcp-memory: {MAX_TEXT_CHARS_ENV} {exc}", file=sys.stderr)
         return 2
-    project = os.path.abspath(os.path.expanduser(args.project or os.getcwd()))
-    mcp = McpOptions(project=project, bounds=TextBounds(note_chars=max_text_chars))
+    tools = args.tools or os.environ.get(TOOLS_ENV) or "default"
+    if tools not in TOOL_SETS:
+        print(f"mcp-memory: {TOOLS_ENV} must be one of {', '.join(TOOL_SETS)} (got {tools!r})", file=sys.stderr)
+        return 2
+    project = os.path.abspath(os.path.expanduser(args.project)) if args.project else default_project(os.getcwd())
+    listed = None if tools == "all" else DEFAULT_TOOLS
+    mcp = McpOptions(project=project, bounds=TextBounds(note_chars=max_text_chars), tools=listed)
     services = LazyServices(lambda: compose(options=options))
     dispatcher = build_dispatcher(services, mcp)
     if args.transport == "stdio":

@@ -1,5 +1,4 @@
-"""The session commands of ``mcp-memory``: ``context`` prints a project's session page,
-``install-claude`` installs the Claude Code SessionStart hook that runs it.
+"""The session command of ``mcp-memory``: ``context`` prints a project's session page.
 
 ``context`` runs at the start of every Claude Code session, so it is quick and quiet: the
 page alone on stdout (UTF-8), logs on stderr, nothing embedded without ``--query`` (so no
@@ -13,7 +12,9 @@ import argparse
 import os
 import sys
 from collections.abc import Callable
-from typing import Any, TextIO
+from typing import Any
+
+from local_mcp_memory.entrypoints import subcommands
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -24,64 +25,32 @@ EXIT_INTERRUPTED = 130
 def add_session_commands(
     commands: argparse._SubParsersAction, add_path_flags: Callable[[argparse.ArgumentParser], None], epilog: str
 ) -> None:
-    """Add ``context`` and ``install-claude`` to the ``mcp-memory`` parser; each sets
-    ``args.handler``, the function that runs it."""
-
-    def command(name: str, summary: str, description: str, examples: str) -> argparse.ArgumentParser:
-        return commands.add_parser(
-            name,
-            help=summary,
-            description=description,
-            epilog=f"examples:\n{examples}\n\n{epilog}",
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )
-
-    context = command(
+    """Add ``context`` to the ``mcp-memory`` parser; it sets ``args.handler``, the function
+    that runs it."""
+    context = subcommands.add(
+        commands,
         "context",
         "print a project's session context: global settings, newest and relevant notes",
         "Print the markdown page memory.context answers: the project's global settings, its newest\n"
         "notes and, with --query, the notes most relevant to it, in at most 8,000 characters. Only the\n"
         "page goes to stdout; a project with nothing stored prints its header line alone. Without\n"
-        "--query nothing is embedded. Claude Code's SessionStart hook runs this (see install-claude).",
+        "--query nothing is embedded. Claude Code's SessionStart hook shows this page (see install-claude).",
         "  mcp-memory context\n"
         "  mcp-memory context --project ~/code/app --group task-142 --limit 10\n"
         "  mcp-memory context --query \"how do we deploy\"",
+        epilog,
     )
     context.add_argument(
         "--project",
         metavar="P",
-        help="the project: a path or an opaque id, as the methods take it (default: the working directory)",
+        help="the project: a path or an opaque id, as the methods take it (default: the main worktree of the "
+        "git repository holding the working directory, else the working directory)",
     )
     context.add_argument("--group", type=_group, metavar="G", help="only notes of this groupId (the settings are shown whatever the group)")
     context.add_argument("--query", type=_query, metavar="Q", help="also list the notes most relevant to Q (embeds Q)")
     context.add_argument("--limit", type=_limit, metavar="N", help="notes in total, 1..100 (default: 20)")
     add_path_flags(context)
     context.set_defaults(handler=context_main)
-
-    install = command(
-        "install-claude",
-        "install the Claude Code SessionStart hook that adds the session context",
-        "Add a SessionStart hook to Claude Code's settings that runs `mcp-memory context` for the\n"
-        "session's project (Claude Code adds the hook's stdout to the session). Other settings and\n"
-        "hooks are kept; running it again changes nothing, or updates the hook this command wrote.\n"
-        "A settings file that is not valid JSON is reported and left as it is.",
-        "  mcp-memory install-claude                       # ./.claude/settings.json\n"
-        "  mcp-memory install-claude --project-dir ~/code/app\n"
-        "  mcp-memory install-claude --scope user          # ~/.claude/settings.json, every project",
-    )
-    install.add_argument(
-        "--project-dir", metavar="DIR", help="the project whose .claude/settings.json gets the hook (default: the working directory)"
-    )
-    install.add_argument(
-        "--scope",
-        choices=("project", "user"),
-        default="project",
-        help="project: DIR/.claude/settings.json; user: ~/.claude/settings.json ($CLAUDE_CONFIG_DIR/settings.json "
-        "when set), for every project (default: project)",
-    )
-    install.add_argument("--config", metavar="PATH", help="config file the hook's command passes on to mcp-memory context")
-    install.add_argument("--data-dir", metavar="PATH", help="data directory the hook's command passes on to mcp-memory context")
-    install.set_defaults(handler=install_main)
 
 
 def _group(text: str) -> str:
@@ -118,14 +87,21 @@ def _limit(text: str) -> int:
 
 
 def context_main(args: argparse.Namespace) -> int:
-    from local_mcp_memory.entrypoints.bootstrap import LOG_LEVEL_ENV, ServerOptions, configure_logging, store_problem, store_setting_at_start
+    from local_mcp_memory.entrypoints.bootstrap import (
+        LOG_LEVEL_ENV,
+        ServerOptions,
+        configure_logging,
+        default_project,
+        store_problem,
+        store_setting_at_start,
+    )
 
     configure_logging({LOG_LEVEL_ENV: "WARNING", **os.environ})
     options = ServerOptions.resolve(os.environ, args.config, args.data_dir, args.store)
     if (problem := store_problem(store_setting_at_start(options))) is not None:
         sys.stderr.write(f"mcp-memory context: {problem}\n")
         return EXIT_USAGE
-    project = args.project if args.project is not None else os.getcwd()
+    project = args.project if args.project is not None else default_project(os.getcwd())
     try:
         text = _page(options, project, args.group, args.query, args.limit)
     except KeyboardInterrupt:
@@ -188,33 +164,3 @@ def _reason(exc: BaseException, explain: Callable[[BaseException], str]) -> str:
         return f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
     return explain(exc)
 
-
-# ---------------------------------------------------------------- install-claude
-
-
-def install_main(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
-    from local_mcp_memory.entrypoints import claude_settings
-
-    out, err = out or sys.stdout, err or sys.stderr
-    if args.scope == "user" and args.project_dir is not None:
-        err.write("mcp-memory install-claude: --project-dir is for --scope project; --scope user applies to every project\n")
-        return EXIT_USAGE
-    if args.scope == "user":
-        path = claude_settings.user_settings(os.environ)
-    else:
-        path = claude_settings.project_settings(args.project_dir or os.getcwd())
-        if not path.parent.parent.is_dir():
-            err.write(f"mcp-memory install-claude: {path.parent.parent}: no such directory\n")
-            return EXIT_FAILED
-    hook = claude_settings.hook_command(claude_settings.executable(), args.config, args.data_dir)
-    try:
-        changed = claude_settings.install(path, hook)
-    except claude_settings.SettingsUnreadable as exc:
-        err.write(f"mcp-memory install-claude: {exc}; nothing was written\n")
-        return EXIT_FAILED
-    except OSError as exc:
-        err.write(f"mcp-memory install-claude: {exc.strerror or exc}: {exc.filename or path}\n")
-        return EXIT_FAILED
-    verb = "installed the SessionStart hook in" if changed else "the SessionStart hook is already in"
-    out.write(f"{verb} {path}:\n  {hook}\n")
-    return EXIT_OK

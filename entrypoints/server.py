@@ -55,6 +55,11 @@ class Routes(Mapping[str, Route]):
 
 
 def build_dispatcher(services: Callable[[], Services], mcp: McpOptions | None = None) -> Dispatcher:
-    """``mcp`` None: tool calls that leave projectId out use the working directory's project."""
-    options = mcp or McpOptions(project=os.getcwd())
+    """``mcp`` None: tool calls that leave projectId out use the project of the working
+    directory (``bootstrap.default_project``)."""
+    if mcp is None:
+        from local_mcp_memory.entrypoints.bootstrap import default_project
+
+        mcp = McpOptions(project=default_project(os.getcwd()))
+    options = mcp
     return Dispatcher(Routes(services, mcp_routes(services, options)))

@@ -60,7 +60,7 @@ def add_parser(commands: argparse._SubParsersAction, add_path_flags: Callable[[a
         "--project",
         metavar="P",
         help="the project the notes belong to: a path or an opaque id, as the methods take it "
-        "(default: the working directory, canonicalized as `serve` does)",
+        "(default: the main worktree of the git repository holding the working directory, else the working directory)",
     )
     sync.add_argument("--group", type=_group, default=DEFAULT_GROUP, metavar="G", help=f"the notes' groupId (default: {DEFAULT_GROUP})")
     sync.add_argument("--watch", action="store_true", help="then follow changes until Ctrl-C (SIGINT), syncing again ~1 s after each")
@@ -174,8 +174,9 @@ def watch_command(services: Services, folder: MarkdownFolder, watch: Any, args: 
 
 def _command(args: argparse.Namespace) -> SyncFolder:
     from local_mcp_memory.application.sync_folder import SyncFolder
+    from local_mcp_memory.entrypoints.bootstrap import default_project
 
-    return SyncFolder(project_id=args.project or os.path.abspath(os.getcwd()), group_id=args.group)
+    return SyncFolder(project_id=args.project or default_project(os.getcwd()), group_id=args.group)
 
 
 def _report(done: FolderSynced, as_json: bool, out: TextIO, err: TextIO, skipped: list | None = None) -> None:

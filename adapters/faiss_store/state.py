@@ -307,10 +307,6 @@ class StoreState:
             found.setdefault((fields.project, fields.group, stored_dedup_text(fields.text)), fields.id)
         return [found.get((k.project_id, k.group_id, k.text)) for k in keys]
 
-    def expired_ids(self, now: int) -> list[str]:
-        """The ids of the notes expired at ``now`` (µs), in write order."""
-        return [self.notes.ids[row] for row in self.notes.expired(now).tolist()]
-
     def links_of(self, note_id: str) -> list[PutLink]:
         """The links from or to a note, newest createdAt first (ties: last written first)."""
         self.damage.check_links(note_id)

@@ -17,8 +17,8 @@ Guarantees:
 * Every read first stats the manifest and the journal and replays what other processes
   appended, so it sees every write acknowledged before it began, in any process.
 * Every decision a write depends on (dedup in ``add``, the note an ``update`` changes and
-  whether it still exists, both notes stored in ``link``, a link stored in ``unlink``,
-  which notes ``purge_expired`` removes) is taken under the
+  whether it still exists, both notes stored in ``link``, a link stored in ``unlink``) is
+  taken under the
   file lock after that catching up, so two processes adding the same text at once store
   it once.
 * Compaction (automatic past ``compact_after_records``/``compact_after_bytes``, or
@@ -244,15 +244,6 @@ class FaissNoteStore:
                 return False
             self._commit(Delete(id=note_id.value))
             return True
-
-    def purge_expired(self, now: datetime) -> int:
-        """See ``StoreMaintenance.purge_expired``: one ``Delete`` record per note expired at
-        ``now``, in one journal write."""
-        with self._writing():
-            ids = self._live.state.expired_ids(instant_micros(now))
-            if ids:
-                self._commit(*(Delete(id=note_id) for note_id in ids))
-            return len(ids)
 
     def link(self, link: Link) -> bool:
         """See ``NoteWriter.link``. ``StoreCorrupt`` when either note is damaged (whether it

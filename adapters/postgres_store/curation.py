@@ -61,7 +61,8 @@ def purge(conn: psycopg.Connection, now: datetime | None) -> int:
     vectors, postings and links (cascades); how many. One transaction per project: the
     project's keyword counters locked first, then the expired notes no other writer holds
     (``SKIP LOCKED``: the purge never waits for a note row, so it cannot deadlock with a
-    write holding one; a skipped note waits for the next purge)."""
+    write holding one; a skipped note waits for the next purge). ``conn`` is in autocommit,
+    as the store's pool connections are, so each project's transaction commits on its own."""
     total = 0
     projects = conn.execute(
         "SELECT DISTINCT project FROM notes WHERE expires <= coalesce(%s::timestamptz, now())", (now,)

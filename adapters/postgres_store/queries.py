@@ -24,7 +24,8 @@ The hybrid question is one statement, one round trip, one snapshot. Its parts (C
   ``postings``), divided by the query's weight and capped at 1; document frequencies are
   counted from ``postings`` in the statement's snapshot, so they are always current. Terms
   held by many notes are summed only where they can change the answer
-  (``COMMON_TERM_SHARE``).
+  (``COMMON_TERM_SHARE``). Candidates are ordered as ``keyword_index`` orders them: by
+  ``rank`` of the score (equal but for the last bits is a tie), then newer, then smaller id.
 * **neighbours**: for each candidate, the matching note of its group just before and just
   after it by ``(created, written)``, through the ``(project, grp, created, written)`` index,
   with its cosine when it has a vector in the namespace.
@@ -41,15 +42,15 @@ is ``note NOT IN (SELECT id FROM expired)``, a hashed lookup that keeps the scan
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
-from local_mcp_memory.adapters.keyword_index import B, K1
+from local_mcp_memory.adapters.keyword_index import B, K1, RANK_SCALE
 from local_mcp_memory.adapters.postgres_store.codec import escaped_tags
 from local_mcp_memory.domain.note import NoteFilter
 
 EXACT_SCAN_MAX = 5_000
 """Scopes of at most this many vectors are scanned exactly: measured at 384 dimensions, an
-exact scan of 5,000 filtered vectors takes about as long as an HNSW walk (see README)."""
+exact scan of 5,000 filtered vectors takes about as long as an HNSW walk (``bench.store_bench``)."""
 
 COMMON_TERM_SHARE = 20
 """A query term held by more than 1/20 of a project's notes is *common*: the keyword part
@@ -63,7 +64,7 @@ the whole sum is computed as before. Either way the answer is the same."""
 HNSW_EF_SEARCH = 200
 """The HNSW walk's candidate list. Measured at 100k notes in one project (384-d text
 vectors, top 10): 100 gives recall@10 0.985, and 0.954 with a filter keeping a tenth of
-them; 200 gives 0.996 and 0.979 for about 1 ms more (README, PostgreSQL store)."""
+them; 200 gives 0.996 and 0.979 for about 1 ms more (``bench.store_bench``)."""
 HNSW_MAX_SCAN_TUPLES = 100_000
 SESSION_SETTINGS = (
     # No parallel workers: the plan of ``exact`` is a Gather over a parallel scan, and
@@ -113,16 +114,19 @@ def filter_sql(where: NoteFilter, alias: str, params: dict[str, Any], *, by_id: 
     return " AND ".join(parts)
 
 
+class Part(NamedTuple):
+    """One part of the statement: its CTEs, the SELECT of its output rows (see
+    ``candidates_sql``), and the SELECT of the note ids it names, whose docs (and for
+    candidates, neighbours) the statement returns too."""
+
+    ctes: list[str]
+    output: str
+    named: str | None = None
+
+
 def candidates_sql(
-    where: NoteFilter,
-    *,
-    space: int | None,
-    dim: int,
-    semantic: bool,
-    keyword: bool,
-    spread: bool,
-    neighbours: bool,
-    params: dict[str, Any],
+    where: NoteFilter, *, space: int | None, dim: int, semantic: bool, keyword: bool, spread: bool,
+    neighbours: bool, params: dict[str, Any],
 ) -> str:
     """One statement answering a question. Rows ``(kind, id, created, score, std, n, seed,
     doc, home)``: kind ``s`` a semantic candidate (score: cosine), ``k`` a keyword candidate
@@ -130,103 +134,165 @@ def candidates_sql(
     cosine or null; n: 0 before, 1 after), ``d`` a note's doc and home. ``space`` None: the
     namespace holds no vectors. Needs ``q`` (the query vector), ``depth``, ``sample`` and
     ``terms`` in ``params`` as the parts asked for use them."""
-    v_filter = filter_sql(where, "v", params, by_id=True)
-    n_filter = filter_sql(where, "n", params)
-    p_filter = filter_sql(where, "p", params, by_id=True)
-    ctes: list[str] = [EXPIRED_CTE] if where.now is not None else []
-    outputs: list[str] = []
-    seeds: list[str] = []
-    vec = f"%(q)s::vector({int(dim)})"
-    has_space = space is not None
-    if semantic and has_space:
-        s = int(space)
-        ctes += [
+    v_filter, vec = filter_sql(where, "v", params, by_id=True), f"%(q)s::vector({int(dim)})"
+    vectors = None if space is None else int(space)
+    parts: list[Part] = []
+    if semantic and vectors is not None:
+        parts.append(semantic_part(vectors, int(dim), vec, v_filter))
+    if spread and vectors is not None:
+        parts.append(spread_part(vectors, vec, v_filter))
+    if keyword:
+        parts.append(keyword_part(filter_sql(where, "p", params, by_id=True)))
+    if neighbours and (seeds := [part.named for part in parts if part.named]):
+        n_filter = filter_sql(where, "n", params)
+        parts.append(neighbours_part(seeds, vectors if semantic else None, vec, n_filter))
+    if named := [part.named for part in parts if part.named]:
+        parts.append(docs_part(named))
+    if not parts:
+        return ""
+    ctes = ([EXPIRED_CTE] if where.now is not None else []) + [cte for part in parts for cte in part.ctes]
+    head = f"WITH {', '.join(ctes)} " if ctes else ""
+    return head + " UNION ALL ".join(f"({part.output})" for part in parts)
+
+
+def semantic_part(space: int, dim: int, vec: str, v_filter: str) -> Part:
+    """The ``depth`` nearest vectors of the scope: exact scan of a small scope, HNSW walk of
+    a large one, exact after all when the walk comes back short (module docstring)."""
+    return Part(
+        [
             f"""scope_size AS (
-                SELECT count(*) AS n FROM (SELECT 1 FROM vectors v WHERE v.space = {s} AND {v_filter}
+                SELECT count(*) AS n FROM (SELECT 1 FROM vectors v WHERE v.space = {space} AND {v_filter}
                                            LIMIT {EXACT_SCAN_MAX + 1}) x)""",
             f"""approx AS MATERIALIZED (
-                SELECT v.note, v.created, v.embedding::vector({int(dim)}) <=> {vec} AS distance FROM vectors v
-                WHERE (SELECT n FROM scope_size) > {EXACT_SCAN_MAX} AND v.space = {s} AND {v_filter}
-                ORDER BY v.embedding::vector({int(dim)}) <=> {vec} LIMIT %(depth)s)""",
+                SELECT v.note, v.created, v.embedding::vector({dim}) <=> {vec} AS distance FROM vectors v
+                WHERE (SELECT n FROM scope_size) > {EXACT_SCAN_MAX} AND v.space = {space} AND {v_filter}
+                ORDER BY v.embedding::vector({dim}) <=> {vec} LIMIT %(depth)s)""",
             f"""exact AS MATERIALIZED (
                 SELECT v.note, v.created, 1 - (v.embedding <=> {vec}) AS cosine FROM vectors v
                 WHERE ((SELECT n FROM scope_size) <= {EXACT_SCAN_MAX} OR (SELECT count(*) FROM approx) < %(depth)s)
-                  AND v.space = {s} AND {v_filter}
+                  AND v.space = {space} AND {v_filter}
                 ORDER BY cosine DESC, v.created DESC, v.note LIMIT %(depth)s)""",
             """semantic AS (
                 SELECT note, created, cosine FROM exact
                 UNION ALL
                 SELECT note, created, 1 - distance FROM approx WHERE NOT EXISTS (SELECT 1 FROM exact))""",
-        ]
-        outputs.append("SELECT 's', note, created, cosine, NULL::float8, NULL::bigint, NULL, NULL, NULL FROM semantic")
-        seeds.append("SELECT note FROM semantic")
-    if spread and has_space:
-        s = int(space)
-        ctes += [
+        ],
+        "SELECT 's', note, created, cosine, NULL::float8, NULL::bigint, NULL, NULL, NULL FROM semantic",
+        "SELECT note FROM semantic",
+    )
+
+
+def spread_part(space: int, vec: str, v_filter: str) -> Part:
+    """Mean and standard deviation of the query's cosine over a sample of the scope: the
+    first ``sample`` vectors in the order of a fixed hash of the note id."""
+    return Part(
+        [
             f"""spread_picks AS MATERIALIZED (
-                SELECT v.note FROM vectors v WHERE v.space = {s} AND {v_filter}
+                SELECT v.note FROM vectors v WHERE v.space = {space} AND {v_filter}
                 ORDER BY hashtextextended(v.note, 0), v.note LIMIT %(sample)s)""",
             f"""spread AS (
                 SELECT count(*) AS n, avg(c) AS mean, stddev_pop(c) AS std FROM (
                     SELECT 1 - (v.embedding <=> {vec}) AS c FROM spread_picks x CROSS JOIN LATERAL
-                    (SELECT embedding FROM vectors v WHERE v.note = x.note AND v.space = {s} LIMIT 1) v) y)""",
-        ]
-        outputs.append("SELECT 'p', NULL, NULL, mean, std, n, NULL, NULL, NULL FROM spread")
-    if keyword:
-        contribution = f"i.idf * {K1 + 1.0}::float8 * p.tf / (p.tf + {K1 * (1.0 - B)}::float8 + i.slope * p.length)"
+                    (SELECT embedding FROM vectors v WHERE v.note = x.note AND v.space = {space} LIMIT 1) v) y)""",
+        ],
+        "SELECT 'p', NULL, NULL, mean, std, n, NULL, NULL, NULL FROM spread",
+    )
 
-        def scored(terms: str) -> str:
-            """Each matching note's BM25 sum over the query terms ``terms`` selects."""
-            return f"""SELECT p.note, p.created, sum({contribution}) AS raw
-                FROM kw_idf i JOIN postings p ON p.term = i.term AND {p_filter}
-                WHERE {terms} GROUP BY p.note, p.created"""
 
-        ctes += [
-            """kw_totals AS (
-                SELECT notes::float8 AS n, terms::float8 AS total FROM keyword_totals
-                WHERE project = %(project)s AND notes > 0)""",
-            "kw_terms AS (SELECT DISTINCT t AS term FROM unnest(%(terms)s::text[]) t)",
-            f"""kw_idf AS MATERIALIZED (
-                SELECT q.term, ln(1 + (tot.n - d.df + 0.5) / (d.df + 0.5)) AS idf,
-                       d.df * {COMMON_TERM_SHARE} > tot.n AS common,
-                       {K1 * B}::float8 / coalesce(nullif(tot.total / tot.n, 0), 1) AS slope
-                FROM kw_terms q CROSS JOIN kw_totals tot
-                CROSS JOIN LATERAL (SELECT count(*)::float8 AS df FROM postings p
-                                    WHERE p.project = %(project)s AND p.term = q.term) d)""",
-            f"""kw_weight AS (
-                SELECT sum(idf) AS w, coalesce(sum(idf) FILTER (WHERE common), 0) * {K1 + 1.0}::float8 AS bound
-                FROM kw_idf)""",
-            f"kw_rare AS MATERIALIZED ({scored('NOT i.common')})",
-            """kw_floor AS (
-                SELECT CASE WHEN count(*) = %(depth)s THEN min(raw) ELSE 0 END AS raw
-                FROM (SELECT raw FROM kw_rare ORDER BY raw DESC LIMIT %(depth)s) t)""",
-            f"""kw_rare_scored AS MATERIALIZED (
+CONTRIBUTION = f"i.idf * {K1 + 1.0}::float8 * p.tf / (p.tf + {K1 * (1.0 - B)}::float8 + i.slope * p.length)"
+"""One posting's BM25 term (``p``: the posting, ``i``: its term's row of ``kw_idf``), in
+the order of operations of ``keyword_index``."""
+
+
+def ranked(score: str) -> str:
+    """SQL of ``keyword_index.rank`` of a score: what orders keyword candidates."""
+    return f"floor(({score}) * {RANK_SCALE}::float8)"
+
+
+def keyword_part(p_filter: str) -> Part:
+    """BM25 of the scope's notes, the ``depth`` best (module docstring): weights, then the
+    notes holding a rarer term, then every note only when those cannot be the answer."""
+    return Part(
+        keyword_weights() + keyword_rare_first(p_filter) + keyword_answer(p_filter),
+        "SELECT 'k', note, created, score, NULL, NULL, NULL, NULL, NULL FROM keyword",
+        "SELECT note FROM keyword",
+    )
+
+
+def keyword_weights() -> list[str]:
+    """Per query term its idf, whether it is common, and its length slope (``kw_idf``); the
+    query's weight and the bound of what its common terms can add to a note (``kw_weight``)."""
+    return [
+        """kw_totals AS (
+            SELECT notes::float8 AS n, terms::float8 AS total FROM keyword_totals
+            WHERE project = %(project)s AND notes > 0)""",
+        "kw_terms AS (SELECT DISTINCT t AS term FROM unnest(%(terms)s::text[]) t)",
+        f"""kw_idf AS MATERIALIZED (
+            SELECT q.term, ln(1 + (tot.n - d.df + 0.5) / (d.df + 0.5)) AS idf,
+                   d.df * {COMMON_TERM_SHARE} > tot.n AS common,
+                   {K1 * B}::float8 / coalesce(nullif(tot.total / tot.n, 0), 1) AS slope
+            FROM kw_terms q CROSS JOIN kw_totals tot
+            CROSS JOIN LATERAL (SELECT count(*)::float8 AS df FROM postings p
+                                WHERE p.project = %(project)s AND p.term = q.term) d)""",
+        f"""kw_weight AS (
+            SELECT sum(idf) AS w, coalesce(sum(idf) FILTER (WHERE common), 0) * {K1 + 1.0}::float8 AS bound
+            FROM kw_idf)""",
+    ]
+
+
+def scored(p_filter: str, terms: str) -> str:
+    """Each matching note's BM25 sum (``raw``) over the query terms ``terms`` selects."""
+    return f"""SELECT p.note, p.created, sum({CONTRIBUTION}) AS raw
+        FROM kw_idf i JOIN postings p ON p.term = i.term AND {p_filter}
+        WHERE {terms} GROUP BY p.note, p.created"""
+
+
+def keyword_rare_first(p_filter: str) -> list[str]:
+    """The answer among the notes holding a rarer term (``kw_rare_scored``), and whether it
+    is sure (``kw_exact``): its ``depth``-th rank is above what common terms alone can give."""
+    return [
+        f"kw_rare AS MATERIALIZED ({scored(p_filter, 'NOT i.common')})",
+        """kw_floor AS (
+            SELECT CASE WHEN count(*) = %(depth)s THEN min(raw) ELSE 0 END AS raw
+            FROM (SELECT raw FROM kw_rare ORDER BY raw DESC LIMIT %(depth)s) t)""",
+        f"""kw_rare_scored AS MATERIALIZED (
+            SELECT * FROM (
                 SELECT r.note, r.created, least(1.0, (r.raw + coalesce(c.raw, 0)) / w.w) AS score
                 FROM kw_rare r CROSS JOIN kw_weight w CROSS JOIN kw_floor f
                 LEFT JOIN LATERAL (
-                    SELECT sum({contribution}) AS raw FROM kw_idf i
+                    SELECT sum({CONTRIBUTION}) AS raw FROM kw_idf i
                     JOIN postings p ON p.project = %(project)s AND p.term = i.term AND p.note = r.note
                     WHERE i.common) c ON true
-                WHERE least(1.0, (r.raw + w.bound) / w.w) >= least(1.0, f.raw / w.w)
-                ORDER BY score DESC, r.created DESC, r.note LIMIT %(depth)s)""",
-            """kw_exact AS (
-                SELECT w.bound = 0 OR ((SELECT count(*) FROM kw_rare_scored) = %(depth)s
-                       AND (SELECT min(score) FROM kw_rare_scored) > least(1.0, w.bound / w.w)) AS ok
-                FROM kw_weight w)""",
-            f"kw_raw AS ({scored('(SELECT ok FROM kw_exact) IS NOT TRUE')})",  # only when the above cannot be sure
-            """keyword AS MATERIALIZED (
-                SELECT note, created, score FROM kw_rare_scored WHERE (SELECT ok FROM kw_exact)
-                UNION ALL
-                (SELECT r.note, r.created, least(1.0, r.raw / w.w) AS score FROM kw_raw r CROSS JOIN kw_weight w
-                 WHERE r.raw > 0 ORDER BY score DESC, r.created DESC, r.note LIMIT %(depth)s))""",
-        ]
-        outputs.append("SELECT 'k', note, created, score, NULL, NULL, NULL, NULL, NULL FROM keyword")
-        seeds.append("SELECT note FROM keyword")
-    named = list(seeds)
-    if neighbours and seeds:
-        cosine = f"1 - (v.embedding <=> {vec})" if semantic and has_space else "NULL::float8"
-        space_join = f"LEFT JOIN vectors v ON v.note = nb.id AND v.space = {int(space)}" if semantic and has_space else ""
-        ctes += [
+                WHERE {ranked('least(1.0, (r.raw + w.bound) / w.w)')} >= {ranked('least(1.0, f.raw / w.w)')}) s
+            ORDER BY {ranked('s.score')} DESC, s.created DESC, s.note LIMIT %(depth)s)""",
+        f"""kw_exact AS (
+            SELECT w.bound = 0 OR ((SELECT count(*) FROM kw_rare_scored) = %(depth)s
+                   AND (SELECT {ranked('min(score)')} FROM kw_rare_scored) > {ranked('least(1.0, w.bound / w.w)')}) AS ok
+            FROM kw_weight w)""",
+    ]
+
+
+def keyword_answer(p_filter: str) -> list[str]:
+    """``keyword``: the answer of ``keyword_rare_first`` when sure, else the ``depth`` best of
+    the whole sum (``kw_raw``, computed only then)."""
+    return [
+        f"kw_raw AS ({scored(p_filter, '(SELECT ok FROM kw_exact) IS NOT TRUE')})",
+        f"""keyword AS MATERIALIZED (
+            SELECT note, created, score FROM kw_rare_scored WHERE (SELECT ok FROM kw_exact)
+            UNION ALL
+            (SELECT * FROM (SELECT r.note, r.created, least(1.0, r.raw / w.w) AS score
+                            FROM kw_raw r CROSS JOIN kw_weight w WHERE r.raw > 0) s
+             ORDER BY {ranked('s.score')} DESC, s.created DESC, s.note LIMIT %(depth)s))""",
+    ]
+
+
+def neighbours_part(seeds: list[str], space: int | None, vec: str, n_filter: str) -> Part:
+    """For each candidate the matching note of its group just before and just after it,
+    with its cosine when ``space`` (the semantic part ran) and it has a vector there."""
+    cosine = "NULL::float8" if space is None else f"1 - (v.embedding <=> {vec})"
+    space_join = "" if space is None else f"LEFT JOIN vectors v ON v.note = nb.id AND v.space = {space}"
+    return Part(
+        [
             f"seeds AS ({' UNION '.join(seeds)})",
             f"""neighbours AS MATERIALIZED (
                 SELECT s.note AS seed, nb.id, nb.created, nb.pos FROM seeds s JOIN notes c ON c.id = s.note
@@ -239,19 +305,17 @@ def candidates_sql(
                      WHERE n.grp = c.grp AND {n_filter} AND (n.created, n.written) > (c.created, c.written)
                      ORDER BY n.created, n.written LIMIT 1)
                 ) nb)""",
-        ]
-        outputs.append(
-            f"SELECT 'n', nb.id, nb.created, {cosine}, NULL, nb.pos, nb.seed, NULL, NULL FROM neighbours nb {space_join}"
-        )
-        named.append("SELECT id FROM neighbours")
-    if named:
-        ctes.append(f"named AS ({' UNION '.join(named)})")
-        outputs.append(
-            "SELECT 'd', x.note, NULL, NULL, NULL, NULL, NULL, n.doc, ns.name FROM named x "
-            "CROSS JOIN LATERAL (SELECT doc, home FROM notes n WHERE n.id = x.note LIMIT 1) n "
-            "JOIN namespaces ns ON ns.id = n.home"
-        )
-    if not outputs:
-        return ""
-    head = f"WITH {', '.join(ctes)} " if ctes else ""
-    return head + " UNION ALL ".join(f"({o})" for o in outputs)
+        ],
+        f"SELECT 'n', nb.id, nb.created, {cosine}, NULL, nb.pos, nb.seed, NULL, NULL FROM neighbours nb {space_join}",
+        "SELECT id FROM neighbours",
+    )
+
+
+def docs_part(named: list[str]) -> Part:
+    """The stored fields and home namespace of every note the other parts name."""
+    return Part(
+        [f"named AS ({' UNION '.join(named)})"],
+        "SELECT 'd', x.note, NULL, NULL, NULL, NULL, NULL, n.doc, ns.name FROM named x "
+        "CROSS JOIN LATERAL (SELECT doc, home FROM notes n WHERE n.id = x.note LIMIT 1) n "
+        "JOIN namespaces ns ON ns.id = n.home",
+    )

@@ -22,8 +22,7 @@ Guarantees, as ``FaissNoteStore`` gives them:
   different texts do not wait for each other's lock (they still serialize on the project's
   keyword counters while they write, as every write of a project does).
 * Expiry: reads with ``NoteFilter.now`` leave out ``expires <= now`` (``queries``); ``get``
-  answers an expired note (the use case decides). ``purge_expired(now)`` deletes them, and
-  the store purges by itself: after a write that succeeded, at most once every
+  answers an expired note (the use case decides). The store deletes them by itself: after a write that succeeded, at most once every
   ``purge_every`` seconds per server (default ``PURGE_EVERY``, 5 minutes; the first one
   ``purge_every`` after opening, so a short command never purges), it deletes the
   notes with ``expires <= now()`` (the database's clock, one for every server), one
@@ -59,6 +58,7 @@ import numpy as np
 import psycopg
 import structlog
 
+from local_mcp_memory.adapters.keyword_index import rank
 from local_mcp_memory.adapters.postgres_store import codec, curation
 from local_mcp_memory.adapters.postgres_store.connection import connect, failures, open_pool
 from local_mcp_memory.adapters.postgres_store.queries import candidates_sql, filter_sql
@@ -269,16 +269,11 @@ class PostgresNoteStore:
         self._after_write()
         return bool(found[0])
 
-    def purge_expired(self, now: datetime) -> int:
-        with failures(self._url, "purge the note store"):
-            return self._purge(now)
-
-    def _purge(self, now: datetime | None) -> int:
-        """Delete the notes expired at ``now`` (None: the database's ``now()``), with their
-        vectors, postings and links (cascades), one transaction per project: the project's
-        keyword counters locked first, then the expired notes no other writer holds."""
+    def _purge(self) -> int:
+        """Delete the notes expired by the database's clock, with their vectors, postings
+        and links (``curation.purge``)."""
         with self._pool.connection() as conn:
-            return curation.purge(conn, now)
+            return curation.purge(conn, None)
 
     def _after_write(self, notes: int = 1) -> None:
         """What a write brings due: fresh statistics after ``notes`` more notes (see
@@ -294,7 +289,7 @@ class PostgresNoteStore:
                 return
             self._purge_due = time.monotonic() + self._purge_every
             with failures(self._url, "purge the note store"):
-                removed = self._purge(None)
+                removed = self._purge()
             if removed:
                 log.info("expired notes purged", count=removed, store=self._url.place)
         except StoreError as exc:
@@ -621,9 +616,8 @@ def _answer(rows: list[tuple], with_neighbours: bool) -> Candidates:
             neighbours.setdefault(seed, []).append((n, Neighbour(key, created, None if score is None else float(score))))
         else:
             notes[key] = codec.stored_note(doc, home)
-    order = lambda c: (-c.score, -c.created_at.timestamp(), c.id)  # noqa: E731
-    semantic.sort(key=order)
-    keyword.sort(key=order)
+    semantic.sort(key=lambda c: (-c.score, -c.created_at.timestamp(), c.id))
+    keyword.sort(key=lambda c: (-rank(c.score), -c.created_at.timestamp(), c.id))
     near: dict[str, list[Neighbour]] = {}
     if with_neighbours:
         near = {c.id: [] for c in (*semantic, *keyword)}

@@ -35,10 +35,7 @@ Schema = dict[str, Any]
 TRUNCATED = "truncated"
 TRUNCATED_SCHEMA: Schema = {
     "type": "object",
-    "description": (
-        "Present only when this result was cut to fit the tool output limit. leftOut: per field, how many of "
-        "its last entries (of a list or object) or characters (of a text) were left out; hint: how to get them."
-    ),
+    "description": "Only when the result was cut to fit: leftOut counts what each field lost; hint says how to get it.",
     "properties": {
         "leftOut": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 1}},
         "hint": {"type": "string"},

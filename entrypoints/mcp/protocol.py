@@ -33,7 +33,7 @@ from local_mcp_memory.entrypoints.mcp_revisions import LATEST_PROTOCOL_VERSION, 
 from local_mcp_memory.entrypoints.mcp.bounds import TextBounds
 from local_mcp_memory.entrypoints.mcp.prompts import PromptSet
 from local_mcp_memory.entrypoints.mcp.resources import ResourceSet
-from local_mcp_memory.entrypoints.mcp.tools import ToolSet
+from local_mcp_memory.entrypoints.mcp.tools import DEFAULT_TOOLS, ToolSet
 
 if TYPE_CHECKING:
     from local_mcp_memory.application.services import Services
@@ -48,10 +48,12 @@ CAPABILITIES: dict[str, dict[str, Any]] = {"tools": {}, "resources": {}, "prompt
 @attrs.frozen
 class McpOptions:
     """``project``: the projectId used when a tool call leaves it out (the directory the
-    server was started in, or ``--project``); canonicalized like any other projectId."""
+    server was started in, or ``--project``); canonicalized like any other projectId.
+    ``tools``: the tools listed (``tools.DEFAULT_TOOLS``; None: every method)."""
 
     project: str
     bounds: TextBounds = TextBounds()
+    tools: frozenset[str] | None = DEFAULT_TOOLS
 
 
 class InitializeParams(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
@@ -94,7 +96,7 @@ def mcp_routes(
     options: McpOptions,
     methods: Callable[[], Mapping[str, Method]] = load_methods,
 ) -> dict[str, Route]:
-    tools = ToolSet(methods, services, options.project, options.bounds)
+    tools = ToolSet(methods, services, options.project, options.bounds, options.tools)
     resources = ResourceSet(methods, services, options.project)
     prompts = PromptSet(services)
     return {

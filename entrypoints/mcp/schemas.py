@@ -4,6 +4,12 @@ MCP clients want each schema as one self-contained object with ``"type": "object
 the top; msgspec answers ``{"$ref": "#/$defs/X", "$defs": {...}}``. ``self_contained``
 inlines every ``$ref`` (our Structs are not recursive: a cycle raises ``ValueError``)
 and drops the Struct names msgspec puts in ``title``.
+
+A tool listing is read on every session, so ``compact`` writes the same constraints in
+fewer bytes: ``anyOf: [X, {"type": "null"}]`` becomes ``X`` with ``"null"`` added to its
+type or enum, ``"default": null`` goes (``required`` already says what may be left out),
+and so do the Struct docstrings msgspec copies into ``description`` (written for this
+code's readers; what the agent reads is in each method's description and ``texts``).
 """
 
 from __future__ import annotations
@@ -37,6 +43,26 @@ def _inline(node: Any, defs: Mapping[str, Schema], seen: tuple[str, ...]) -> Any
         rest = {k: v for k, v in node.items() if k != "$ref"}
         return {**_inline(target, defs, (*seen, name)), **_inline(rest, defs, seen)}
     return {k: _inline(v, defs, seen) for k, v in node.items() if k != "$defs"}
+
+
+def compact(node: Any) -> Any:
+    """The same schema, shorter (see the module's docstring)."""
+    if isinstance(node, list):
+        return [compact(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    shorter = {k: compact(v) for k, v in node.items() if k != "description" and not (k == "default" and v is None)}
+    if "properties" in node:  # property names, not keywords
+        shorter["properties"] = {name: compact(prop) for name, prop in node["properties"].items()}
+    branches = shorter.get("anyOf")
+    if isinstance(branches, list) and len(branches) == 2 and {"type": "null"} in branches:
+        other = next(b for b in branches if b != {"type": "null"})
+        rest = {k: v for k, v in shorter.items() if k != "anyOf"}
+        if isinstance(other.get("type"), str) and not rest.keys() & other.keys():
+            return {**rest, **other, "type": [other["type"], "null"]}
+        if isinstance(other.get("enum"), list) and len(other) == 1 and "enum" not in rest:
+            return {**rest, "enum": [*other["enum"], None]}
+    return shorter
 
 
 def with_optional_project(schema: Any) -> Any:

@@ -7,22 +7,15 @@ title, description and advice on cut results are in its method's module
 from __future__ import annotations
 
 GROUP_RULE = (
-    '"global" for project-wide conventions, decisions and policy; '
-    '"feature-<name>" for one feature\'s topic (e.g. "feature-auth"); '
-    '"task-<id>" for one task (e.g. "task-142"). Letters, digits, "-" and "_" only, case-sensitive.'
+    '"global" for project-wide conventions and decisions, "feature-<name>" for a feature, "task-<id>" for a task; '
+    'letters, digits, "-" and "_".'
 )
 
-PROJECT_RULE = (
-    "Omit it to use the project this server was started for (its working directory "
-    "or --project); otherwise an absolute path, a ~ path or an opaque id."
-)
+PROJECT_RULE = "Omit it for this session's project; else an absolute or ~ path, or an opaque id."
 
 GROUPS = f"groupId: {GROUP_RULE}"
 PROJECT = f"projectId: {PROJECT_RULE}"
-EXPIRY = (
-    "expiresAt (optional, RFC 3339, in the future): from then on the note is forgotten — for facts "
-    "that stop being true (a release freeze, a temporary workaround)."
-)
+EXPIRY = "RFC 3339, in the future: the note is forgotten then (a freeze, a temporary workaround)."
 
 STANDARD_KEYS = (
     "Standard keys: global.memory.embedder.provider (\"ollama\" | \"openai\", a recommendation), "
@@ -32,12 +25,12 @@ STANDARD_KEYS = (
 )
 
 INSTRUCTIONS = f"""\
-mcp-memory is a long-term memory for this project, kept on this machine across sessions.
-- At the start of a task, and before deciding something that earlier work may have settled, call memory_search with a short description of what you need (add groupId to narrow it). Read global conventions with memory_get_global (key "global.project.conventions").
-- After a decision, a convention, a non-obvious fix or finding, or at the end of a task, store one short self-contained note per fact with memory_add_note: a title, the text, a few tags. Do not store secrets, credentials or whole files.
-- Choose the {GROUPS}
-- {PROJECT}
-- Long note texts are shortened in search and list results; memory_get with the note's id returns the whole text. A result too long for one tool output leaves its last entries out and says so in "truncated", with how to get the rest.
+mcp-memory is this project's long-term memory, kept on this machine across sessions.
+- Before deciding something earlier work may have settled (conventions, architecture, past bugs), call memory_search with a short description of what you need. Notes already in your context carry their ids: memory_get reads one whole.
+- After a decision, a convention, a non-obvious fix or finding, or at the end of a task, store one short self-contained note per fact with memory_add_note (a title, the text, a few tags). To correct a note, memory_update it rather than adding another. Never store secrets, credentials or whole files.
+- {GROUPS}
+- projectId: omit it for this session's project.
+- Search and list results shorten long texts (memory_get returns the whole note); a result too long for one output says in "truncated" what it left out and how to get it.
 """
 
 LEFT_OUT_ELSEWHERE = "the memory.* JSON-RPC methods and `mcp-memory export` are not cut"
@@ -47,13 +40,11 @@ LEFT_OUT_ELSEWHERE = "the memory.* JSON-RPC methods and `mcp-memory export` are 
 FIELDS: dict[str, str] = {
     "projectId": PROJECT_RULE,
     "groupId": GROUP_RULE,
-    "text": "The note itself: one self-contained fact, decision or summary.",
-    "title": "A short headline for the note.",
-    "tags": "Case-sensitive labels, e.g. [\"decision\", \"api\"].",
-    "source": "Where the note comes from, e.g. a file path, URL or \"user\".",
-    "createdAt": "ISO 8601 UTC, e.g. 2024-01-15T10:30:00Z; omit for now.",
-    "metadata": "Any JSON object, e.g. {\"conversationId\": \"...\", \"messageRange\": \"12-20\"}.",
-    "query": "What you are looking for, as a short description.",
-    "id": "A note's id (a UUID), as returned by memory_add_note or a search.",
-    "key": "A setting key starting with \"global.\", e.g. \"global.project.conventions\".",
+    "text": "One self-contained fact, decision or summary.",
+    "tags": 'e.g. ["decision", "api"]; case-sensitive.',
+    "source": 'e.g. a file path, a URL or "user".',
+    "createdAt": "ISO 8601 UTC; omit for now.",
+    "expiresAt": EXPIRY,
+    "id": "A note's id, as memory_add_note or a search answers it.",
+    "key": 'A setting key starting with "global.", e.g. "global.project.conventions".',
 }

@@ -3,8 +3,14 @@
 One tool per entry of ``entrypoints.methods.METHODS``, named after it with ``_`` for
 ``.`` (``memory.add_note`` -> ``memory_add_note``), with the title, description and hints
 its method declares, the common fields described by ``texts``, and input and output
-schemas generated from the method's msgspec Structs (built on the first ``tools/list``,
-then kept).
+schemas generated from the method's msgspec Structs, compacted (built on the first
+``tools/list``, then kept).
+
+A client reads the whole listing into every session, so by default the server offers
+``DEFAULT_TOOLS``, what an agent needs while it works (at most ten tools and 15 KB of
+listing JSON, a test keeps it so); the other methods (settings, embedder changes,
+maintenance) stay JSON-RPC methods and commands, and ``serve --tools all`` lists every one.
+A tool not listed is unknown to ``tools/call`` too.
 
 ``tools/call`` failure modes:
 
@@ -43,6 +49,12 @@ if TYPE_CHECKING:  # imported on the first listing or call, not at start-up
 
 NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
+DEFAULT_TOOLS = frozenset({
+    "memory_search", "memory_add_note", "memory_get", "memory_update", "memory_delete",
+    "memory_list_recent", "memory_related", "memory_link",
+})  # fmt: skip
+"""The tools listed without ``--tools all``."""
+
 _encode = msgspec.json.Encoder().encode
 
 _HINTS = {
@@ -79,8 +91,8 @@ class Tool:
         return cls(
             name=tool_name(method.name),
             method=method,
-            input_schema=schemas.self_contained(method.params),
-            output_schema=with_truncated(result),
+            input_schema=schemas.compact(schemas.self_contained(method.params)),
+            output_schema=with_truncated(schemas.compact(result)),
             shape=Shape.of(result, method.left_out or texts.LEFT_OUT_ELSEWHERE),
         )
 
@@ -93,7 +105,6 @@ class Tool:
             "inputSchema": schemas.describe_fields(schemas.with_optional_project(self.input_schema), texts.FIELDS),
             "outputSchema": self.output_schema,
             "annotations": {
-                "title": title,
                 "readOnlyHint": self.method.read_only,
                 "destructiveHint": self.method.destructive and not self.method.read_only,
                 "idempotentHint": self.method.idempotent,
@@ -104,7 +115,8 @@ class Tool:
 
 class ToolSet:
     """The tools of the method table ``methods()`` returns (called on the first listing or
-    call), run against ``services``, for ``project`` when a call leaves projectId out."""
+    call) named in ``names`` (None: all of them), run against ``services``, for ``project``
+    when a call leaves projectId out."""
 
     def __init__(
         self,
@@ -112,8 +124,10 @@ class ToolSet:
         services: Callable[[], Services],
         project: str,
         bounds: TextBounds,
+        names: frozenset[str] | None = DEFAULT_TOOLS,
     ) -> None:
         self._methods = methods
+        self._names = names
         self._services = services
         self._project = project
         self._bounds = bounds
@@ -122,7 +136,8 @@ class ToolSet:
 
     def tools(self) -> dict[str, Tool]:
         if self._tools is None:
-            built = (Tool.of(m) for m in self._methods().values())
+            chosen = (m for m in self._methods().values() if self._names is None or tool_name(m.name) in self._names)
+            built = (Tool.of(m) for m in chosen)
             self._tools = {t.name: t for t in built}
         return self._tools
 

@@ -9,7 +9,6 @@ from msgspec import UNSET, UnsetType
 from local_mcp_memory.application.add_note import AddNote, add_note
 from local_mcp_memory.application.services import Services
 from local_mcp_memory.entrypoints import wire
-from local_mcp_memory.entrypoints.mcp.texts import EXPIRY, GROUPS, PROJECT
 from local_mcp_memory.entrypoints.methods.method import Method
 
 
@@ -59,11 +58,9 @@ METHOD = Method(
     run=run,
     title="Store a note",
     description=(
-        "Store one note in long-term memory so that later sessions can find it by meaning. "
-        "Store it when something worth remembering happens: a decision and its reason, a project "
-        "convention, a non-obvious fix, a finding, or a summary at the end of a task. Keep a note short "
-        "and self-contained (one fact, readable without this conversation); give it a title and a few "
-        f"tags. Never store secrets. {GROUPS} {PROJECT} {EXPIRY} Returns the new note's id, or with "
-        "duplicate: true the id of the stored note that already says exactly this (nothing is written)."
+        "Store one note so that later sessions find it: a decision and its reason, a convention, a non-obvious "
+        "fix, a finding, a summary at the end of a task. One short self-contained fact (readable without this "
+        "conversation), with a title and a few tags. Never store secrets. Answers the new note's id, or with "
+        "duplicate: true the id of a stored note that already says exactly this (nothing is written)."
     ),
 )

@@ -29,8 +29,7 @@ METHOD = Method(
     run=run,
     title="Delete a note",
     description=(
-        "Delete one note by id, with its vectors. Only when the note is wrong or the user asks; to "
-        "correct a note prefer memory_update."
+        "Delete one note by id: only when it is wrong or the user asks (to correct one, memory_update)."
     ),
     destructive=True,
     idempotent=True,

@@ -26,8 +26,7 @@ METHOD = Method(
     run=run,
     title="Read one note",
     description=(
-        "Read one note by its id, with its whole text (search and list results shorten long texts). "
-        "Use it when a result says its text was cut, or to check a note before changing it."
+        "Read one whole note by its id (search and list results shorten long texts)."
     ),
     left_out=(
         "the note is too long for one tool result; `mcp-memory export` or the memory.get JSON-RPC method "

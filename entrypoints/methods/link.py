@@ -39,9 +39,8 @@ METHOD = Method(
     run=run,
     title="Link two notes",
     description=(
-        "Link one note to another of the same project, with a relation: for example a new decision that "
-        f"supersedes an old one, or a fix that relates to an incident. {RELATIONS} Linking twice is one "
-        "link. memory_related lists a note's links."
+        f"Link a note to another of the same project (e.g. a decision that supersedes an old one). {RELATIONS} "
+        "Linking twice is one link."
     ),
     idempotent=True,
 )

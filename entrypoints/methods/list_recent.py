@@ -5,7 +5,6 @@ from __future__ import annotations
 from local_mcp_memory.application.list_recent import ListRecent, list_recent
 from local_mcp_memory.application.services import Services
 from local_mcp_memory.entrypoints import wire
-from local_mcp_memory.entrypoints.mcp.texts import PROJECT
 from local_mcp_memory.entrypoints.methods.method import Method
 
 
@@ -41,9 +40,9 @@ METHOD = Method(
     run=run,
     title="List recent notes",
     description=(
-        "List the newest notes of a project, newest first, optionally of one groupId and with all of "
-        "the given tags. Use it to see what was recorded lately (e.g. at the start of a session), when "
-        f"there is no specific question to search for. limit: 1..{ListRecent.MAX_LIMIT}, default {ListRecent.DEFAULT_LIMIT}. {PROJECT}"
+        "The newest notes of the project, newest first (optionally of one groupId, with all the given tags): "
+        "what was recorded lately, when there is no specific question to search for. "
+        f"limit: 1..{ListRecent.MAX_LIMIT}, default {ListRecent.DEFAULT_LIMIT}."
     ),
     left_out=(
         "call memory_list_recent again with a smaller limit, a groupId or tags; memory_get with an id "

@@ -51,9 +51,8 @@ METHOD = Method(
     run=run,
     title="Notes linked to a note",
     description=(
-        "List the notes linked to or from a note (by id), newest link first, optionally of one relation: "
-        "direction out means this note links to the other (it supersedes it, depends on it), in the reverse. "
-        "Use it to follow a decision to what replaced it or to what it relates."
+        "The notes linked to or from a note, newest link first, optionally of one relation; direction out: "
+        "this note links to the other. Follows a decision to what replaced it or what it relates to."
     ),
     left_out="the newest links come first; memory_get reads a listed note whole",
     read_only=True,

@@ -6,7 +6,6 @@ from local_mcp_memory.application.search import Mode, SearchNotes, search
 from local_mcp_memory.application.services import Services, at
 from local_mcp_memory.domain.time import TimeWindow
 from local_mcp_memory.entrypoints import wire
-from local_mcp_memory.entrypoints.mcp.texts import PROJECT
 from local_mcp_memory.entrypoints.methods.method import Method
 
 
@@ -53,16 +52,12 @@ METHOD = Method(
     run=run,
     title="Search notes by meaning",
     description=(
-        "Find stored notes by meaning. Call it at the start of a task and before deciding anything an "
-        "earlier session may have settled (conventions, architecture, past bugs). Write the query as a "
-        "short description of what you need, not keywords. Leave groupId out to search the whole "
-        "project, or set it to narrow to one topic (\"global\", \"feature-<name>\", \"task-<id>\"). "
-        "tags: only notes carrying all of them. since/until: ISO 8601 UTC bounds on createdAt. "
-        "mode: leave it out for the default, \"hybrid\" (meaning and exact words blended); \"semantic\" "
-        "(meaning only, for paraphrases) or \"keyword\" (exact words only, e.g. a function name or error code). "
-        f"topK: 1..{SearchNotes.MAX_TOP_K}, default 5. {PROJECT} Results are sorted by score (0..1, 1 most similar); each "
-        "carries its namespace, which differs from the search's when the note was found by its words "
-        "and has not been re-embedded yet (memory_reembed). Long texts are shortened: call memory_get with the id for the whole note."
+        "Find stored notes by meaning and by exact words. Call it at the start of a task and before deciding "
+        "anything an earlier session may have settled (conventions, architecture, past bugs). query: a short "
+        "description of what you need. groupId narrows to one topic; tags: only notes carrying all of them; "
+        "since/until: ISO 8601 UTC bounds on createdAt. mode: \"hybrid\" (default), \"semantic\" (meaning only, "
+        f"for paraphrases) or \"keyword\" (exact words: a function name, an error code). topK: 1..{SearchNotes.MAX_TOP_K}, "
+        "default 5. Best first, score 0..1. Long texts are shortened: memory_get returns the whole note."
     ),
     left_out=(
         "call memory_search again with a smaller topK or a narrower groupId or tags; memory_get with an id "

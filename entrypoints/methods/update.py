@@ -53,9 +53,8 @@ METHOD = Method(
     run=run,
     title="Change a note",
     description=(
-        "Change fields of an existing note by id: patch holds only the fields to change (title, text, "
-        "tags, source, groupId, metadata, expiresAt — null clears it). Use it to correct or extend a note instead of adding a "
-        "near-duplicate. Changing text re-embeds the note; a groupId change moves it to another topic."
+        "Change a note by id: patch holds only the fields to change (title, text, tags, source, groupId, "
+        "metadata, expiresAt; null clears one). Prefer it to adding a near-duplicate. A new text is embedded again."
     ),
     destructive=True,
     idempotent=True,

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from local_mcp_memory.adapters.faiss_store import FaissNoteStore
+from local_mcp_memory.adapters.keyword_index import rank
 from tests.fakes.memory_store import InMemoryNoteStore
 from local_mcp_memory.application.errors import StoreError
 from local_mcp_memory.application.ports import Candidate, CandidateQuery, Candidates, Neighbour, NoteStore
@@ -523,7 +524,9 @@ def test_keyword_candidates_returns_top_k(store: NoteStore) -> None:
 def test_keyword_candidates_with_common_and_rare_terms_are_the_full_bm25_ranking(store: NoteStore) -> None:
     """Terms held by most notes beside rare ones, at every depth and with filters: the same
     ids and scores as the in-memory store, which sums every posting of every term (a store
-    may skip postings only where they cannot change the answer)."""
+    may skip postings only where they cannot change the answer), in the one tie order: equal
+    sums added in another order (PostgreSQL adds in its plan's order, which the planner may
+    change on a busy machine) still order alike."""
     rng = np.random.default_rng(7)
     reference = InMemoryNoteStore()
     for i in range(240):
@@ -543,6 +546,13 @@ def test_keyword_candidates_with_common_and_rare_terms_are_the_full_bm25_ranking
                 got, want = keyword(store, text, where, k), keyword(reference, text, where, k)
                 assert ids(got) == ids(want), (text, where.group_id, k)
                 assert [c.score for c in got] == pytest.approx([c.score for c in want], abs=1e-9)
+                assert got == sorted(got, key=tie_order), (text, where.group_id, k)
+
+
+def tie_order(c: Candidate) -> tuple:
+    """The one order of keyword candidates in every store: ``rank`` of the score (scores
+    equal but for the last bits of their sums are a tie), then newer, then smaller id."""
+    return -rank(c.score), -c.created_at.timestamp(), c.id
 
 
 # -- global settings ------------------------------------------------------------------

@@ -18,12 +18,13 @@ import socket
 import threading
 import time
 from collections import deque
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import attrs
 
 from tests.fakes.hashing_embedder import HashingEmbedder
+from tests.fakes.local_http import LocalHttpFake, Server
 
 
 @attrs.define
@@ -42,13 +43,8 @@ class Recorded:
     body: Any
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    fake: FakeEmbeddingServer
-
-
 class _Handler(BaseHTTPRequestHandler):
-    server: _Server
+    server: Server
     disable_nagle_algorithm = True
     protocol_version = "HTTP/1.1"
 
@@ -92,35 +88,17 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
 
-class FakeEmbeddingServer:
+class FakeEmbeddingServer(LocalHttpFake):
     """Base: lifecycle, request log and fault script. Subclasses implement ``answer``."""
 
+    handler = _Handler
+
     def __init__(self, dim: int = 16) -> None:
+        super().__init__()
         self.dim = dim
         self.requests: list[Recorded] = []
         self._faults: deque[Fault] = deque()
         self._lock = threading.Lock()
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
-
-    @property
-    def url(self) -> str:
-        assert self._server is not None, "start the server first (use it as a context manager)"
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
-
-    def __enter__(self) -> FakeEmbeddingServer:
-        self._server = _Server(("127.0.0.1", 0), _Handler)
-        self._server.fake = self
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        assert self._server is not None and self._thread is not None
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
 
     def fail_next(self, status: int, body: Any = None, headers: dict[str, str] | None = None, times: int = 1) -> None:
         with self._lock:

@@ -108,13 +108,6 @@ class InMemoryNoteStore:
                 del self._links[key]
             return True
 
-    def purge_expired(self, now: datetime) -> int:
-        with self._lock:
-            doomed = [s.note.id for s in self._notes.values() if s.note.expired(now)]
-            for note_id in doomed:
-                self.delete(note_id)
-            return len(doomed)
-
     def link(self, link: Link) -> bool:
         with self._lock:
             key = link.key

@@ -24,16 +24,19 @@ def server_env(home: Path, **extra: str) -> dict[str, str]:
 
 
 class StdioServer:
-    """A server subprocess; ``call`` sends one request and reads its one reply line."""
+    """A server subprocess; ``call`` sends one request and reads its one reply line. ``env``
+    adds environment variables to ``server_env``'s."""
 
-    def __init__(self, home: Path, *args: str, cwd: Path | None = None, program: str = MCP_MEMORY) -> None:
+    def __init__(
+        self, home: Path, *args: str, cwd: Path | None = None, env: dict[str, str] | None = None, program: str = MCP_MEMORY
+    ) -> None:
         home.mkdir(parents=True, exist_ok=True)
         self.process = subprocess.Popen(
             [program, "serve", "--transport", "stdio", *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            env=server_env(home),
+            env=server_env(home, **(env or {})),
             cwd=cwd or home,
         )
         self._next_id = 0

@@ -9,6 +9,7 @@ directory, and every network feature of the CLI is switched off.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 from pathlib import Path
 
@@ -36,6 +37,7 @@ class ClaudeCode:
             "DISABLE_TELEMETRY": "1",
             "DISABLE_ERROR_REPORTING": "1",
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "MCP_MEMORY_SERVICE_IDLE": "5",  # a hook Claude Code leaves running may start a service after the test
         }
 
     def run(self, *args: str) -> str:
@@ -50,6 +52,31 @@ class ClaudeCode:
         lines = [line for line in listing.splitlines() if line.startswith(f"{name}:")]
         assert len(lines) == 1, listing
         return lines[0]
+
+
+def services_of(data_dir: Path) -> list[int]:
+    """Pids of the ``mcp-memory service`` processes hooks started for ``data_dir``, named in
+    their arguments (``--data-dir``) or their environment (``MCP_MEMORY_DATA_DIR``)."""
+    found = []
+    named = os.fsencode(str(data_dir))
+    for entry in Path("/proc").iterdir():
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+            environ = (entry / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"service" in argv and b"local_mcp_memory.entrypoints.cli" in argv and (named in argv or b"MCP_MEMORY_DATA_DIR=" + named in environ):
+            found.append(int(entry.name))
+    return found
+
+
+def end_services(data_dir: Path) -> None:
+    """A test's hooks leave no service behind (they would live until idle)."""
+    for pid in services_of(data_dir):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 def test_claude_code_connects_over_stdio(tmp_path: Path) -> None:

@@ -21,13 +21,14 @@ import pytest
 
 from tests.fakes.embedding_servers import FakeOllamaServer
 from tests.integration.serve import MCP_MEMORY, StdioServer, server_env
-from tests.integration.test_claude_code import CLAUDE, ClaudeCode
+from tests.integration.test_claude_code import CLAUDE, ClaudeCode, end_services
 
 
 @pytest.fixture
-def ollama() -> Iterator[FakeOllamaServer]:
+def ollama(tmp_path: Path) -> Iterator[FakeOllamaServer]:
     with FakeOllamaServer(dim=16) as fake:
         yield fake
+    end_services(tmp_path / "memory" / "data")  # the hooks' service, started by the session
 
 
 def memory_home(tmp_path: Path, ollama: FakeOllamaServer, project: Path) -> Path:
@@ -86,8 +87,8 @@ def test_claude_code_runs_the_installed_hook_and_puts_the_page_in_the_session(tm
     }))  # fmt: skip
     paths = ("--config", str(home / "config.json"), "--data-dir", str(home / "data"))
     local_mcp_memory(home, "install-claude", "--project-dir", str(claude.project), *paths, cwd=tmp_path)
-    page = local_mcp_memory(home, "context", "--project", str(claude.project), *paths, cwd=tmp_path).stdout
-    assert "Deploys go blue-green" in page and "Small PRs" in page
+    page = local_mcp_memory(home, "context", "--project", str(claude.project), "--group", "session", "--limit", "3", *paths, cwd=tmp_path).stdout
+    assert "Small PRs" in page and "Deploys go blue-green" not in page  # other notes come with the prompts they fit
 
     events = start_session(claude)
 
@@ -110,11 +111,11 @@ def test_a_user_scope_hook_gives_each_project_its_own_page(tmp_path: Path, ollam
 
     ours = [e for e in session_start_outputs(start_session(claude)) if e["stdout"].startswith("# Project memory:")]
     assert len(ours) == 1 and ours[0]["exit_code"] == 0
-    assert ours[0]["stdout"].startswith(f"# Project memory: {claude.project.resolve()}\n")
-    assert "Deploys go blue-green" in ours[0]["stdout"]
+    assert ours[0]["stdout"].startswith(f"# Project memory: {claude.project.resolve()} (group session)\n")
+    assert "Small PRs" in ours[0]["stdout"]
 
     elsewhere = claude.project.parent / "other-project"
     elsewhere.mkdir()
     claude.project = elsewhere
     ours = [e for e in session_start_outputs(start_session(claude)) if e["stdout"].startswith("# Project memory:")]
-    assert [e["stdout"] for e in ours] == [f"# Project memory: {elsewhere.resolve()}\n"]
+    assert [e["stdout"] for e in ours] == [f"# Project memory: {elsewhere.resolve()} (group session)\n"]

@@ -160,31 +160,3 @@ def test_a_postgresql_store_gives_the_same_page_as_its_server(tmp_path: Path, ol
     assert (done.returncode, done.stderr) == (0, b"")
     assert done.stdout.decode("utf-8") == page["text"]
 
-
-def install_claude(home: Path, cwd: Path, *flags: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [MCP_MEMORY, "install-claude", *flags], cwd=cwd, env=server_env(home), capture_output=True, text=True, timeout=120
-    )
-
-
-def test_install_claude_reports_what_it_did_and_refuses_what_it_cannot_do(tmp_path: Path) -> None:
-    home = tmp_path / "home"
-    project = tmp_path / "app"
-    project.mkdir()
-    first = install_claude(home, project)
-    assert first.returncode == 0 and first.stdout.startswith(f"installed the SessionStart hook in {project}/.claude/settings.json:\n")
-    assert " context --project \"${CLAUDE_PROJECT_DIR:-$PWD}\"\n" in first.stdout
-    again = install_claude(home, tmp_path, "--project-dir", str(project))
-    assert again.returncode == 0 and again.stdout.startswith("the SessionStart hook is already in")
-
-    settings = project / ".claude" / "settings.json"
-    settings.write_text('{"hooks": {"SessionStart": [}')
-    broken = install_claude(home, project)
-    assert broken.returncode == 1 and "not valid JSON" in broken.stderr and "nothing was written" in broken.stderr
-    assert settings.read_text() == '{"hooks": {"SessionStart": [}'
-
-    missing = install_claude(home, tmp_path, "--project-dir", str(tmp_path / "no-such-project"))
-    assert missing.returncode == 1 and "no such directory" in missing.stderr
-    assert not (tmp_path / "no-such-project").exists()
-    both = install_claude(home, tmp_path, "--scope", "user", "--project-dir", str(project))
-    assert both.returncode == 2 and "--project-dir is for --scope project" in both.stderr

@@ -1,8 +1,8 @@
 """The official MCP Python SDK, both major versions, over stdio and Streamable HTTP.
 
 Each combination runs one scripted session (``tests/clients/sdk_session.py``) against a
-real ``mcp-memory serve`` with a fresh home and the real local model, and the tests
-judge its transcript. SDK 2.x is the project's own; SDK 1.x lives in another venv whose
+real ``mcp-memory serve`` listing every tool (``--tools all``, or ``MCP_MEMORY_TOOLS=all``
+over HTTP) with a fresh home and the real local model, and the tests judge its transcript. SDK 2.x is the project's own; SDK 1.x lives in another venv whose
 python ``MCP_SDK1_PYTHON`` names (``scripts/test`` creates it).
 """
 
@@ -63,13 +63,13 @@ def session(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
     if transport == "stdio":
         target = {
             "command": MCP_MEMORY,
-            "args": ["serve", "--project", str(project)],
+            "args": ["serve", "--project", str(project), "--tools", "all"],
             "env": server_env(home, MCP_MEMORY_LOG_LEVEL="WARNING"),
         }
         transcript = run_session(python, "stdio", json.dumps(target))
         transcript["project"] = os.path.realpath(project)
         return transcript
-    with HttpServer(home, env={"MCP_MEMORY_LOG_LEVEL": "WARNING"}) as server:
+    with HttpServer(home, env={"MCP_MEMORY_LOG_LEVEL": "WARNING", "MCP_MEMORY_TOOLS": "all"}) as server:
         transcript = run_session(python, "http", f"{server.base_url}/mcp")
     transcript["project"] = os.path.realpath(home)  # the HTTP server runs in its home
     return transcript

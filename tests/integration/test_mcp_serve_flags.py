@@ -1,4 +1,4 @@
-"""``mcp-memory serve --project`` and ``--max-text-chars`` shape what the MCP tools do."""
+"""``mcp-memory serve --project``, ``--max-text-chars`` and ``--tools`` shape what the MCP tools do."""
 
 from __future__ import annotations
 
@@ -31,3 +31,22 @@ def test_a_bad_max_text_chars_is_a_usage_error(tmp_path: Path) -> None:
     )
     assert flag.returncode == 2 and b"--max-text-chars" in flag.stderr
     assert env.returncode == 2 and b"MCP_MEMORY_MAX_TEXT_CHARS" in env.stderr
+
+
+def test_serve_lists_the_default_tools_and_every_method_with_tools_all(tmp_path: Path) -> None:
+    from local_mcp_memory.entrypoints.mcp.tools import DEFAULT_TOOLS
+    from local_mcp_memory.entrypoints.methods import METHODS
+
+    every = {name.replace(".", "_") for name in METHODS}
+    cases = [((), {}, DEFAULT_TOOLS), (("--tools", "all"), {}, every), ((), {"MCP_MEMORY_TOOLS": "all"}, every), (("--tools", "default"), {"MCP_MEMORY_TOOLS": "all"}, DEFAULT_TOOLS)]
+    for number, (args, env, expected) in enumerate(cases):
+        with StdioServer(tmp_path / f"home-{number}", *args, env=env) as server:
+            listed = {t["name"] for t in server.result("tools/list", {})["tools"]}
+        assert listed == expected, (args, env)
+
+
+def test_a_bad_tools_setting_is_a_usage_error(tmp_path: Path) -> None:
+    flag = subprocess.run([MCP_MEMORY, "serve", "--tools", "some"], capture_output=True, env=server_env(tmp_path), timeout=30)
+    env = subprocess.run([MCP_MEMORY, "serve"], capture_output=True, env=server_env(tmp_path, MCP_MEMORY_TOOLS="most"), timeout=30)
+    assert flag.returncode == 2 and b"--tools" in flag.stderr
+    assert env.returncode == 2 and b"MCP_MEMORY_TOOLS must be one of default, all (got 'most')" in env.stderr

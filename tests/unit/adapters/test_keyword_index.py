@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from local_mcp_memory.adapters.keyword_index import KeywordIndex
+from local_mcp_memory.adapters.keyword_index import KeywordIndex, rank
 from local_mcp_memory.adapters.text_analysis import tokens
 
 
@@ -35,6 +35,13 @@ def test_scores_stay_within_0_and_1() -> None:
     scores = search(index_of({"a": "cache cache cache cache", "b": "cache"}), "cache")
 
     assert all(0.0 < s <= 1.0 for s in scores.values())
+
+
+def test_scores_equal_but_for_the_order_of_their_sum_rank_alike() -> None:
+    first, second = 0.1 + 0.2 + 0.3, 0.3 + 0.2 + 0.1  # the same terms added in two orders
+
+    assert first != second and rank(first) == rank(second)
+    assert rank(0.6) > rank(0.6 - 2e-9)
 
 
 def test_ties_go_to_the_newer_note_then_the_smaller_id() -> None:

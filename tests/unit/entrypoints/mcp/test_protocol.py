@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.metadata
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,8 @@ import pytest
 from local_mcp_memory.application.services import Services
 from local_mcp_memory.entrypoints.mcp import TextBounds
 from local_mcp_memory.entrypoints.mcp.protocol import LATEST_PROTOCOL_VERSION, PROTOCOL_VERSIONS, SERVER_VERSION
-from local_mcp_memory.entrypoints.mcp.schemas import self_contained
+from local_mcp_memory.entrypoints.mcp.schemas import compact, self_contained
+from local_mcp_memory.entrypoints.mcp.tools import DEFAULT_TOOLS
 from local_mcp_memory.entrypoints.methods import METHODS
 from tests.unit.entrypoints.mcp.dispatch_client import Client
 
@@ -89,13 +91,43 @@ def test_every_memory_method_is_a_tool_named_with_underscores(client: Client) ->
     assert set(client.tools()) == {name.replace(".", "_") for name in METHODS}
 
 
+def test_by_default_the_tools_an_agent_needs_are_listed_in_at_most_ten_tools_and_15_kb(services: Services, project: Path) -> None:
+    default = Client(services, project, tools=DEFAULT_TOOLS)
+    listing = default.result("tools/list")
+    assert {t["name"] for t in listing["tools"]} == DEFAULT_TOOLS == {
+        "memory_search", "memory_add_note", "memory_get", "memory_update", "memory_delete",
+        "memory_list_recent", "memory_related", "memory_link",
+    }  # fmt: skip
+    assert len(listing["tools"]) <= 10
+    assert len(msgspec.json.encode(listing)) <= 15_000
+    instructions = default.result("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}})["instructions"]
+    assert len(instructions) <= 1_200
+    assert set(re.findall(r"memory_\w+", instructions)) <= DEFAULT_TOOLS  # it names no tool the agent cannot see
+
+
+def test_a_tool_not_listed_is_unknown_but_its_method_stays(services: Services, project: Path) -> None:
+    default = Client(services, project, tools=DEFAULT_TOOLS)
+    error = default.call("tools/call", {"name": "memory_stats", "arguments": {}})["error"]
+    assert error["code"] == -32602 and error["data"]["field"] == "name" and "memory_search" in error["data"]["rule"]
+    assert default.result("memory.stats", {})["notes"] == 0
+
+
+def test_compact_schemas_say_what_the_generated_ones_say() -> None:
+    """Every value the long form accepts the compact one accepts, and the other way round."""
+    samples = [None, "x", "", 3, -1, 2.5, True, [], ["a"], [1], {}, {"a": 1}, "hybrid", "keyword", "nope"]
+    for method in METHODS.values():
+        long, short = self_contained(method.params), compact(self_contained(method.params))
+        for name, prop in long.get("properties", {}).items():
+            for sample in samples:
+                assert jsonschema.Draft202012Validator(prop).is_valid(sample) == jsonschema.Draft202012Validator(short["properties"][name]).is_valid(sample), (method.name, name, sample)
+        assert short.get("required") == long.get("required")
+
+
 def test_every_method_has_a_title_and_a_description_written_for_the_agent() -> None:
     assert all(method.title.strip() and method.description.strip() for method in METHODS.values())
 
 
 def test_tool_names_match_the_mcp_pattern(client: Client) -> None:
-    import re
-
     assert all(re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", name) for name in client.tools())
 
 
@@ -134,7 +166,7 @@ def test_annotations_follow_the_method_hints(client: Client) -> None:
     assert search["readOnlyHint"] is True and search["destructiveHint"] is False and search["idempotentHint"] is True
     assert add["readOnlyHint"] is False and add["idempotentHint"] is False
     assert delete["destructiveHint"] is True
-    assert all(t["annotations"]["openWorldHint"] is False and t["annotations"]["title"] for t in tools.values())
+    assert all(t["annotations"]["openWorldHint"] is False and t["title"] for t in tools.values())
 
 
 class Node(msgspec.Struct):
