@@ -55,6 +55,7 @@ def import_notes(command: ImportNotes, services: Services, progress: Progress = 
     notes = [n for n in command.notes if not n.note.expired(now)]
     gone = {n.note.id for n in command.notes} - {n.note.id for n in notes}
     links = [k for k in command.links if k.key.from_id not in gone and k.key.to_id not in gone]
+    _check_projects(command, services)
     _check_links(notes, command.links, gone, services)
     target = services.embedding.namespace()
     total, written, embedded = len(notes), 0, 0
@@ -92,6 +93,18 @@ def import_notes(command: ImportNotes, services: Services, progress: Progress = 
         expired=len(gone),
         expired_links=len(command.links) - len(links),
     )
+
+
+def _check_projects(command: ImportNotes, services: Services) -> None:
+    for index, exported in enumerate(command.notes):
+        stored = services.reader.get(exported.note.id)
+        if stored is not None and stored.note.project_id != exported.note.project_id:
+            raise InvalidRequest(
+                f"notes[{index}].project_id",
+                f"must be the project note {exported.note.id.value} is stored in ({stored.note.project_id.value}): "
+                "an import never moves a note to another project",
+                exported.note.project_id.value,
+            )
 
 
 def _check_links(notes: Sequence[ExportedNote], links: Sequence[Link], gone: set[NoteId], services: Services) -> None:

@@ -250,6 +250,19 @@ class NoteWriter(Protocol):
         (a change of fields only); ``StoreError`` if it has none there.
         """
 
+    def update(
+        self, note_id: NoteId, change: Callable[[Note], Note], namespace: Namespace | None = None, vector: Vector | None = None
+    ) -> Note | None:
+        """Store ``change(current)``, ``current`` being the note as stored at the moment of
+        the write (read under the store's write lock or in its transaction, after catching up
+        with every process), and return it; None, and nothing written, when no note has the
+        id then (deleted meanwhile, by any process: never brought back). ``change`` keeps
+        the id and must be pure; what it raises propagates and nothing is written. With
+        ``vector`` (and its ``namespace``), the note gets that vector there and it becomes
+        its home; without, the note keeps its home and vectors (whatever they are then).
+        Two updates of one note are applied one after the other, neither undoing the
+        fields the other changed and it did not."""
+
     def put_many(self, notes: Sequence[tuple[Note, Vector]], namespace: Namespace) -> None:
         """``put`` each (note, vector) into ``namespace``, all or none: one durable write.
         ``StoreError`` (nothing written) if any vector has the wrong length."""
@@ -258,7 +271,9 @@ class NoteWriter(Protocol):
         """Add new notes with dedup on write (SPEC §11), all or none: one durable write.
 
         An entry whose ``note.dedup_key`` equals that of a stored note not expired at
-        ``now``, or of an earlier entry of the same call, is not written. Returns, per entry
+        ``now``, or of an earlier entry of the same call, is not written. Notes a markdown
+        sync owns (``Note.origin`` set) hold no key: the next sync of their file may delete
+        them, so an entry is never answered with one of them. Returns, per entry
         in order, the id of the note that holds it: the entry's own id when it was written,
         else the stored (or earlier) note's, which is left exactly as it was. The decision
         and the write are one step under the store's write lock or transaction, so two

@@ -50,6 +50,8 @@ SLOW_MODULES = {
     "test_lifecycle_cli.py",
     "test_curation_stdio.py",
     "test_context_cli.py",
+    # histories of concurrent clients on several real servers, checked, restarted
+    "test_history.py",
 }
 
 SLOW_PARAMETERS = {

@@ -328,8 +328,8 @@ class StoreState:
         return [self.stored(row) for row in newest.tolist()]
 
     def duplicates(self, keys: list[DedupKey], now: int) -> list[str | None]:
-        """For each key, the id of a live note not expired at ``now`` (µs) holding it (the
-        first written when several do), None when none does. One pass over the hash
+        """For each key, the id of a live note not expired at ``now`` (µs) and not owned by a
+        markdown sync holding it (the first written when several do), None when none does. One pass over the hash
         column; only the rows whose hash matches are decoded."""
         if not keys or not len(self.notes):
             return [None] * len(keys)
@@ -340,6 +340,8 @@ class StoreState:
         found: dict[tuple[str, str, str], str] = {}
         for row in rows.tolist():
             fields = notes.fields(row)
+            if fields.origin:  # a note a markdown sync owns holds no key
+                continue
             found.setdefault((fields.project, fields.group, stored_dedup_text(fields.text)), fields.id)
         return [found.get((k.project_id, k.group_id, k.text)) for k in keys]
 

@@ -16,8 +16,9 @@ Guarantees:
   reported, never cut.
 * Every read first stats the manifest and the journal and replays what other processes
   appended, so it sees every write acknowledged before it began, in any process.
-* Every decision a write depends on (dedup in ``add``, both notes stored in ``link``, a
-  link stored in ``unlink``) is taken under the
+* Every decision a write depends on (dedup in ``add``, the note an ``update`` changes and
+  whether it still exists, both notes stored in ``link``, a link stored in ``unlink``) is
+  taken under the
   file lock after that catching up, so two processes adding the same text at once store
   it once.
 * Compaction (automatic past ``compact_after_records``/``compact_after_bytes``, or
@@ -169,6 +170,25 @@ class FaissNoteStore:
             if data is None:
                 self._live.state.require_vector(note.id.value, record.namespace)
             self._commit(record, lines=[line])
+
+    def update(
+        self, note_id: NoteId, change: Callable[[Note], Note], namespace: Namespace | None = None, vector: Vector | None = None
+    ) -> Note | None:
+        """See ``NoteWriter.update``: the note read, changed and written under the lock,
+        caught up with every process; one ``Put`` record."""
+        data = None
+        if vector is not None:
+            assert namespace is not None, "a vector comes with its namespace"
+            data = vector_bytes(vector, namespace.dim)
+        with self._writing():
+            current = self._live.state.get(note_id.value)
+            if current is None:
+                return None
+            note = change(current.note)
+            home = current.namespace if data is None else namespace
+            record = Put(note=fields_of(note), namespace=str(home), vector=data)
+            self._commit(record)
+            return note
 
     def put_many(self, notes: Sequence[tuple[Note, Vector]], namespace: Namespace) -> None:
         """See ``NoteStore.put_many``: one journal write, one sync."""

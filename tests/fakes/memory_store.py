@@ -8,7 +8,7 @@ scan per question. Nothing is persisted; ``disk_bytes`` is 0. Thread-safe.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 from itertools import count
 
@@ -47,7 +47,7 @@ class InMemoryNoteStore:
                 _row(vector, namespace.dim)
             held: dict[DedupKey, NoteId] = {}
             for stored in self._notes.values():  # the first written holder of a key answers
-                if not stored.note.expired(now):
+                if not stored.note.expired(now) and stored.note.origin is None:
                     held.setdefault(stored.note.dedup_key, stored.note.id)
             ids, new = [], []
             for note, vector in notes:
@@ -75,6 +75,17 @@ class InMemoryNoteStore:
             self._written[key] = next(self._clock)
             created = _micros(note.created_at)
             self._keywords.add(note.project_id.value, key, created, note.title, note.text, note.tags.values)
+
+    def update(
+        self, note_id: NoteId, change: Callable[[Note], Note], namespace: Namespace | None = None, vector: Vector | None = None
+    ) -> Note | None:
+        with self._lock:
+            stored = self._notes.get(note_id.value)
+            if stored is None:
+                return None
+            note = change(stored.note)
+            self.put(note, stored.namespace if vector is None else namespace, vector)
+            return note
 
     def rehome(self, namespace: Namespace, vectors: Mapping[NoteId, Vector]) -> None:
         rows = {note_id.value: _row(v, namespace.dim) for note_id, v in vectors.items()}
