@@ -84,10 +84,6 @@ class JsonFileConfigRepository:
     def __init__(self, path: Path) -> None:
         self._path = path
 
-    @property
-    def location(self) -> str:
-        return str(self._path)
-
     def load(self) -> Settings:
         return _settings(self._read())
 

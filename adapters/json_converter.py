@@ -29,7 +29,7 @@ from __future__ import annotations
 import operator
 from functools import cache
 from collections.abc import Callable, Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 import attrs
@@ -89,8 +89,10 @@ class NoteFields(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_onl
     """A note's fields as both stores keep them (the FAISS store's journal records and
     ``notes.bin``, the PostgreSQL store's ``notes.doc``), in ``STORED`` names: ``created``
     and ``expires`` are ISO 8601 UTC (``...Z``); ``expires`` and ``origin`` (a markdown
-    sync's root, path and digest) are absent when unset. ``gc=False``: acyclic, and
-    untracked objects make decoding 100k notes far cheaper."""
+    sync's root, path and digest) are absent when unset; so are ``importance`` when it is
+    the default 0.5 and ``span`` (the expiry's original span in seconds) when not recorded,
+    so a note using neither keeps the bytes older versions wrote. ``gc=False``: acyclic,
+    and untracked objects make decoding 100k notes far cheaper."""
 
     id: str
     project: str
@@ -103,6 +105,8 @@ class NoteFields(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_onl
     metadata: dict[str, Any] | None = None
     expires: str | UnsetType = UNSET
     origin: dict[str, str] | UnsetType = UNSET
+    importance: float | UnsetType = UNSET
+    span: float | UnsetType = UNSET
 
 
 _CONVERTER = _converter()
@@ -176,14 +180,43 @@ def _origin(value: Any, _type: Any) -> SyncOrigin | None:
     return SyncOrigin(value["root"], value["path"], value["digest"])
 
 
+def _importance_or_unset(value: float) -> Any:
+    return UNSET if value == 0.5 else value
+
+
+def _importance(value: Any, _type: Any) -> float:
+    return 0.5 if value is UNSET or value is None else value
+
+
+def _span_or_unset(span: timedelta | None) -> Any:
+    return UNSET if span is None else span.total_seconds()
+
+
+def _span_seconds(span: timedelta | None) -> float | None:
+    return None if span is None else span.total_seconds()
+
+
+def _span(value: Any, _type: Any) -> timedelta | None:
+    if value is None or value is UNSET:
+        return None
+    try:
+        return timedelta(seconds=value)
+    except (OverflowError, TypeError, ValueError):
+        raise InvalidValue("Note", "expiry_span must be a number of seconds a date can hold", value, "expiry_span") from None
+
+
 def _mapping(tags: Callable[[Any, Any], Tags] | None = None, *, omit_expiry: bool, **names: str) -> NoteMapping:
     """``omit_expiry``: a note without ``expires_at`` leaves the field out (UNSET) rather
-    than writing null. ``origin`` is always left out when None."""
+    than writing null, and so do a default ``importance`` and an unrecorded ``expiry_span``.
+    ``origin`` is always left out when None."""
     overrides = {attribute: override(rename=name) for attribute, name in names.items()}
     overrides["metadata"] = override(struct_hook=_as_is, unstruct_hook=identity)
     overrides["origin"] = override(struct_hook=_origin, unstruct_hook=_origin_or_unset)
     expiry = override(rename=names.get("expires_at"), struct_hook=_expiry, unstruct_hook=_expiry_or_unset)
     overrides["expires_at"] = expiry if omit_expiry else override(rename=names.get("expires_at"), struct_hook=_expiry)
+    span_out = _span_or_unset if omit_expiry else _span_seconds
+    overrides["expiry_span"] = override(rename=names.get("expiry_span"), struct_hook=_span, unstruct_hook=span_out)
+    overrides["importance"] = override(struct_hook=_importance, unstruct_hook=_importance_or_unset if omit_expiry else identity)
     if tags is not None:  # the camelCase forms hold a list, as their Structs declare
         overrides["tags"] = override(struct_hook=tags, unstruct_hook=_tag_list)
     return NoteMapping(
@@ -192,12 +225,21 @@ def _mapping(tags: Callable[[Any, Any], Tags] | None = None, *, omit_expiry: boo
     )
 
 
-STORED = _mapping(project_id="project", group_id="group", created_at="created", expires_at="expires", omit_expiry=True)
+STORED = _mapping(
+    project_id="project", group_id="group", created_at="created", expires_at="expires", expiry_span="span", omit_expiry=True
+)
 CAMEL = _mapping(tags=_tags_of, omit_expiry=False)
 
 
 READ_BACK_RULE = "must hold only what JSON carries unchanged (no NaN, non-string keys or lone surrogates)"
-_DOMAIN_NAMES = {"project": "project_id", "group": "group_id", "created": "created_at", "updated": "updated_at", "expires": "expires_at"}
+_DOMAIN_NAMES = {
+    "project": "project_id",
+    "group": "group_id",
+    "created": "created_at",
+    "updated": "updated_at",
+    "expires": "expires_at",
+    "span": "expiry_span",
+}
 
 
 def unreadable_field(fields: msgspec.Struct) -> str | None:

@@ -164,10 +164,6 @@ class KeywordIndex:
         the very notes ``other`` indexed (same ids and contents)."""
         self._projects = other._projects
 
-    def forget(self) -> None:
-        """Drop every project's index (the store reloaded its notes)."""
-        self._projects.clear()
-
     def search(
         self, project: str, query: str, top_k: int, accept: Callable[[list[str]], np.ndarray] | None = None
     ) -> list[tuple[str, float]]:

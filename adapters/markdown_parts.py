@@ -1,6 +1,6 @@
 """One markdown file's text as the notes a sync keeps: front matter, title, tags, sections.
 
-The rules (README "Markdown knowledge base" states them for users):
+The rules (docs/cli.md, "Markdown knowledge base", states them for users):
 
 * Front matter: a first line ``---``, YAML, then a line ``---`` or ``...``. It is read with
   PyYAML's ``safe_load`` and is not part of any note's text. It must be a mapping; ``tags``

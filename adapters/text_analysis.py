@@ -8,7 +8,7 @@ bigrams kept. Function words of English, Spanish, French and German (``STOPWORDS
 dropped, and ASCII words are stemmed by the Snowball English stemmer (PyStemmer), so
 ``painted``, ``paints`` and ``painting`` all index as ``paint``, and ``agencies`` and
 ``agency`` as ``agenc``. Snowball replaced a hand-written suffix stripper: LoCoMo keyword
-recall@5 0.544 -> 0.556, hybrid 0.659 -> 0.670 (README, "Retrieval quality").
+recall@5 0.544 -> 0.556, hybrid 0.659 -> 0.670 (``bench.locomo``).
 
 ``ANALYSIS`` names the analysis: a store that keeps terms (PostgreSQL's postings) must
 derive them again when it changes.

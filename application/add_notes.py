@@ -8,6 +8,7 @@ import attrs
 from local_mcp_memory.application.add_note import AddNote, new_note
 from local_mcp_memory.application.errors import InvalidRequest
 from local_mcp_memory.application.services import Services, at
+from local_mcp_memory.application.supersession import check_superseded, supersede
 from local_mcp_memory.domain.errors import InvalidValue
 from local_mcp_memory.domain.identifiers import Namespace, NoteId
 from local_mcp_memory.domain.note import Note
@@ -40,10 +41,14 @@ def add_notes(command: AddNotes, services: Services) -> NotesAdded:
     call and written in one durable store write, with dedup on write (SPEC §11)."""
     now = services.clock.now()
     notes = [_checked(i, c, services, now) for i, c in enumerate(command.notes)]
+    for i, (entry, note) in enumerate(zip(command.notes, notes)):
+        check_superseded(entry.supersedes, note.project_id, services, f"notes[{i}].supersedes")
     namespace, vectors = services.embedding.embed([n.text for n in notes], "passage")
     holders = at("notes", services.writer.add, list(zip(notes, vectors)), namespace, now)
     duplicates = [i for i, (note, holder) in enumerate(zip(notes, holders)) if holder != note.id]
     services.counters.duplicates_refused += len(duplicates)
+    for entry, holder in zip(command.notes, holders):
+        supersede(holder, entry.supersedes, services)
     return NotesAdded(holders, namespace, duplicates)
 
 

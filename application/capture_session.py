@@ -4,7 +4,8 @@ The note's id is derived from the project and the session id (a UUID 5), so ever
 of a session finds the same note without an index: the first creates it, the next ones
 replace its text, keeping its createdAt. An unchanged digest writes nothing. The note lives
 in group ``session``, with source ``claude-code:session:<id>`` and ``metadata.sessionId``,
-and expires ``expiry`` after the last capture (None: never).
+and expires ``expiry`` after the last capture (None: never) unless its importance (kept
+from capture to capture, default 0.5) is ``LASTING`` or more (``domain.note.default_expiry``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import attrs
 from local_mcp_memory.application.session_digest import Digest
 from local_mcp_memory.application.services import Services
 from local_mcp_memory.domain.identifiers import CanonicalProjectId, GroupId, NoteId
-from local_mcp_memory.domain.note import Note, Tags
+from local_mcp_memory.domain.note import IMPORTANCE_DEFAULT, Note, Tags, default_expiry
 
 SESSION_GROUP = GroupId("session")
 SOURCE_PREFIX = "claude-code:session:"
@@ -69,8 +70,9 @@ def capture_session(command: CaptureSession, services: Services) -> SessionCaptu
             "commits": d.commits,
             "capturedAt": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
         },
-        expires_at=None if command.expiry is None else now + command.expiry,
+        importance=found.importance if found is not None else IMPORTANCE_DEFAULT,
     )
+    note = note.with_expiry(default_expiry(note.importance, now, command.expiry))
     namespace, (vector,) = services.embedding.embed([note.text], "passage")
     services.writer.put(note, namespace, vector)
     return SessionCaptured(note_id, True)

@@ -24,6 +24,10 @@ The budget (``Budget``, sizes in characters as Python counts them, code points):
    says how many.
 
 So the page is never longer than ``total`` characters.
+
+The page is printed to terminals (``mcp-memory context``, the SessionStart hook), so a
+control character other than newline and tab, wherever it comes from (a note, a title, a
+setting, the project), is shown as the symbol picturing it (ESC as ␛), never sent as is.
 """
 
 from __future__ import annotations
@@ -97,7 +101,7 @@ def render(
         room -= len(opening) + len(line) + len(body)
         items.append(stored)
         section = heading
-    return Page("".join(parts), items)
+    return Page(printable("".join(parts)), items)
 
 
 def _settings(settings: Sequence[GlobalEntry], budget: Budget) -> str:
@@ -138,6 +142,21 @@ def _body_within(text: str, room: int, budget: Budget) -> str | None:
         middle = (low + high) // 2
         low, high = (middle, high) if len(_body(_cut(text, middle))) <= room else (low, middle)
     return _body(_cut(text, low))
+
+
+_VISIBLE = {
+    **{code: 0x2400 + code for code in range(0x20) if chr(code) not in "\n\t"},
+    0x7F: 0x2421,
+    **{code: 0xFFFD for code in range(0x80, 0xA0)},
+}
+
+
+def printable(text: str) -> str:
+    """``text`` with each control character but newline and tab shown as the symbol that
+    pictures it (ESC as ␛, CR as ␍, DEL as ␡; a C1 control, which has none, as �), one
+    character for one, so a budget holds: whatever prints it to a terminal (the page, a
+    hook's output) runs no escape sequence a note carried."""
+    return text.translate(_VISIBLE)
 
 
 def _body(text: str) -> str:

@@ -10,6 +10,7 @@ import attrs
 from local_mcp_memory.application.errors import DimensionChanged, EmbedderRejected
 from local_mcp_memory.application.ports import ConfigRepository, Embedder, EmbedderFactory, EmbedKind, Vector
 from local_mcp_memory.application.settings import EmbedderSettings, Settings
+from local_mcp_memory.application.vectors import vector_problem
 from local_mcp_memory.domain.identifiers import Namespace
 
 
@@ -46,6 +47,9 @@ class Embedding:
         dims = {len(v) for v in vectors}
         if len(dims) > 1:
             raise EmbedderRejected(settings.provider, None, "the embedder returned vectors of mixed lengths")
+        for vector in vectors:
+            if (problem := vector_problem(vector)) is not None:
+                raise EmbedderRejected(settings.provider, None, f"the embedder returned a vector that {problem}")
         dim = dims.pop() if dims else (settings.dim or 0)
         return self._learn(settings, dim), vectors
 

@@ -6,7 +6,7 @@ import attrs
 
 from local_mcp_memory.application.ports import Vector
 from local_mcp_memory.application.services import Services
-from local_mcp_memory.domain.identifiers import CanonicalProjectId, Namespace
+from local_mcp_memory.domain.identifiers import CanonicalProjectId, Namespace, NoteId
 from local_mcp_memory.domain.link import Link
 from local_mcp_memory.domain.note import GlobalEntry, Note
 
@@ -30,7 +30,7 @@ class ExportedNote:
 @attrs.frozen
 class Export:
     """Everything of a store (or of one project) that is live: notes in write order, the
-    global settings, then the links between exported notes, oldest first. Expired notes
+    global settings, then the links between exported notes of one project, oldest first. Expired notes
     and their links are left out. ``notes`` is read lazily and may be iterated once."""
 
     project_id: CanonicalProjectId | None
@@ -45,8 +45,8 @@ def export_notes(command: ExportNotes, services: Services) -> Export:
     project = None if command.project_id is None else services.project(command.project_id)
     now = services.clock.now()
     stored = [s for s in services.maintenance.iter_notes(project) if not s.note.expired(now)]
-    exported = {s.note.id for s in stored}
-    links = [link for link in services.maintenance.iter_links(project) if link.key.from_id in exported and link.key.to_id in exported]
+    exported = {s.note.id: s.note.project_id for s in stored}
+    links = [link for link in services.maintenance.iter_links(project) if _within_one_project(link, exported)]
 
     def with_vectors() -> Iterator[ExportedNote]:
         for s in stored:
@@ -61,3 +61,11 @@ def export_notes(command: ExportNotes, services: Services) -> Export:
         globals=list(services.maintenance.iter_globals(project)),
         links=links,
     )
+
+
+def _within_one_project(link: Link, exported: dict[NoteId, CanonicalProjectId]) -> bool:
+    """Both notes exported and of one project. A link between two projects cannot be made
+    now, but a store written by an earlier version may hold one (an import that moved a
+    note); an export leaves it out, so that the export always imports."""
+    source, target = exported.get(link.key.from_id), exported.get(link.key.to_id)
+    return source is not None and source == target

@@ -6,6 +6,7 @@ from local_mcp_memory.application.errors import NoteNotFound
 from local_mcp_memory.application.ports import StoredNote
 from local_mcp_memory.application.services import Services
 from local_mcp_memory.domain.identifiers import NoteId
+from local_mcp_memory.domain.link import SUPERSEDES
 
 
 @attrs.frozen
@@ -14,7 +15,10 @@ class GetNote:
 
 
 def get_note(command: GetNote, services: Services) -> StoredNote:
-    return live_note(command.id, services)
+    """The note, recorded as read (``fading``)."""
+    stored = live_note(command.id, services)
+    services.reads.saw([stored.note])
+    return stored
 
 
 def live_note(note_id: NoteId, services: Services) -> StoredNote:
@@ -23,3 +27,16 @@ def live_note(note_id: NoteId, services: Services) -> StoredNote:
     if stored is None or stored.note.expired(services.clock.now()):
         raise NoteNotFound(note_id.value)
     return stored
+
+
+def superseded_by(note_id: NoteId, services: Services) -> list[str]:
+    """The ids of the live notes superseding this one, newest link first."""
+    now = services.clock.now()
+    found = []
+    for link in services.reader.links(note_id):
+        key = link.key
+        if key.relation == SUPERSEDES and key.to_id == note_id:
+            source = services.reader.get(key.from_id)
+            if source is not None and not source.note.expired(now):
+                found.append(key.from_id.value)
+    return found

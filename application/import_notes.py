@@ -9,7 +9,7 @@ from local_mcp_memory.application.errors import InvalidRequest
 from local_mcp_memory.application.export_notes import ExportedNote
 from local_mcp_memory.application.ports import Progress, Vector, no_progress
 from local_mcp_memory.application.services import Services
-from local_mcp_memory.domain.identifiers import Namespace
+from local_mcp_memory.domain.identifiers import Namespace, NoteId
 from local_mcp_memory.domain.link import Link
 from local_mcp_memory.domain.note import GlobalEntry
 
@@ -38,6 +38,8 @@ class Imported:
     globals_unchanged: int
     links_written: int = 0
     links_unchanged: int = 0
+    expired: int = 0
+    expired_links: int = 0
 
 
 def import_notes(command: ImportNotes, services: Services, progress: Progress = no_progress) -> Imported:
@@ -46,13 +48,20 @@ def import_notes(command: ImportNotes, services: Services, progress: Progress = 
     is reused; every other note is embedded, a batch at a time. Running an interrupted
     import again finishes it. Links are written last, each note of a link being in the
     file or already in the store (else ``InvalidRequest`` at ``links[i]`` before anything
-    is written); a link already stored is left as it is."""
-    _check_links(command, services)
+    is written); a link already stored is left as it is. A note already expired (its
+    ``expiresAt`` not after now) is skipped with its links, never written back: an
+    expired note does not come back."""
+    now = services.clock.now()
+    notes = [n for n in command.notes if not n.note.expired(now)]
+    gone = {n.note.id for n in command.notes} - {n.note.id for n in notes}
+    links = [k for k in command.links if k.key.from_id not in gone and k.key.to_id not in gone]
+    _check_projects(command, services)
+    _check_links(notes, command.links, gone, services)
     target = services.embedding.namespace()
-    total, written, embedded = len(command.notes), 0, 0
+    total, written, embedded = len(notes), 0, 0
     progress(0, total)
     for start in range(0, total, command.batch_size):
-        batch = [n for n in command.notes[start : start + command.batch_size] if not _stored_as(services, n, target)]
+        batch = [n for n in notes[start : start + command.batch_size] if not _stored_as(services, n, target)]
         reused: list[Vector | None] = [n.vector if n.namespace == target else None for n in batch]
         texts = [n.note.text for n, v in zip(batch, reused) if v is None]
         namespace, fresh = services.embedding.embed(texts, "passage") if texts else (target, [])
@@ -68,7 +77,7 @@ def import_notes(command: ImportNotes, services: Services, progress: Progress = 
     for entry in fresh_globals:
         services.writer.put_global(entry)
     links_written = 0
-    for link in command.links:
+    for link in links:
         if not any(stored.key == link.key for stored in services.reader.links(link.key.from_id)):
             services.writer.link(link)
             links_written += 1
@@ -80,13 +89,29 @@ def import_notes(command: ImportNotes, services: Services, progress: Progress = 
         globals_written=len(fresh_globals),
         globals_unchanged=len(command.globals) - len(fresh_globals),
         links_written=links_written,
-        links_unchanged=len(command.links) - links_written,
+        links_unchanged=len(links) - links_written,
+        expired=len(gone),
+        expired_links=len(command.links) - len(links),
     )
 
 
-def _check_links(command: ImportNotes, services: Services) -> None:
-    in_file = {n.note.id: n.note.project_id for n in command.notes}
-    for index, link in enumerate(command.links):
+def _check_projects(command: ImportNotes, services: Services) -> None:
+    for index, exported in enumerate(command.notes):
+        stored = services.reader.get(exported.note.id)
+        if stored is not None and stored.note.project_id != exported.note.project_id:
+            raise InvalidRequest(
+                f"notes[{index}].project_id",
+                f"must be the project note {exported.note.id.value} is stored in ({stored.note.project_id.value}): "
+                "an import never moves a note to another project",
+                exported.note.project_id.value,
+            )
+
+
+def _check_links(notes: Sequence[ExportedNote], links: Sequence[Link], gone: set[NoteId], services: Services) -> None:
+    in_file = {n.note.id: n.note.project_id for n in notes}
+    for index, link in enumerate(links):
+        if link.key.from_id in gone or link.key.to_id in gone:
+            continue
         projects = []
         for end in (link.key.from_id, link.key.to_id):
             stored = None if end in in_file else services.reader.get(end)

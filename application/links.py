@@ -10,8 +10,9 @@ from local_mcp_memory.application.errors import InvalidRequest, NoteNotFound
 from local_mcp_memory.application.get_note import live_note
 from local_mcp_memory.application.ports import StoredNote
 from local_mcp_memory.application.services import Services
+from local_mcp_memory.application.supersession import check_superseded
 from local_mcp_memory.domain.identifiers import NoteId
-from local_mcp_memory.domain.link import Link, LinkKey, Relation
+from local_mcp_memory.domain.link import SUPERSEDES, Link, LinkKey, Relation
 
 
 @attrs.frozen
@@ -50,6 +51,8 @@ def link_notes(command: LinkNotes, services: Services) -> None:
         raise InvalidRequest("to_id", "must name another note than fromId", key.to_id.value)
     if source.note.project_id != target.note.project_id:
         raise InvalidRequest("to_id", "must name a note of the same project as fromId", key.to_id.value)
+    if key.relation == SUPERSEDES:
+        check_superseded([key.to_id], source.note.project_id, services, "to_id", newer=key.from_id)
     if not services.writer.link(Link(key, services.clock.now())):
         # A note was deleted between the check and the write: report it as not found.
         missing = key.from_id if services.reader.get(key.from_id) is None else key.to_id

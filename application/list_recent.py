@@ -17,6 +17,7 @@ class ListRecent:
     group_id: GroupId | None = None
     limit: int | None = None
     tags: Tags = Tags()
+    include_superseded: bool = False
 
     DEFAULT_LIMIT: ClassVar[int] = 20
     MAX_LIMIT: ClassVar[int] = 200
@@ -33,6 +34,12 @@ class RecentNotes:
 
 
 def list_recent(command: ListRecent, services: Services) -> RecentNotes:
-    where = NoteFilter(services.project(command.project_id), command.group_id, command.tags, now=services.clock.now())
+    where = NoteFilter(
+        services.project(command.project_id),
+        command.group_id,
+        command.tags,
+        now=services.clock.now(),
+        include_superseded=command.include_superseded,
+    )
     items = services.reader.list_recent(where, command.limit or command.DEFAULT_LIMIT)
     return RecentNotes(services.embedding.namespace(), items)

@@ -202,9 +202,6 @@ class ConfigRepository(Protocol):
     (never a half-written file) and keep the file private to its owner (mode 0600: it
     may hold an API key)."""
 
-    @property
-    def location(self) -> str: ...
-
     def load(self) -> Settings: ...
 
     def update(self, change: Callable[[Settings], Settings]) -> Settings:
@@ -253,6 +250,19 @@ class NoteWriter(Protocol):
         (a change of fields only); ``StoreError`` if it has none there.
         """
 
+    def update(
+        self, note_id: NoteId, change: Callable[[Note], Note], namespace: Namespace | None = None, vector: Vector | None = None
+    ) -> Note | None:
+        """Store ``change(current)``, ``current`` being the note as stored at the moment of
+        the write (read under the store's write lock or in its transaction, after catching up
+        with every process), and return it; None, and nothing written, when no note has the
+        id then (deleted meanwhile, by any process: never brought back). ``change`` keeps
+        the id and must be pure; what it raises propagates and nothing is written. With
+        ``vector`` (and its ``namespace``), the note gets that vector there and it becomes
+        its home; without, the note keeps its home and vectors (whatever they are then).
+        Two updates of one note are applied one after the other, neither undoing the
+        fields the other changed and it did not."""
+
     def put_many(self, notes: Sequence[tuple[Note, Vector]], namespace: Namespace) -> None:
         """``put`` each (note, vector) into ``namespace``, all or none: one durable write.
         ``StoreError`` (nothing written) if any vector has the wrong length."""
@@ -261,7 +271,9 @@ class NoteWriter(Protocol):
         """Add new notes with dedup on write (SPEC §11), all or none: one durable write.
 
         An entry whose ``note.dedup_key`` equals that of a stored note not expired at
-        ``now``, or of an earlier entry of the same call, is not written. Returns, per entry
+        ``now``, or of an earlier entry of the same call, is not written. Notes a markdown
+        sync owns (``Note.origin`` set) hold no key: the next sync of their file may delete
+        them, so an entry is never answered with one of them. Returns, per entry
         in order, the id of the note that holds it: the entry's own id when it was written,
         else the stored (or earlier) note's, which is left exactly as it was. The decision
         and the write are one step under the store's write lock or transaction, so two
@@ -274,6 +286,13 @@ class NoteWriter(Protocol):
         there was none."""
 
     def put_global(self, entry: GlobalEntry) -> None: ...
+
+    def prolong(self, note_ids: Sequence[NoteId], now: datetime) -> int:
+        """Fading (SPEC §13): each note read at ``now`` gets ``Note.prolonged(now)`` — its
+        expiresAt moved out by half its original span — decided and written under the
+        store's write lock or transaction on the note as stored then, in one durable write.
+        A note that is gone (deleted meanwhile: never brought back), expired, without an
+        expiry or damaged is skipped; no other field changes. The count prolonged."""
 
     def link(self, link: Link) -> bool:
         """Store ``link`` unless a link with its key is stored (then nothing changes and the
@@ -288,7 +307,14 @@ class NoteReader(Protocol):
     """Finds notes and global settings: what the reading use cases need. Each read sees
     every write acknowledged before it began, in any process. Filters are exact:
     ``candidates`` and ``list_recent`` return ``depth``/``limit`` matching notes whenever
-    that many exist."""
+    that many exist.
+
+    Supersession (SPEC §13): unless ``NoteFilter.include_superseded``, both leave out every
+    note that is the target of a ``supersedes`` link (``domain.link.SUPERSEDES``) whose
+    source note is stored and not expired at ``NoteFilter.now``, inside the filter (so a
+    superseded note never shortens an answer). ``get`` returns a superseded note as any
+    other; who supersedes it is read from ``links``. Every ``Note`` carries
+    ``importance`` (0..1), which ranking may read from ``Candidates.notes``."""
 
     def get(self, note_id: NoteId) -> StoredNote | None: ...
 
@@ -334,11 +360,6 @@ class StoreMaintenance(Protocol):
 
     def iter_links(self, project_id: CanonicalProjectId | None = None) -> Iterable[Link]:
         """Every link (whose notes are of one project), oldest first."""
-
-    def purge_expired(self, now: datetime) -> int:
-        """Remove the notes expired at ``now`` (``Note.expired``) with their vectors and
-        links, as ``delete`` would; the count removed. Stores also do it on their own
-        (FAISS at each compaction, PostgreSQL periodically)."""
 
 
 class NoteStore(NoteWriter, NoteReader, StoreMaintenance, Protocol):

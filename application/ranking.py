@@ -17,18 +17,19 @@ December, 2023", "in August 2023": ``application.query_dates``) gains ``DATE_WEI
 (``Candidates.neighbours``) is usually about the same thing (the answer after a question, the
 reason after a decision), so the ten best hits and their neighbours share their scores
 (``with_context``). Every weight here was chosen by leaving one LoCoMo conversation out at a
-time and held on the paraphrase set (README, "Retrieval quality").
+time and held on the paraphrase set (``bench.retrieval_study``: bench/results/retrieval_study.md).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import operator
+from collections.abc import Iterable, Mapping, Sequence
 
 from local_mcp_memory.application.ports import Candidate, Neighbour, Spread
 from local_mcp_memory.application.query_dates import Period
 
 HYBRID_KEYWORD_WEIGHT = 0.4
-"""The keyword share of a hybrid score, chosen on LoCoMo and the paraphrase set (see README)."""
+"""The keyword share of a hybrid score, chosen on LoCoMo and the paraphrase set (``bench.retrieval_study``)."""
 
 KEYWORD_EVIDENCE = 0.2
 """A keyword score below this (a note matching a fifth of the query's information or less,
@@ -171,3 +172,88 @@ def with_context(
     scores.sort(key=lambda row: row[:3])
     scale = max(1.0, -scores[0][0]) if scores else 1.0
     return [Candidate(c.id, c.created_at, -score / scale) for score, _, _, c in scores[:limit]]
+
+
+SAME_SUBJECT = 0.3
+"""Two results whose vectors have a cosine below this are never about the same subject
+(``newer_first``)."""
+
+SUBJECT_MARGIN = 0.225
+"""Two results are about the same subject when their cosine stands at least this far above
+the mean cosine of all pairs of the best results (``newer_first``). Chosen by leaving one
+LoCoMo conversation out among the settings that make the newer fact win for at least 80 %
+of the dev questions of the knowledge-update set (docs/retrieval.md)."""
+
+CHANGED_MARGIN = 0.2
+"""The margin for a pair whose newer note speaks of a change ("now", "moved to", "raised":
+``suggestions.UPDATE_CUE``); chosen as ``SUBJECT_MARGIN``."""
+
+NEWER_DEPTH = 10
+"""How many of the best results ``newer_first`` looks at, whatever the topK."""
+
+
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    """The cosine of two L2-normalized vectors: their dot product."""
+    return sum(map(operator.mul, a, b))
+
+
+def newer_first(
+    ranked: Sequence[Candidate],
+    vectors: Mapping[str, Sequence[float]],
+    adjacent: Mapping[str, Iterable[str]],
+    same: float = SAME_SUBJECT,
+    margin: float = SUBJECT_MARGIN,
+    changed: Iterable[str] = (),
+    changed_margin: float = CHANGED_MARGIN,
+) -> list[Candidate]:
+    """``ranked`` (highest first) with each note placed just above the best-ranked older
+    note about the same subject; each result then takes the score of its place.
+
+    Two results are about one subject when their vectors' cosine is at least ``same`` and at
+    least ``margin`` above the mean cosine of all pairs of ``ranked``: in a conversation
+    every turn is somewhat like every other, while a fact and its update stand out among the
+    other notes of a project. Two notes written one right after the other in a group
+    (``adjacent``: each seed's neighbours, as ``with_context`` takes them) are context, the
+    answer after a question or the comment after a fact, not an update: never a pair. A
+    result without a vector is a subject of its own. When the newer note of a pair is one of
+    ``changed`` (its text speaks of a change), ``changed_margin`` replaces ``margin``. So an
+    update ranks right above what it updates, which moves down one place, and everything
+    else keeps its order."""
+    context = {(a, b) for a, near in adjacent.items() for b in near}
+    ids = [c.id for c in ranked if c.id in vectors]
+    if len(ids) < 2:
+        return list(ranked)
+    cos: dict[tuple[str, str], float] = {}
+    for i, a in enumerate(ids):
+        for b in ids[i + 1 :]:
+            cos[a, b] = cos[b, a] = cosine(vectors[a], vectors[b])
+    mean = sum(cos.values()) / len(cos)
+    cut = max(same, mean + margin)
+    cued = set(changed)
+    cut_cued = max(same, mean + changed_margin)
+    pairs = {
+        (a, b)
+        for (a, b), value in cos.items()
+        if (a, b) not in context and (b, a) not in context and value >= (cut_cued if b in cued else cut)
+    }
+    order = list(ranked)
+    for found in ranked:
+        older = [c for c in order if (c.id, found.id) in pairs and c.created_at < found.created_at]
+        if older and order.index(older[0]) < order.index(found):
+            order.remove(found)
+            order.insert(order.index(older[0]), found)
+    return [Candidate(c.id, c.created_at, ranked[i].score) for i, c in enumerate(order)]
+
+
+IMPORTANCE_WEIGHT = 0.02
+"""A note's importance (0..1, SPEC §13) as a weak prior: its hybrid score gains
+``IMPORTANCE_WEIGHT * (importance - 0.5)``: at most ±0.01, enough to order near ties and
+never enough to lift an unrelated note over a relevant one."""
+
+
+def weighted(fused: list[Candidate], importance: Mapping[str, float], weight: float = IMPORTANCE_WEIGHT) -> list[Candidate]:
+    """Every note of ``fused`` gains ``weight * (importance - 0.5)`` (notes missing from
+    ``importance``: 0.5); sorted again. Not capped above (``with_context`` rescales), floored at 0."""
+    if all(importance.get(c.id, 0.5) == 0.5 for c in fused):
+        return fused
+    return _ranked([Candidate(c.id, c.created_at, max(0.0, c.score + weight * (importance.get(c.id, 0.5) - 0.5))) for c in fused])

@@ -6,7 +6,9 @@ Relevance is the semantic search score, ``(1 + cosine) / 2``, against a floor,
 unrelated prompts (``bench.recall_floor``, docs/claude-code.md). The cosine alone held out
 better than the hybrid score (balanced accuracy 0.917 against 0.871): the hybrid score is
 relative to the notes in scope, so an unrelated prompt's best note can still score well, and
-it changes scale below eight notes; the cosine means the same for every store. Each note is shown with its id, its text cut to fit, and the whole
+it changes scale below eight notes; the cosine means the same for every store. A note that
+updates an older one among the hits is shown just above it, with its place's score
+(``search.newer_first_hits``), as default search ranks it. Each note is shown with its id, its text cut to fit, and the whole
 text is at most ``max_chars`` characters; a note that does not fit whole is cut, the ones
 after it are dropped. The session's own digest is never recalled into the same session.
 """
@@ -18,8 +20,9 @@ from typing import ClassVar
 import attrs
 
 from local_mcp_memory.application.capture_session import session_note_id
+from local_mcp_memory.application.context_markdown import printable
 from local_mcp_memory.application.errors import InvalidRequest
-from local_mcp_memory.application.search import SearchNotes, search
+from local_mcp_memory.application.search import SearchNotes, newer_first_hits, search
 from local_mcp_memory.application.services import Services
 
 HEADER = "Notes from mcp-memory that may bear on this prompt (memory_get with an id gives the whole note):"
@@ -57,7 +60,8 @@ def recall(command: RecallPrompt, services: Services) -> str:
     own = None
     if command.session_id:
         own = session_note_id(services.project(command.project_id), command.session_id)
-    hits = [h for h in found.hits if h.score >= command.floor and h.stored.note.id != own]
+    ranked = newer_first_hits(found.hits, found.namespace, services)  # an update before what it updates
+    hits = [h for h in ranked if h.score >= command.floor and h.stored.note.id != own]
     if not hits:
         return ""
     lines = [HEADER]
@@ -72,7 +76,7 @@ def recall(command: RecallPrompt, services: Services) -> str:
         line = lead + (text if len(text) <= width else text[: width - 1].rstrip() + "…")
         lines.append(line)
         room -= len(line) + 1
-    return "\n".join(lines) + "\n" if len(lines) > 1 else ""
+    return printable("\n".join(lines) + "\n") if len(lines) > 1 else ""
 
 
 def _one_line(text: str) -> str:

@@ -11,17 +11,21 @@ from local_mcp_memory.application.query_dates import named_period
 from local_mcp_memory.application.ranking import (
     CONTEXT_SEEDS,
     HYBRID_KEYWORD_WEIGHT,
+    NEWER_DEPTH,
     SPREAD_SAMPLE,
     blend,
     calibrated_neighbours,
     calibrated_scores,
     dated,
     keyword_scores,
+    newer_first,
     similarity_scores,
+    weighted,
     with_context,
 )
 from local_mcp_memory.application.services import Services
-from local_mcp_memory.domain.identifiers import GroupId, Namespace
+from local_mcp_memory.application.suggestions import UPDATE_CUE
+from local_mcp_memory.domain.identifiers import GroupId, Namespace, NoteId
 from local_mcp_memory.domain.note import NoteFilter, Tags
 from local_mcp_memory.domain.time import TimeWindow
 
@@ -40,6 +44,7 @@ class SearchNotes:
     tags: Tags = Tags()
     window: TimeWindow = TimeWindow()
     mode: Mode = DEFAULT_MODE
+    include_superseded: bool = False
 
     MAX_TOP_K: ClassVar[int] = 100
     QUERY_MAX: ClassVar[int] = 10_000
@@ -62,8 +67,20 @@ class SearchResults:
 
 
 def search(command: SearchNotes, services: Services) -> SearchResults:
+    """The notes found are recorded as read (``fading``)."""
+    results = _search(command, services)
+    services.reads.saw(hit.stored.note for hit in results.hits)
+    return results
+
+
+def _search(command: SearchNotes, services: Services) -> SearchResults:
     where = NoteFilter(
-        services.project(command.project_id), command.group_id, command.tags, command.window, services.clock.now()
+        services.project(command.project_id),
+        command.group_id,
+        command.tags,
+        command.window,
+        services.clock.now(),
+        include_superseded=command.include_superseded,
     )
     k = command.top_k
     if command.mode == "keyword":
@@ -79,24 +96,60 @@ def search(command: SearchNotes, services: Services) -> SearchResults:
 def _hybrid(
     query: str, vector: Sequence[float], namespace: Namespace, where: NoteFilter, k: int, services: Services
 ) -> list[Hit]:
-    """Keyword and calibrated meaning blended, the period the query names, then the best
-    hits' neighbours (``ranking``)."""
+    """Keyword and calibrated meaning blended, the period the query names, the best hits'
+    neighbours, then the newer of two results about one subject first (``ranking``)."""
     depth = max(k, HYBRID_DEPTH)  # not more for a larger topK: its first results stay the same
     question = CandidateQuery(where, depth, namespace, vector, query, SPREAD_SAMPLE, neighbours=True)
     found = services.reader.candidates(question)
     semantic = calibrated_scores(found.semantic, found.spread)
     keyword = keyword_scores(found.keyword)
     period = named_period(query)
-    fused = dated(blend(semantic, keyword, HYBRID_KEYWORD_WEIGHT, depth), period)
+    notes = found.notes
+
+    def prior(ranked: list[Candidate]) -> list[Candidate]:
+        return weighted(ranked, {c.id: notes[c.id].note.importance for c in ranked})
+
+    fused = prior(dated(blend(semantic, keyword, HYBRID_KEYWORD_WEIGHT, depth), period))
     links = {seed.id: found.neighbours.get(seed.id, ()) for seed in fused[:CONTEXT_SEEDS]}
     known = {c.id for c in fused}
     # one each, if two seeds share a neighbour
     unscored = {n.id: n for near in links.values() for n in near if n.id not in known}
     if unscored:
         exact = calibrated_neighbours(unscored.values(), found.spread)
-        fused = dated(blend(semantic, keyword, HYBRID_KEYWORD_WEIGHT, depth, exact), period)
-    ranked = with_context(fused, {seed: [n.id for n in near] for seed, near in links.items()}, limit=k)
-    return _hits(ranked, found.notes)
+        fused = prior(dated(blend(semantic, keyword, HYBRID_KEYWORD_WEIGHT, depth, exact), period))
+    adjacent = {seed: [n.id for n in near] for seed, near in links.items()}
+    ranked = with_context(fused, adjacent, limit=max(k, NEWER_DEPTH))
+    if period is None:  # a question about a named period wants what was true then
+        ranked = _newer_first(ranked, adjacent, namespace, found.notes, services)
+    return _hits(ranked[:k], found.notes)
+
+
+def _newer_first(
+    ranked: list[Candidate],
+    adjacent: dict[str, list[str]],
+    namespace: Namespace,
+    notes: Mapping[str, StoredNote],
+    services: Services,
+) -> list[Candidate]:
+    """``ranking.newer_first`` over the ``NEWER_DEPTH`` best, whatever the topK (so that its
+    first results stay the same), with their vectors and which of them speak of a change."""
+    head = ranked[:NEWER_DEPTH]
+    vectors = {}
+    for found in head:
+        vector = services.maintenance.vector(NoteId(found.id), namespace)
+        if vector is not None:
+            vectors[found.id] = tuple(map(float, vector))
+    changed = [c.id for c in head if UPDATE_CUE.search(notes[c.id].note.text)]
+    return newer_first(head, vectors, adjacent, changed=changed) + ranked[NEWER_DEPTH:]
+
+
+def newer_first_hits(hits: Sequence[Hit], namespace: Namespace, services: Services) -> list[Hit]:
+    """``hits`` (highest first) with each note just above the best-ranked older note about
+    the same subject (``ranking.newer_first``), each taking the score of its place; for a
+    caller that ranks by meaning alone, where no neighbours are known."""
+    ranked = [Candidate(h.stored.note.id.value, h.stored.note.created_at, h.score) for h in hits]
+    notes = {h.stored.note.id.value: h.stored for h in hits}
+    return _hits(_newer_first(ranked, {}, namespace, notes, services), notes)
 
 
 def _hits(ranked: Sequence[Candidate], notes: Mapping[str, StoredNote]) -> list[Hit]:

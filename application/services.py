@@ -8,6 +8,7 @@ from typing import TypeVar
 import attrs
 
 from local_mcp_memory.application.embedding import Embedding
+from local_mcp_memory.application.fading import ReadLog
 from local_mcp_memory.application.ports import Clock, ConfigRepository, NoteReader, NoteStore, NoteWriter, ProjectResolver, StoreMaintenance
 from local_mcp_memory.domain.errors import InvalidValue
 from local_mcp_memory.domain.identifiers import CanonicalProjectId
@@ -45,6 +46,18 @@ class Services:
     config: ConfigRepository
     runtime: RuntimeInfo
     counters: Counters = attrs.field(factory=Counters)
+    reads: ReadLog = attrs.field(
+        default=attrs.Factory(lambda self: ReadLog(lambda ids: self.store.prolong(ids, self.clock.now())), takes_self=True)
+    )
+    """The notes read with an expiry, to prolong (``fading``); without a delay, written on
+    ``close`` (or ``reads.flush()``)."""
+
+    def close(self) -> None:
+        """Write the pending reads, then close the store."""
+        try:
+            self.reads.close()
+        finally:
+            self.store.close()
 
     @property
     def writer(self) -> NoteWriter:

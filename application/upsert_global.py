@@ -7,7 +7,7 @@ import attrs
 
 from local_mcp_memory.application.services import Services
 from local_mcp_memory.domain.identifiers import GlobalKey
-from local_mcp_memory.domain.note import GlobalEntry
+from local_mcp_memory.domain.note import GlobalEntry, require_within_size
 
 KV_NAMESPACE = "kv"
 """Global settings are not embedded: they live outside every embedder namespace."""
@@ -22,6 +22,7 @@ class UpsertGlobal:
 
 
 def upsert_global(command: UpsertGlobal, services: Services) -> GlobalEntry:
+    require_within_size("GlobalEntry", "value", command.value)
     entry = GlobalEntry(
         project_id=services.project(command.project_id),
         key=command.key,

@@ -6,7 +6,7 @@ Fetches ``locomo10.json`` of snap-research/locomo at a pinned commit (``LOCOMO_U
 the ten conversations of the paper) and refuses it unless its sha256 is ``LOCOMO_SHA256``;
 nothing is written then. A checked file is kept as ``DEST/locomo10.json`` and split into one
 file per conversation, in the layout of ``../shared/data/locomo``: ``DEST/locomo/dev/`` holds
-conversations 26, 30, 41, 42 and 43 (the development split every figure of the README is
+conversations 26, 30, 41, 42 and 43 (the development split every figure of docs/benchmarks.md is
 measured on; each is compared with the content hash of the shared copy, ``DEV_CONTENT``, and a
 difference is reported),
 ``DEST/locomo/test/`` the other five, which no parameter was ever chosen on.
@@ -152,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, digest in written[part].items():
             print(f"  {args.dest / 'locomo' / part / (name + '.json')}  sha256 {digest}")
     if written["differ"]:
-        print(f"fetch_data: conversations {', '.join(written['differ'])} differ from the copy the README's figures "
+        print(f"fetch_data: conversations {', '.join(written['differ'])} differ from the copy the published figures "
               "were measured on; figures on them may differ", file=sys.stderr)
     return 0
 

@@ -2,10 +2,11 @@
 
     .venv/bin/python -m bench.paraphrase [PATH] [--models ...] [--modes semantic,keyword,hybrid]
 
-PATH is the set's JSON (default: ``../shared/data/paraphrase/set.json``). A fresh
-``mcp-memory serve`` per model stores the 60 notes in one project and answers every query
-(``memory.search``, topK 5); recall@1 and @5 = share of queries whose target note is first /
-among the top 5, per target language (en, ja, ko, es) and for the cross-language queries.
+PATH is the set's JSON (default: ``../shared/data/paraphrase/set.json``; the second set, in
+other domains: ``bench/sets/paraphrase2/set.json``). A fresh ``mcp-memory serve`` per model
+stores the set's notes in one project and answers every query (``memory.search``, topK 5);
+recall@1 and @5 = share of queries whose target note is first / among the top 5, per target
+language (en, ja, ko, es, as far as the set has them) and for the cross-language queries.
 Writes ``bench/results/paraphrase.json``, with the sha256 of the set (``data_digest``).
 """
 
@@ -66,13 +67,14 @@ def main(argv: list[str] | None = None) -> int:
     data = load_paraphrase(args.path)
     models = installed_models() if args.models == "installed" else args.models.split(",")
     runs = [run_model(m, data, args.modes.split(",")) for m in models]
-    languages = ["all", "en", "ja", "ko", "es", "cross"]
+    measured = runs[0]["modes"][next(iter(runs[0]["modes"]))]["recall"]
+    languages = [l for l in ("all", "en", "ja", "ko", "es", "cross") if l in measured]
     rows = []
     for run in runs:
         for mode, res in run["modes"].items():
             r = res["recall"]
-            rows.append([run["model"], mode, *(f"{r[l]['r@1']:.2f} / {r[l]['r@5']:.2f}" for l in languages if l in r)])
-    counts = {l: runs[0]["modes"][next(iter(runs[0]["modes"]))]["recall"][l]["n"] for l in languages}
+            rows.append([run["model"], mode, *(f"{r[l]['r@1']:.2f} / {r[l]['r@5']:.2f}" for l in languages)])
+    counts = {l: measured[l]["n"] for l in languages}
     print(f"Paraphrase set through `mcp-memory serve` (stdio): {len(data.notes)} notes; recall@1 / recall@5\n")
     print(table(["model", "mode", *(f"{l} ({counts[l]})" for l in languages)], rows))
     path = write_result(args.out, {"data": str(args.path), "runs": runs}, data_digest(args.path))

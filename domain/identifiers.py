@@ -23,7 +23,6 @@ class GroupId:
 
     PATTERN: ClassVar[re.Pattern[str]] = re.compile(r"[A-Za-z0-9_-]+")
     MAX_LENGTH: ClassVar[int] = 128
-    GLOBAL: ClassVar[str] = "global"
 
     def __attrs_post_init__(self) -> None:
         if not isinstance(self.value, str) or not self.PATTERN.fullmatch(self.value):
@@ -69,10 +68,6 @@ class CanonicalProjectId:
             )
         if is_path_like(value) and not value.startswith("/"):
             raise InvalidValue("CanonicalProjectId", "a path must be absolute once canonical", value)
-
-    @property
-    def is_path(self) -> bool:
-        return self.value.startswith("/")
 
     def __str__(self) -> str:
         return self.value

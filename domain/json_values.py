@@ -9,9 +9,14 @@ and read back the same: JSON has no NaN, and a parser's stack ends somewhere.
 from __future__ import annotations
 
 import math
+import json
 from typing import Any
 
 MAX_DEPTH = 64
+MAX_CHARS = 1_000_000
+"""The most characters a note's metadata or a global value may take as compact JSON
+(``{"a":[1,2]}``, no spaces, non-ASCII characters as themselves): ten times a note's
+text, and within what one request may carry (8 MiB over HTTP, 16 MiB a stdio line)."""
 
 _SCALARS = (str, bool, int, type(None))
 
@@ -38,4 +43,15 @@ def json_value_problem(value: Any) -> str | None:
             pending.extend((child, depth + 1) for child in item.values())
         else:
             pending.extend((child, depth + 1) for child in item)
+    return None
+
+
+def json_size_problem(value: Any, limit: int = MAX_CHARS) -> str | None:
+    """Why ``value`` is too large, or None (also for a value ``json_value_problem`` refuses:
+    that rule speaks first)."""
+    if json_value_problem(value):
+        return None
+    size = len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+    if size > limit:
+        return f"must take at most {limit:,} characters as compact JSON (it takes {size:,})"
     return None

@@ -50,3 +50,8 @@ class Link:
 
     def touches(self, note_id: NoteId) -> bool:
         return note_id in (self.key.from_id, self.key.to_id)
+
+
+SUPERSEDES = Relation("supersedes")
+"""The relation of a newer note to the older one it replaces (SPEC §13): a note that is the
+target of such a link from a live note is *superseded* and leaves default answers."""

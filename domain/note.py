@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from typing import Any, ClassVar
 
 import attrs
 
 from local_mcp_memory.domain.errors import InvalidValue
 from local_mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, GroupId, NoteId
-from local_mcp_memory.domain.json_values import json_value_problem
+from local_mcp_memory.domain.json_values import json_size_problem, json_value_problem
 from local_mcp_memory.domain.time import TimeWindow
 
 
@@ -103,8 +104,11 @@ class Note:
     """The stored form of a note. Its id and createdAt never change after creation.
 
     ``expires_at``: from that instant on the note is expired — absent from every answer,
-    dropped from disk later. ``origin``: set on notes a markdown sync wrote (never on the
-    wire; export files carry it)."""
+    dropped from disk later. ``expiry_span``: the note's original span, ``expires_at -
+    created_at`` when the expiry was set (None: derive it so); each read moves the expiry
+    out by half of it (``prolonged``). ``importance``: 0..1, a weak prior in ranking; at
+    ``LASTING`` or more a note gets no default expiry. ``origin``: set on notes a markdown
+    sync wrote (never on the wire; export files carry it)."""
 
     id: NoteId
     project_id: CanonicalProjectId
@@ -117,6 +121,8 @@ class Note:
     metadata: dict[str, Any] | None = None
     expires_at: datetime | None = None
     origin: SyncOrigin | None = None
+    importance: float = 0.5
+    expiry_span: timedelta | None = None
 
     TEXT_MAX: ClassVar[int] = 100_000
     TITLE_MAX: ClassVar[int] = 1_000
@@ -136,6 +142,9 @@ class Note:
             raise InvalidValue("Note", "created_at must be timezone-aware", self.created_at, "created_at")
         if self.expires_at is not None and self.expires_at.tzinfo is None:
             raise InvalidValue("Note", "expires_at must be timezone-aware", self.expires_at, "expires_at")
+        check_importance("Note", self.importance)
+        if self.expiry_span is not None and (self.expires_at is None or self.expiry_span <= timedelta(0)):
+            raise InvalidValue("Note", "expiry_span must be positive and needs expires_at", str(self.expiry_span), "expiry_span")
 
     def expired(self, now: datetime) -> bool:
         """Expired means ``now >= expires_at``, decided at read time."""
@@ -145,11 +154,71 @@ class Note:
     def dedup_key(self) -> DedupKey:
         return DedupKey(self.project_id.value, self.group_id.value, dedup_text(self.text))
 
+    @property
+    def span(self) -> timedelta | None:
+        """The original span of the expiry: as recorded, else ``expires_at - created_at``
+        (None without an expiry, or when that is not positive)."""
+        if self.expires_at is None:
+            return None
+        if self.expiry_span is not None:
+            return self.expiry_span
+        derived = self.expires_at - self.created_at
+        return derived if derived > timedelta(0) else None
+
+    def with_expiry(self, expires_at: datetime | None) -> Note:
+        """The note with a newly set expiry, its span recorded from it (SPEC §13)."""
+        if expires_at is None:
+            return attrs.evolve(self, expires_at=None, expiry_span=None)
+        span = expires_at - self.created_at
+        return attrs.evolve(self, expires_at=expires_at, expiry_span=span if span > timedelta(0) else None)
+
+    def prolonged(self, now: datetime) -> Note | None:
+        """The note after a read at ``now`` (fading, SPEC §13): its expiry moved out by half
+        its original span, added to the current expiry and capped at ``LATEST``. None when
+        nothing changes (no expiry, already expired, no positive span, at the cap)."""
+        span = self.span
+        if self.expires_at is None or self.expired(now) or span is None or self.expires_at >= LATEST:
+            return None
+        later = LATEST if LATEST - self.expires_at <= span / 2 else self.expires_at + span / 2
+        return attrs.evolve(self, expires_at=later, expiry_span=span)
+
+
+LATEST = datetime(9000, 1, 1, tzinfo=timezone.utc)
+"""The latest expiry fading moves a note to: far beyond any use, and far from the end of
+the calendar (year 9999), so that no arithmetic on it overflows."""
+
+IMPORTANCE_DEFAULT = 0.5
+LASTING = 0.8
+"""Notes of at least this importance get no default expiry (``default_expiry``)."""
+
+
+def check_importance(type_name: str, value: Any, field: str = "importance") -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or not 0 <= value <= 1:
+        raise InvalidValue(type_name, f"{field} must be a number in 0..1", value, field)
+
+
+def default_expiry(importance: float, created_at: datetime, lifetime: timedelta | None) -> datetime | None:
+    """The expiry a note gets when a default lifetime applies (``lifetime``; None: none):
+    none for a note of importance ``LASTING`` or more, else ``created_at + lifetime``."""
+    if lifetime is None or importance >= LASTING:
+        return None
+    return created_at + lifetime
+
 
 def require_future(expires_at: datetime | None, now: datetime) -> None:
     """An ``expiresAt`` a request sets must lie after ``now`` (None clears it)."""
     if expires_at is not None and expires_at <= now:
-        raise InvalidValue("Note", "expires_at must be in the future", expires_at, "expires_at")
+        raise InvalidValue("Note", "expiry must lie in the future", expires_at, "expires_at")
+
+
+def require_within_size(type_name: str, field: str, value: Any) -> None:
+    """A note's metadata or a global value that a request or a file brings in takes at most
+    ``json_values.MAX_CHARS`` characters as JSON. Checked where values come in (requests,
+    imports, salvage), not on values already stored: a store written before the rule
+    reads back whole."""
+    problem = json_size_problem(value)
+    if problem:
+        raise InvalidValue(type_name, f"{field} {problem}", "a JSON value", field)
 
 
 _UNSET: Any = attrs.make_class("_Unset", [], repr=False)()
@@ -166,16 +235,25 @@ class NotePatch:
     group_id: GroupId = _UNSET
     metadata: dict[str, Any] | None = _UNSET
     expires_at: datetime | None = _UNSET
+    importance: float = _UNSET
 
     def __attrs_post_init__(self) -> None:
         if not self.changes():
             raise InvalidValue("NotePatch", "must change at least one field", {})
+        if self.importance is not _UNSET:
+            check_importance("NotePatch", self.importance)
+        if self.metadata is not _UNSET:
+            require_within_size("Note", "metadata", self.metadata)
 
     def changes(self) -> dict[str, Any]:
         return {k: v for k, v in attrs.asdict(self, recurse=False).items() if v is not _UNSET}
 
     def apply(self, note: Note) -> Note:
-        return attrs.evolve(note, **self.changes())
+        """The patched note; setting ``expires_at`` records its span anew."""
+        changes = self.changes()
+        expiry = changes.pop("expires_at", _UNSET)
+        note = attrs.evolve(note, **changes)
+        return note if expiry is _UNSET else note.with_expiry(expiry)
 
     @property
     def changes_text(self) -> bool:
@@ -186,13 +264,17 @@ class NotePatch:
 @attrs.frozen
 class NoteFilter:
     """Which notes a search or a listing may return. Tags are ANDed. With ``now``, notes
-    expired at that instant are left out (use cases always pass it)."""
+    expired at that instant are left out (use cases always pass it). Superseded notes —
+    the target of a ``supersedes`` link from a note that is stored and not expired at
+    ``now`` — are left out unless ``include_superseded``; ``matches`` cannot see links,
+    so stores apply that part themselves (``superseded`` gives the rule)."""
 
     project_id: CanonicalProjectId
     group_id: GroupId | None = None
     tags: Tags = Tags()
     window: TimeWindow = TimeWindow()
     now: datetime | None = None
+    include_superseded: bool = False
 
     def matches(self, note: Note) -> bool:
         return (

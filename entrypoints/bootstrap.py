@@ -108,6 +108,11 @@ def store_problem(location: str | None) -> str | None:
     return None
 
 
+FADING_DELAY = 0.05
+"""Seconds after a read of expiring notes before their expiries are moved out in one batch
+(``application.fading``): the reads of a burst share one write, made after the answers."""
+
+
 def compose(
     *,
     options: ServerOptions | None = None,
@@ -158,12 +163,18 @@ def compose(
         from local_mcp_memory.adapters.faiss_store import FaissNoteStore
 
         store = FaissNoteStore(data_dir)
+    from local_mcp_memory.application.fading import ReadLog
+
+    clock = clock or SystemClock()
+    writer = store
+    reads = ReadLog(lambda ids: writer.prolong(ids, clock.now()), delay=FADING_DELAY, on_error=_fading_failed)
     return Services(
         store=store,
         embedding=Embedding(embedders, config),
         projects=projects or OsProjectResolver(),
-        clock=clock or SystemClock(),
+        clock=clock,
         config=config,
+        reads=reads,
         runtime=RuntimeInfo(
             config_path=str(options.config_path),
             data_dir=str(data_dir),
@@ -171,6 +182,12 @@ def compose(
             store_url=store_url,
         ),
     )
+
+
+def _fading_failed(error: Exception, notes: int) -> None:
+    """A batch of reads could not move its notes' expiries (``application.fading``): logged,
+    never raised (the reads were answered)."""
+    logs.get_logger().warning("fading_failed", notes=notes, error=str(error), error_type=type(error).__name__)
 
 
 def markdown_folder(path: str) -> tuple[MarkdownFolder, FolderWatch]:
@@ -277,7 +294,7 @@ class LazyServices:
     def close(self) -> None:
         with self._lock:
             if self._services is not None:
-                self._services.store.close()
+                self._services.close()
 
 
 def configure_logging(environ: Mapping[str, str]) -> None:

@@ -147,7 +147,7 @@ def _page(options: object, project: str, group: str | None, query: str | None, l
     except (ApplicationError, DomainError, OSError) as exc:
         raise _Refused(_reason(exc, explain), EXIT_FAILED) from None
     finally:
-        services.store.close()
+        services.close()
 
 
 class _NoEmbedders:

@@ -17,12 +17,14 @@ Entrypoint exceptions:
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from typing import Any
 
 import msgspec
 
 from local_mcp_memory.application import errors as app
 from local_mcp_memory.domain.errors import InvalidValue
+from local_mcp_memory.domain.time import format_instant
 from local_mcp_memory.entrypoints.logs import get_logger
 
 PARSE_ERROR = -32700
@@ -118,18 +120,64 @@ def _validation(exc: msgspec.ValidationError) -> RpcError:
     return RpcError(INVALID_PARAMS, f"Invalid params: {rule}" + (f" at {field}" if field else ""), {"field": field, "rule": rule})
 
 
-def to_rpc_error(exc: BaseException, method: str | None = None) -> RpcError:
-    """The JSON-RPC error answering ``exc``. Unexpected exceptions are logged with their
-    traceback and answered with a fixed message."""
+_UNSENT = object()
+_SHOWN_MAX = 200  # characters of a refused value told back; a longer one is cut
+
+
+def _refused_value(exc: InvalidValue, sent: Any) -> RpcError:
+    """-32602 for a value object's refusal: the field's wire path, the rule, and the value
+    as the request sent it (when the path leads to it in ``sent``), never a Python repr."""
+    field = wire_path(exc.field)
+    secret = field is not None and _SECRET.search(field) is not None  # never told back, however refused
+    raw = _UNSENT if field is None or secret else sent_at(sent, field)
+    shown = "***" if secret else _shown(exc.value if raw is _UNSENT else raw)
+    message = f"Invalid params: {exc.type_name} {exc.rule} (got {shown})" + (f" at {field}" if field else "")
+    data: dict[str, Any] = {"field": field, "rule": f"{exc.type_name} {exc.rule}"}
+    if raw is not _UNSENT and (raw is None or isinstance(raw, (bool, int, float)) or (isinstance(raw, str) and len(raw) <= _SHOWN_MAX)):
+        data["value"] = raw
+    return RpcError(INVALID_PARAMS, message, data)
+
+
+_SECRET = re.compile(r"(?i)api_?key|token|password|secret")
+_STEP = re.compile(r"\.?([^.\[\]]+)|\[(\d+)\]")
+
+
+def sent_at(sent: Any, path: str) -> Any:
+    """The value at wire path ``path`` (``notes[1].expiresAt``) of the decoded params
+    ``sent``; ``_UNSENT`` when the path leads nowhere."""
+    value = sent
+    for name, index in _STEP.findall(path):
+        if name and isinstance(value, dict) and name in value:
+            value = value[name]
+        elif index and isinstance(value, list) and int(index) < len(value):
+            value = value[int(index)]
+        else:
+            return _UNSENT
+    return value
+
+
+def _shown(value: Any) -> str:
+    """A value as JSON would write it (an instant in ISO 8601), cut to ``_SHOWN_MAX``."""
+    if isinstance(value, datetime):
+        value = format_instant(value)
+    try:
+        text = msgspec.json.encode(value).decode()
+    except (TypeError, ValueError, OverflowError, msgspec.EncodeError):
+        text = repr(value)
+    return text if len(text) <= _SHOWN_MAX else text[: _SHOWN_MAX - 1] + "…"
+
+
+def to_rpc_error(exc: BaseException, method: str | None = None, sent: Any = None) -> RpcError:
+    """The JSON-RPC error answering ``exc``; ``sent`` is the request's params as decoded
+    JSON, where a refused value is looked up to be told back as it was sent. Unexpected
+    exceptions are logged with their traceback and answered with a fixed message."""
     match exc:
         case RpcError():
             return exc
         case msgspec.ValidationError():
             return _validation(exc)
         case InvalidValue():
-            field = wire_path(exc.field)
-            message = f"Invalid params: {exc}" + (f" at {field}" if field else "")
-            return RpcError(INVALID_PARAMS, message, {"field": field, "rule": f"{exc.type_name} {exc.rule}"})
+            return _refused_value(exc, sent)
         case app.InvalidRequest():
             data = {"field": wire_path(exc.field), "rule": request_rule(exc)}
             return RpcError(INVALID_PARAMS, f"Invalid params: {explain(exc)}", data)

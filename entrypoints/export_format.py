@@ -21,8 +21,11 @@ A note line carries every field of the note as ``memory.get`` returns it, its ho
 A note line also carries ``expiresAt`` (null when none; expired notes and their links are
 not exported) and, for a note a markdown sync wrote, its ``origin`` (``root``, ``path``,
 ``digest``), so a synced folder keeps owning its notes after a move between stores.
-``title``, ``tags``, ``source``, ``metadata``, ``expiresAt``, ``origin``, ``namespace`` and
-``vector`` may be left out by hand-written files. A global line's ``id`` is derived from projectId and key.
+It carries ``importance`` (0..1) and ``expirySpan``: the original span of its expiry in
+seconds (null: none recorded, derived as expiresAt - createdAt), so fading goes on after an
+import; supersession travels as ``supersedes`` link lines.
+``title``, ``tags``, ``source``, ``metadata``, ``expiresAt``, ``importance``, ``expirySpan``,
+``origin``, ``namespace`` and ``vector`` may be left out by hand-written files. A global line's ``id`` is derived from projectId and key.
 
 Reading validates the whole file before anything is written; the first broken rule is
 raised as ``ImportFileInvalid`` naming the line, the field and the rule.
@@ -42,10 +45,11 @@ from msgspec import UNSET, Struct, UnsetType
 from local_mcp_memory.adapters.json_converter import CAMEL
 from local_mcp_memory.application.export_notes import Export, ExportedNote
 from local_mcp_memory.application.services import at
+from local_mcp_memory.application.vectors import vector_problem
 from local_mcp_memory.domain.errors import InvalidValue
 from local_mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, Namespace, NoteId
 from local_mcp_memory.domain.link import Link, LinkKey, Relation
-from local_mcp_memory.domain.note import GlobalEntry
+from local_mcp_memory.domain.note import GlobalEntry, require_within_size
 from local_mcp_memory.domain.time import format_instant, parse_instant
 from local_mcp_memory.entrypoints.errors import ImportFileInvalid, field_and_rule, wire_path
 
@@ -78,6 +82,8 @@ class NoteLine(Struct, tag="note", tag_field="type", **_STRICT):
     created_at: str
     metadata: dict[str, Any] | None = None
     expires_at: str | None = None
+    importance: float = 0.5
+    expiry_span: float | None = None
     origin: dict[str, str] | UnsetType = UNSET
     namespace: str | None = None
     vector: bytes | None | UnsetType = UNSET
@@ -251,6 +257,7 @@ def _counted(announced: int | None, found: int, what: str, last_line: int) -> No
 
 def _note(line: NoteLine) -> ExportedNote:
     note = CAMEL.note(line)
+    require_within_size("Note", "metadata", note.metadata)
     namespace = None if line.namespace is None else at("namespace", Namespace.parse, line.namespace)
     vector = None if line.vector is None or line.vector is UNSET else _vector(line.vector, namespace)
     return ExportedNote(note, namespace, vector)
@@ -263,8 +270,9 @@ def _vector(data: bytes, namespace: Namespace | None) -> np.ndarray:
         rule = f"must hold {namespace.dim} float32 values of namespace {namespace}"
         raise InvalidValue("Vector", rule, f"{len(data) / 4:g} values", "vector")
     vector = np.frombuffer(data, dtype="<f4")
-    if not np.isfinite(vector).all():
-        raise InvalidValue("Vector", "must hold finite numbers", "NaN or infinity", "vector")
+    problem = vector_problem(vector)
+    if problem is not None:
+        raise InvalidValue("Vector", f"{problem}; leave it out and the import embeds the note again", "the line's vector", "vector")
     return vector
 
 
@@ -282,6 +290,7 @@ def _entry(line: GlobalLine) -> GlobalEntry:
         line.value,
         at("updatedAt", parse_instant, line.updated_at),
     )
+    require_within_size("GlobalEntry", "value", entry.value)
     if line.id is not None and line.id != entry.id:
         raise InvalidValue("GlobalEntry", "id must be the one derived from projectId and key", line.id, "id")
     return entry

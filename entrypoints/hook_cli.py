@@ -241,7 +241,7 @@ def _in_process(request: dict[str, Any], args: argparse.Namespace, log: _Log) ->
     try:
         return handle(request, services, log)
     finally:
-        services.store.close()
+        services.close()
 
 
 # ---------------------------------------------------------------- the service
@@ -277,7 +277,7 @@ def service_main(args: argparse.Namespace) -> int:
     try:
         return serve(sock, args.lock_fd, idle, answer, log)
     finally:
-        services.store.close()
+        services.close()
 
 
 def _warm(services: Any, lock: threading.Lock, log: _Log) -> None:

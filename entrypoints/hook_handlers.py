@@ -19,6 +19,7 @@ import attrs
 
 from local_mcp_memory.application.capture_session import CaptureSession, capture_session, session_digest_text
 from local_mcp_memory.application.context import GetContext, context_text
+from local_mcp_memory.application.context_markdown import printable
 from local_mcp_memory.application.recall import DEFAULT_FLOOR, RecallPrompt, recall
 from local_mcp_memory.application.services import Services
 from local_mcp_memory.application.session_digest import DigestLimits, digest
@@ -83,7 +84,7 @@ def _session_start(project: str, session: str | None, source: Any, services: Ser
     if session and source in ("compact", "resume"):
         so_far = session_digest_text(project, session, services)
         if so_far and not _shown_whole(so_far, page):
-            page = f"{page.rstrip()}\n\n{DIGEST_HEADING}\n\n{so_far}\n"
+            page = f"{page.rstrip()}\n\n{DIGEST_HEADING}\n\n{printable(so_far)}\n"
     return page
 
 

@@ -122,9 +122,9 @@ class Dispatcher:
             if isinstance(exc, (KeyboardInterrupt, SystemExit)):
                 raise
             if request_id is _NO_ID:
-                to_rpc_error(exc, method)
+                to_rpc_error(exc, method, message.get("params"))
                 return None
-            return _error(request_id, to_rpc_error(exc, method))
+            return _error(request_id, to_rpc_error(exc, method, message.get("params")))
         if request_id is _NO_ID:
             return None
         return {"jsonrpc": "2.0", "id": request_id, "result": result}

@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             return _dispatch(args, services, export_file, err)
         finally:
-            services.store.close()
+            services.close()
 
     return _guarded(name, err, against_the_store)
 
@@ -124,7 +124,9 @@ def import_command(services: Services, export_file: ExportFile, *, batch: int, e
         f"imported {len(command.notes)} notes into {done.namespace}: {done.written} written "
         f"({done.embedded} embedded), {done.unchanged} already there; {len(command.globals)} global "
         f"settings: {done.globals_written} written, {done.globals_unchanged} already there; {len(command.links)} "
-        f"links: {done.links_written} written, {done.links_unchanged} already there\n"
+        f"links: {done.links_written} written, {done.links_unchanged} already there"
+        + (f"; {done.expired} notes skipped as expired, with {done.expired_links} links" if done.expired else "")
+        + "\n"
     )
     return EXIT_OK
 
@@ -239,13 +241,27 @@ def _output(path: str | None) -> Iterator[BinaryIO]:
     target = Path(path)
     partial = target.with_name(f".{target.name}.partial-{os.getpid()}")
     try:
-        with open(partial, "wb") as stream:
+        with _private_file(partial) as stream:
             yield stream
             stream.flush()
             os.fsync(stream.fileno())
         os.replace(partial, target)
     finally:
         partial.unlink(missing_ok=True)
+
+
+def _private_file(path: Path) -> BinaryIO:
+    """A new file only its owner may read (mode 0600 whatever the umask): the notes in it
+    are as private as the data directory, and the file renamed over an older one takes
+    this mode, not the older file's."""
+    path.unlink(missing_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+    except BaseException:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "wb")
 
 
 def _read(path: str) -> ExportFile:

@@ -110,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
                 return watch_command(services, folder, watch, args, sys.stdout, err)
             return sync_command(services, folder, args, sys.stdout, err)
         finally:
-            services.store.close()
+            services.close()
     except KeyboardInterrupt:
         err.write("mcp-memory sync: interrupted; what was written is kept, run the same command again to finish\n")
         return EXIT_INTERRUPTED

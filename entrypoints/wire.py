@@ -13,10 +13,11 @@ from datetime import datetime
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from msgspec import Struct
+from msgspec import UNSET, Struct, UnsetType
 
 from local_mcp_memory.application.ports import Hit, StoredNote
 from local_mcp_memory.application.services import at
+from local_mcp_memory.domain.errors import InvalidValue
 from local_mcp_memory.domain.identifiers import GroupId, Namespace, NoteId
 from local_mcp_memory.domain.note import Tags
 from local_mcp_memory.domain.time import parse_instant
@@ -64,6 +65,19 @@ def note_id(raw: str) -> NoteId:
     return at("id", NoteId, raw)
 
 
+MAX_SUPERSEDES = 100
+"""The most notes one ``supersedes`` may name."""
+
+
+def note_ids(raw: list[str] | None, field: str) -> tuple[NoteId, ...]:
+    """A request's list of note ids (``supersedes``), each once."""
+    if raw is None:
+        return ()
+    if len(raw) > MAX_SUPERSEDES:
+        raise InvalidValue("NoteIds", f"must name at most {MAX_SUPERSEDES} notes", len(raw), field)
+    return tuple(dict.fromkeys(at(f"{field}[{i}]", NoteId, value) for i, value in enumerate(raw)))
+
+
 def namespace(raw: str, field: str) -> Namespace:
     return at(field, Namespace.parse, raw)
 
@@ -84,25 +98,33 @@ class NoteView(View):
     created_at: str
     metadata: dict[str, Any] | None
     expires_at: str | None
+    importance: float
 
 
-class StoredNoteView(NoteView):
+class StoredNoteView(NoteView, kw_only=True):
+    """``superseded_by``: the ids of the live notes superseding this one (SPEC §13), present
+    on ``get``'s answer always and on search and list_recent items when they were asked
+    ``includeSuperseded``; absent elsewhere."""
+
     namespace: str
+    superseded_by: list[str] | UnsetType = UNSET
 
 
-class HitView(StoredNoteView):
+class HitView(StoredNoteView, kw_only=True):
     """A search result: the note, its home namespace (where its vector is; another than the
     search's own when it was found by its words alone, before ``reembed`` moved it) and its score."""
 
     score: float
 
 
-def stored_view(stored: StoredNote) -> StoredNoteView:
-    return _notes().struct(stored.note, StoredNoteView, namespace=str(stored.namespace))
+def stored_view(stored: StoredNote, superseded_by: list[str] | UnsetType = UNSET) -> StoredNoteView:
+    return _notes().struct(stored.note, StoredNoteView, namespace=str(stored.namespace), superseded_by=superseded_by)
 
 
-def hit_view(hit: Hit) -> HitView:
-    return _notes().struct(hit.stored.note, HitView, namespace=str(hit.stored.namespace), score=round(hit.score, 6))
+def hit_view(hit: Hit, superseded_by: list[str] | UnsetType = UNSET) -> HitView:
+    return _notes().struct(
+        hit.stored.note, HitView, namespace=str(hit.stored.namespace), score=round(hit.score, 6), superseded_by=superseded_by
+    )
 
 
 @cache

@@ -38,6 +38,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -111,6 +112,15 @@ class EmbeddedPostgres:
         if self._running and (self.data / "postmaster.pid").exists():
             self._run("pg_ctl", "-D", self.data, "-m", mode, "-w", "-t", "60", "stop")
         self._running = False
+
+    @contextmanager
+    def down(self) -> Iterator[None]:
+        """The cluster stopped for the block, started again after it however it ends."""
+        self.stop()
+        try:
+            yield
+        finally:
+            self.start()
 
     def destroy(self) -> None:
         self.stop()

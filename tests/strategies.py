@@ -56,7 +56,7 @@ tag_tuples = st.lists(st.text(min_size=1, max_size=20).filter(lambda s: s.strip(
     tuple
 )
 
-notes = st.builds(
+_notes = st.builds(
     Note,
     id=st.uuids(version=4).map(lambda u: NoteId(str(u))),
     project_id=opaque_project_ids.map(CanonicalProjectId),
@@ -69,7 +69,10 @@ notes = st.builds(
     metadata=st.none() | json_objects,
     expires_at=st.none() | instants,
     origin=st.none() | st.builds(SyncOrigin, root=st.text(min_size=1, max_size=20), path=st.text(min_size=1, max_size=20), digest=st.from_regex(r"[0-9a-f]{64}", fullmatch=True)),
+    importance=st.just(0.5) | st.floats(min_value=0, max_value=1),
 )
+# half of the notes with an expiry have its span recorded, as a request setting it records it
+notes = st.tuples(_notes, st.booleans()).map(lambda pair: pair[0].with_expiry(pair[0].expires_at) if pair[1] else pair[0])
 
 namespaces = st.builds(
     Namespace,

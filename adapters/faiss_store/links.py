@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from local_mcp_memory.adapters.faiss_store.records import PutLink, micros
 
+SUPERSEDES = "supersedes"
+
 LinkKey = tuple[str, str, str]
 """(source, target, relation) of a link."""
 
@@ -21,6 +23,7 @@ class LinkTable:
     def __init__(self) -> None:
         self._links: dict[LinkKey, tuple[PutLink, int, int]] = {}  # key -> (record, createdAt µs, write number)
         self._of: dict[str, dict[LinkKey, None]] = {}  # note id -> keys of the links from or to it
+        self._superseding: dict[str, dict[str, None]] = {}  # target -> sources of its ``supersedes`` links
         self._writes = 0
 
     def __len__(self) -> int:
@@ -40,9 +43,16 @@ class LinkTable:
         self._links[key] = (record, created, self._writes)
         for note_id in key[:2]:
             self._of.setdefault(note_id, {})[key] = None
+        if record.relation == SUPERSEDES:
+            self._superseding.setdefault(record.target, {})[record.source] = None
 
     def remove(self, key: LinkKey) -> None:
         if self._links.pop(key, None) is not None:
+            if key[2] == SUPERSEDES:
+                sources = self._superseding[key[1]]
+                del sources[key[0]]
+                if not sources:
+                    del self._superseding[key[1]]
             for note_id in key[:2]:
                 keys = self._of.get(note_id)
                 if keys is not None:
@@ -54,6 +64,10 @@ class LinkTable:
         """Every link from or to the note."""
         for key in list(self._of.get(note_id, ())):
             self.remove(key)
+
+    def superseding(self) -> dict[str, dict[str, None]]:
+        """Each note that a ``supersedes`` link points to, with the links' sources (do not change)."""
+        return self._superseding
 
     def of(self, note_id: str) -> list[PutLink]:
         """The links from or to a note, newest createdAt first (ties: last written first)."""

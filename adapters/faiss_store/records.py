@@ -1,5 +1,11 @@
-"""On-disk formats of the FAISS store, version 4 (versions 2 and 3 still read): journal
+"""On-disk formats of the FAISS store, version 5 (versions 2 to 4 still read): journal
 records, snapshot, manifest.
+
+Format 5 is format 4 whose note fields (``NoteFields``) may carry ``importance`` (0..1,
+absent when 0.5) and ``span`` (the expiry's original span in seconds, absent when not
+recorded). A format 4 store is upgraded by the first writer that opens it (a compaction),
+so that a server of an older version refuses the store instead of reading these fields
+as damage.
 
 Format 4 adds, beside format 3: the journal records ``PutLink`` (``"link"``) and
 ``DeleteLink`` (``"unlink"``); a snapshot's ``links.jsonl`` (``Sidecar.link_count`` lines,
@@ -36,9 +42,9 @@ from local_mcp_memory.application.errors import StoreCorrupt, StoreError
 from local_mcp_memory.domain.identifiers import Namespace
 from local_mcp_memory.domain.note import Note
 
-FORMAT = 4
-READS = (2, 3, 4)
-"""Formats this code reads: format 2 and 3 stores are upgraded by the first writer that opens them."""
+FORMAT = 5
+READS = (2, 3, 4, 5)
+"""Formats this code reads: format 2 to 4 stores are upgraded by the first writer that opens them."""
 
 NEVER = np.iinfo(np.int64).max
 """The ``expires`` of a note that never expires (µs)."""

@@ -49,10 +49,11 @@ from local_mcp_memory.adapters.faiss_store.records import (
 from local_mcp_memory.adapters.faiss_store.snapshot import GLOBALS, LINKS, load_snapshot
 from local_mcp_memory.application.errors import StoreCorrupt, StoreError
 from local_mcp_memory.application.export_notes import Export, ExportedNote
+from local_mcp_memory.application.vectors import vector_problem
 from local_mcp_memory.domain.errors import DomainError
 from local_mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, Namespace, NoteId
 from local_mcp_memory.domain.link import Link, LinkKey, Relation
-from local_mcp_memory.domain.note import GlobalEntry
+from local_mcp_memory.domain.note import GlobalEntry, require_within_size
 from local_mcp_memory.domain.time import parse_instant
 
 NOTE_START = b'{"id":"'
@@ -256,18 +257,24 @@ def _occurrences(data: bytes, marker: bytes):
 def as_export(found: Salvaged) -> tuple[Export, int]:
     """The salvaged notes, globals and links between salvaged notes as an export (notes
     in write order as found, links oldest first), and how many more were skipped because
-    their stored values break a rule of today's domain."""
+    their stored values break a rule of today's domain or a limit an import applies (a
+    metadata or global value too large). A vector an import would refuse (not finite, not
+    of length 1) is left out: the import embeds its note again."""
     notes: list[ExportedNote] = []
     entries: list[GlobalEntry] = []
     skipped = 0
     for fields, home, vector in found.notes.values():
         try:
             namespace = None if home is None else Namespace.parse(home)
-            notes.append(ExportedNote(note_of(fields), namespace, None if namespace is None else vector))
+            note = note_of(fields)
+            require_within_size("Note", "metadata", note.metadata)
+            usable = None if namespace is None or vector is None or vector_problem(vector) else vector
+            notes.append(ExportedNote(note, namespace, usable))
         except (DomainError, ValueError):
             skipped += 1
     for record in found.globals.values():
         try:
+            require_within_size("GlobalEntry", "value", record.value)
             entries.append(
                 GlobalEntry(CanonicalProjectId(record.project), GlobalKey(record.key), record.value, parse_instant(record.updated))
             )

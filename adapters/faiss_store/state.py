@@ -72,6 +72,7 @@ class StoreState:
         # until the next record (``selection``): the rows of a scope, then those not expired
         self._selection: tuple[tuple, np.ndarray | None] | None = None
         self._unexpired: tuple[tuple, int, int, np.ndarray] | None = None
+        self._unsuperseded: tuple[np.ndarray, int, int, np.ndarray] | None = None
         documents = weakref.WeakMethod(self._documents)  # no cycle: a replaced state, and
         self.keywords = KeywordIndex(lambda project: documents()(project))  # its mapped files, go at once
 
@@ -87,7 +88,7 @@ class StoreState:
     def apply(self, record: Record | Damaged) -> None:
         """Apply one record. ``ValueError``/``InvalidValue`` before any change when a
         record cannot apply (the caller reports it as damage)."""
-        self._selection = self._unexpired = None
+        self._selection = self._unexpired = self._unsuperseded = None
         if isinstance(record, Put):
             self._put(record)
         elif isinstance(record, Rehome):
@@ -255,9 +256,46 @@ class StoreState:
                 where.tags.values,
             )
             self._selection, self._unexpired = (scope, mask), None
-        if where.now is None or mask is None:
+        if mask is None:
             return mask
-        return self._without_expired(scope, mask, instant_micros(where.now))
+        now = None if where.now is None else instant_micros(where.now)
+        if now is not None:
+            mask = self._without_expired(scope, mask, now)
+        return mask if where.include_superseded else self._without_superseded(mask, now)
+
+    def _without_superseded(self, mask: np.ndarray, now: int | None) -> np.ndarray:
+        """``mask`` without the rows of superseded notes: targets of a ``supersedes`` link
+        whose source is stored and not expired at ``now``. The same array when none is.
+        Kept, like ``_without_expired``, until a record is applied and while ``now`` stays
+        between the same two expiry instants of the sources looked at: the same mask comes
+        back for the same scope, and what a vector space derives from it stays valid."""
+        moment = _AFTER_ALL - 1 if now is None else now
+        kept = self._unsuperseded
+        if kept is not None and kept[0] is mask and kept[1] <= moment < kept[2]:
+            return kept[3]
+        row_of, expires = self.notes.row_of, self.notes.expires.values
+        since, until = _BEFORE_ALL, _AFTER_ALL
+        hidden = []
+        for target, sources in self.links.superseding().items():
+            row = row_of.get(target)
+            if row is None or not mask[row]:
+                continue
+            for source in sources:
+                source_row = row_of.get(source)
+                if source_row is None:
+                    continue
+                expiry = int(expires[source_row])
+                if expiry > moment:
+                    until = min(until, expiry)
+                    hidden.append(row)
+                    break
+                since = max(since, expiry)
+        result = mask
+        if hidden:
+            result = mask.copy()
+            result[hidden] = False
+        self._unsuperseded = (mask, since, until, result)
+        return result
 
     def _without_expired(self, scope: tuple, mask: np.ndarray, now: int) -> np.ndarray:
         """``mask`` without the rows expired at ``now``: the same array when none is."""
@@ -290,8 +328,8 @@ class StoreState:
         return [self.stored(row) for row in newest.tolist()]
 
     def duplicates(self, keys: list[DedupKey], now: int) -> list[str | None]:
-        """For each key, the id of a live note not expired at ``now`` (µs) holding it (the
-        first written when several do), None when none does. One pass over the hash
+        """For each key, the id of a live note not expired at ``now`` (µs) and not owned by a
+        markdown sync holding it (the first written when several do), None when none does. One pass over the hash
         column; only the rows whose hash matches are decoded."""
         if not keys or not len(self.notes):
             return [None] * len(keys)
@@ -302,12 +340,10 @@ class StoreState:
         found: dict[tuple[str, str, str], str] = {}
         for row in rows.tolist():
             fields = notes.fields(row)
+            if fields.origin:  # a note a markdown sync owns holds no key
+                continue
             found.setdefault((fields.project, fields.group, stored_dedup_text(fields.text)), fields.id)
         return [found.get((k.project_id, k.group_id, k.text)) for k in keys]
-
-    def expired_ids(self, now: int) -> list[str]:
-        """The ids of the notes expired at ``now`` (µs), in write order."""
-        return [self.notes.ids[row] for row in self.notes.expired(now).tolist()]
 
     def links_of(self, note_id: str) -> list[PutLink]:
         """The links from or to a note, newest createdAt first (ties: last written first)."""

@@ -1,9 +1,9 @@
 """``FaissNoteStore``: the store ports (``NoteStore``) on local disk, shared by several processes.
 
-Layout of ``data_dir`` (format 4, see ``records`` and ``snapshot``)::
+Layout of ``data_dir`` (format 5, see ``records`` and ``snapshot``)::
 
     LOCK                      flock'd by a writer for each write and each compaction
-    MANIFEST.json             one checksummed line: {"format":4,"generation":g,"snapshot":…,"journal":…,"sidecar_crc":…}
+    MANIFEST.json             one checksummed line: {"format":5,"generation":g,"snapshot":…,"journal":…,"sidecar_crc":…}
     snapshot-<g>/             sidecar.json, note columns and bodies, vectors, globals, links (absent for generation 0)
     journal-<g>.jsonl         header, then every write since snapshot g
 
@@ -16,8 +16,9 @@ Guarantees:
   reported, never cut.
 * Every read first stats the manifest and the journal and replays what other processes
   appended, so it sees every write acknowledged before it began, in any process.
-* Every decision a write depends on (dedup in ``add``, both notes stored in ``link``, a
-  link stored in ``unlink``, which notes ``purge_expired`` removes) is taken under the
+* Every decision a write depends on (dedup in ``add``, the note an ``update`` changes and
+  whether it still exists, both notes stored in ``link``, a link stored in ``unlink``) is
+  taken under the
   file lock after that catching up, so two processes adding the same text at once store
   it once.
 * Compaction (automatic past ``compact_after_records``/``compact_after_bytes``, or
@@ -32,7 +33,7 @@ Guarantees:
 * Expiry is decided at read time (``NoteFilter.now``) from a column of expiry instants:
   no note is decoded to leave out the expired ones. ``get`` returns an expired note.
 * Damage (``damage``) fails only the answers that depend on it, with ``StoreCorrupt``;
-  the rest is served. A format 2 or 3 store is upgraded by compacting it when a writer
+  the rest is served. A format 2 to 4 store is upgraded by compacting it when a writer
   opens it.
 
 Failure modes: ``StoreError`` for I/O errors and wrong vector lengths, ``StoreCorrupt``
@@ -170,6 +171,25 @@ class FaissNoteStore:
                 self._live.state.require_vector(note.id.value, record.namespace)
             self._commit(record, lines=[line])
 
+    def update(
+        self, note_id: NoteId, change: Callable[[Note], Note], namespace: Namespace | None = None, vector: Vector | None = None
+    ) -> Note | None:
+        """See ``NoteWriter.update``: the note read, changed and written under the lock,
+        caught up with every process; one ``Put`` record."""
+        data = None
+        if vector is not None:
+            assert namespace is not None, "a vector comes with its namespace"
+            data = vector_bytes(vector, namespace.dim)
+        with self._writing():
+            current = self._live.state.get(note_id.value)
+            if current is None:
+                return None
+            note = change(current.note)
+            home = current.namespace if data is None else namespace
+            record = Put(note=fields_of(note), namespace=str(home), vector=data)
+            self._commit(record)
+            return note
+
     def put_many(self, notes: Sequence[tuple[Note, Vector]], namespace: Namespace) -> None:
         """See ``NoteStore.put_many``: one journal write, one sync."""
         records = [
@@ -225,14 +245,23 @@ class FaissNoteStore:
             self._commit(Delete(id=note_id.value))
             return True
 
-    def purge_expired(self, now: datetime) -> int:
-        """See ``StoreMaintenance.purge_expired``: one ``Delete`` record per note expired at
-        ``now``, in one journal write."""
+    def prolong(self, note_ids: Sequence[NoteId], now: datetime) -> int:
+        """See ``NoteWriter.prolong``: the notes are read under the lock, caught up with every
+        process, so a note deleted or changed meanwhile is never brought back or undone;
+        one journal write for all."""
         with self._writing():
-            ids = self._live.state.expired_ids(instant_micros(now))
-            if ids:
-                self._commit(*(Delete(id=note_id) for note_id in ids))
-            return len(ids)
+            state = self._live.state
+            records = []
+            for note_id in dict.fromkeys(note_ids):
+                if note_id.value in state.damage.notes:
+                    continue
+                stored = state.get(note_id.value)
+                later = None if stored is None else stored.note.prolonged(now)
+                if later is not None:
+                    records.append(Put(note=fields_of(later), namespace=str(stored.namespace)))
+            if records:
+                self._commit(*records)
+            return len(records)
 
     def link(self, link: Link) -> bool:
         """See ``NoteWriter.link``. ``StoreCorrupt`` when either note is damaged (whether it

@@ -43,12 +43,13 @@ def lock_dedup_keys(conn: psycopg.Connection, keys: Sequence[DedupKey]) -> None:
 
 def holders(conn: psycopg.Connection, keys: Sequence[DedupKey], now: datetime) -> dict[DedupKey, str]:
     """The id of the note holding each key that one holds: the first written of the notes
-    with that key not expired at ``now`` (``notes_by_dedup``)."""
+    with that key not expired at ``now`` and not owned by a markdown sync (no ``origin`` in
+    its document; the sync may delete it) (``notes_by_dedup``)."""
     rows = conn.execute(
         """SELECT DISTINCT ON (n.project, n.grp, n.dedup) n.project, n.grp, n.dedup, n.id
            FROM unnest(%s::text[], %s::text[], %s::bytea[]) AS k(project, grp, dedup)
            JOIN notes n ON n.project = k.project AND n.grp = k.grp AND n.dedup = k.dedup
-           WHERE n.expires IS NULL OR n.expires > %s
+           WHERE (n.expires IS NULL OR n.expires > %s) AND n.doc::json -> 'origin' IS NULL
            ORDER BY n.project, n.grp, n.dedup, n.written""",
         ([k[0] for k in keys], [k[1] for k in keys], [k[2] for k in keys], now),
     ).fetchall()
@@ -60,7 +61,8 @@ def purge(conn: psycopg.Connection, now: datetime | None) -> int:
     vectors, postings and links (cascades); how many. One transaction per project: the
     project's keyword counters locked first, then the expired notes no other writer holds
     (``SKIP LOCKED``: the purge never waits for a note row, so it cannot deadlock with a
-    write holding one; a skipped note waits for the next purge)."""
+    write holding one; a skipped note waits for the next purge). ``conn`` is in autocommit,
+    as the store's pool connections are, so each project's transaction commits on its own."""
     total = 0
     projects = conn.execute(
         "SELECT DISTINCT project FROM notes WHERE expires <= coalesce(%s::timestamptz, now())", (now,)

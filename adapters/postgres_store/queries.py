@@ -31,13 +31,15 @@ The hybrid question is one statement, one round trip, one snapshot. Its parts (C
   with its cosine when it has a vector in the namespace.
 * **docs**: the stored fields and home namespace of every note named above.
 
-Expiry: with ``NoteFilter.now``, notes with ``expires <= now`` are left out of every part,
-inside the filter (so they never shorten an answer). On ``notes`` the condition reads the
-row's ``expires``; on ``vectors`` and ``postings``, which hold no copy of it, the statement
-first collects the project's expired ids (``expired``, through the partial index on
-``notes.expires``: few rows, since the store purges them every few minutes) and the filter
-is ``note NOT IN (SELECT id FROM expired)``, a hashed lookup that keeps the scans of
-``vectors_by_scope`` index-only.
+Expiry and supersession: with ``NoteFilter.now``, notes with ``expires <= now`` are left
+out of every part, and so are superseded notes unless ``include_superseded``, inside the
+filter (so they never shorten an answer). On ``notes`` the condition reads the row's
+``expires`` and looks up the ``supersedes`` links into it; on ``vectors`` and ``postings``,
+which hold no copy of either, the statement first collects the project's hidden ids
+(``hidden``: expired ones through the partial index on ``notes.expires``, few rows since
+the store purges them every few minutes; superseded ones through the partial index
+``links_superseding``) and the filter is ``note NOT IN (SELECT id FROM hidden)``, a hashed
+lookup that keeps the scans of ``vectors_by_scope`` index-only.
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ from local_mcp_memory.domain.note import NoteFilter
 
 EXACT_SCAN_MAX = 5_000
 """Scopes of at most this many vectors are scanned exactly: measured at 384 dimensions, an
-exact scan of 5,000 filtered vectors takes about as long as an HNSW walk (see README)."""
+exact scan of 5,000 filtered vectors takes about as long as an HNSW walk (``bench.store_bench``)."""
 
 COMMON_TERM_SHARE = 20
 """A query term held by more than 1/20 of a project's notes is *common*: the keyword part
@@ -64,7 +66,7 @@ the whole sum is computed as before. Either way the answer is the same."""
 HNSW_EF_SEARCH = 200
 """The HNSW walk's candidate list. Measured at 100k notes in one project (384-d text
 vectors, top 10): 100 gives recall@10 0.985, and 0.954 with a filter keeping a tenth of
-them; 200 gives 0.996 and 0.979 for about 1 ms more (README, PostgreSQL store)."""
+them; 200 gives 0.996 and 0.979 for about 1 ms more (``bench.store_bench``)."""
 HNSW_MAX_SCAN_TUPLES = 100_000
 SESSION_SETTINGS = (
     # No parallel workers: the plan of ``exact`` is a Gather over a parallel scan, and
@@ -82,15 +84,41 @@ SESSION_SETTINGS = (
 )
 
 
-EXPIRED_CTE = "expired AS MATERIALIZED (SELECT id FROM notes WHERE expires <= %(now)s AND project = %(project)s)"
-"""The ids of the project's notes expired at ``now``, for ``filter_sql(..., by_id=True)``."""
+SUPERSEDED_SQL = """SELECT l.to_id AS id FROM links l JOIN notes s ON s.id = l.from_id
+    WHERE l.relation = 'supersedes' AND {live}"""
+"""The ids of superseded notes (SPEC §13): targets of a ``supersedes`` link whose source is
+live (``{live}``: the source ``s`` not expired, or TRUE). Links are few; the partial index
+``links_superseding`` holds just these."""
+
+
+def hides(where: NoteFilter) -> bool:
+    """Whether ``where`` leaves out notes a ``hidden`` CTE names (expired or superseded)."""
+    return where.now is not None or not where.include_superseded
+
+
+def hidden_cte(where: NoteFilter, params: dict[str, Any]) -> str:
+    """``hidden``: the ids of the project's notes expired at ``now`` and, unless
+    ``include_superseded``, of superseded notes, for ``filter_sql(..., by_id=True)``; only
+    where ``hides(where)``."""
+    parts = []
+    if where.now is not None:
+        params["now"] = where.now
+        parts.append("SELECT id FROM notes WHERE expires <= %(now)s AND project = %(project)s")
+    if not where.include_superseded:
+        parts.append(SUPERSEDED_SQL.format(live=_live_source(where)) + " AND s.project = %(project)s")
+    return f"hidden AS MATERIALIZED ({' UNION ALL '.join(parts)})"
+
+
+def _live_source(where: NoteFilter) -> str:
+    return "TRUE" if where.now is None else "(s.expires IS NULL OR s.expires > %(now)s)"
 
 
 def filter_sql(where: NoteFilter, alias: str, params: dict[str, Any], *, by_id: bool = False) -> str:
     """The conditions of ``where`` on a table with ``project, grp, created, tags`` columns.
-    With ``where.now``, expired notes are left out: by the table's own ``expires`` column
-    (``notes``), or with ``by_id`` by its ``note`` column not being in the ``expired`` CTE
-    (``EXPIRED_CTE``, which the statement must then define)."""
+    With ``where.now``, expired notes are left out, and superseded ones unless
+    ``where.include_superseded``: on ``notes`` by the row's own ``expires`` and a lookup of
+    the links into it, or with ``by_id`` by its ``note`` column not being in the ``hidden``
+    CTE (``hidden_cte``, which the statement must then define)."""
     params["project"] = where.project_id.value
     parts = [f"{alias}.project = %(project)s"]
     if where.group_id is not None:
@@ -107,10 +135,15 @@ def filter_sql(where: NoteFilter, alias: str, params: dict[str, Any], *, by_id: 
         parts.append(f"{alias}.created < %(until)s")
     if where.now is not None:
         params["now"] = where.now
-        if by_id:
-            parts.append(f"{alias}.note NOT IN (SELECT id FROM expired)")
-        else:
-            parts.append(f"({alias}.expires IS NULL OR {alias}.expires > %(now)s)")
+    if by_id:
+        if hides(where):
+            parts.append(f"{alias}.note NOT IN (SELECT id FROM hidden)")
+        return " AND ".join(parts)
+    if where.now is not None:
+        parts.append(f"({alias}.expires IS NULL OR {alias}.expires > %(now)s)")
+    if not where.include_superseded:
+        superseded = SUPERSEDED_SQL.format(live=_live_source(where))
+        parts.append(f"NOT EXISTS ({superseded} AND l.to_id = {alias}.id)")
     return " AND ".join(parts)
 
 
@@ -150,7 +183,7 @@ def candidates_sql(
         parts.append(docs_part(named))
     if not parts:
         return ""
-    ctes = ([EXPIRED_CTE] if where.now is not None else []) + [cte for part in parts for cte in part.ctes]
+    ctes = ([hidden_cte(where, params)] if hides(where) else []) + [cte for part in parts for cte in part.ctes]
     head = f"WITH {', '.join(ctes)} " if ctes else ""
     return head + " UNION ALL ".join(f"({part.output})" for part in parts)
 

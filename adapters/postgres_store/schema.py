@@ -61,6 +61,15 @@ Version 4 (searches that stay fast at scale; indexes only, no data changes):
 * ``vectors_by_tag``, GIN on ``tags``: a search for a rare tag reads only its vectors (1 % of
   100k notes: 55 ms before, 1.4 ms).
 
+Version 5 (knowledge that changes, SPEC §13):
+
+* ``notes.importance``: the note's importance (0..1, default 0.5), a copy of ``doc``'s
+  ``importance``; every note written before has the default. ``doc`` may now carry
+  ``importance`` and ``span`` (the expiry's original span), which servers of version 4
+  would refuse to read: the version keeps them from opening.
+* ``links_superseding``: a partial index on ``links (from_id, to_id)`` where the relation
+  is ``supersedes``: the links that hide a superseded note from default reads.
+
 Re-indexing (``reindex_terms``): ``migrate`` compares the recorded analysis with the current
 one on every open, under the same lock and in the same transaction as the migrations; when
 they differ (or none is recorded: every database written before version 3), each note's
@@ -209,6 +218,13 @@ MIGRATIONS: tuple[tuple[int, str | Callable[[psycopg.Connection], None]], ...] =
             ON vectors (space, project, hashtextextended(note, 0), note) INCLUDE (grp, created, tags);
         CREATE INDEX IF NOT EXISTS vectors_by_time ON vectors (space, project, created) INCLUDE (note, grp, tags);
         CREATE INDEX IF NOT EXISTS vectors_by_tag ON vectors USING gin (tags);
+        """,
+    ),
+    (
+        5,
+        """
+        ALTER TABLE notes ADD COLUMN IF NOT EXISTS importance real NOT NULL DEFAULT 0.5;
+        CREATE INDEX IF NOT EXISTS links_superseding ON links (from_id, to_id) WHERE relation = 'supersedes';
         """,
     ),
 )

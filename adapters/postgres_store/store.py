@@ -22,13 +22,18 @@ Guarantees, as ``FaissNoteStore`` gives them:
   different texts do not wait for each other's lock (they still serialize on the project's
   keyword counters while they write, as every write of a project does).
 * Expiry: reads with ``NoteFilter.now`` leave out ``expires <= now`` (``queries``); ``get``
-  answers an expired note (the use case decides). ``purge_expired(now)`` deletes them, and
-  the store purges by itself: after a write that succeeded, at most once every
+  answers an expired note (the use case decides). The store deletes them by itself: after a write that succeeded, at most once every
   ``purge_every`` seconds per server (default ``PURGE_EVERY``, 5 minutes; the first one
   ``purge_every`` after opening, so a short command never purges), it deletes the
   notes with ``expires <= now()`` (the database's clock, one for every server), one
   transaction per project, without waiting for rows another writer holds (``SKIP LOCKED``:
   the next purge takes them). A failing purge is logged, never the write's failure.
+* Lock order: every write locks a stored note's row before its project's keyword counters;
+  a write of several notes locks all their rows (by id), then all their projects' counters
+  (by name) first (``_lock_rows``), so no two writes wait for each other in a cycle.
+  ``update`` locks the note's row, then reads and changes it: a note deleted meanwhile is
+  not found, never written back. A transaction PostgreSQL still cancels for a deadlock or a
+  serialization conflict is run again (``RETRIES``).
 * Links: a table with foreign keys to ``notes`` (``ON DELETE CASCADE``): ``link`` locks both
   notes (``FOR KEY SHARE``) while it writes, so a note deleted meanwhile is caught.
 
@@ -41,12 +46,13 @@ for a role that may not create the ``vector`` extension in a database that lacks
 
 from __future__ import annotations
 
+import random
 import threading
 import time
 from datetime import datetime, timezone
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 import psycopg
@@ -68,6 +74,11 @@ from local_mcp_memory.domain.note import GlobalEntry, Note, NoteFilter
 from local_mcp_memory.domain.time import format_instant
 
 log = structlog.get_logger()
+T = TypeVar("T")
+
+RETRIES = 3
+"""Times a write transaction runs at most when PostgreSQL cancels it for a deadlock or a
+serialization conflict (SQLSTATE 40P01, 40001)."""
 
 HNSW_MAX_DIM = 2000
 """pgvector indexes ``vector`` columns of at most 2,000 dimensions; larger namespaces are
@@ -129,8 +140,10 @@ class PostgresNoteStore:
             space = self._space(namespace)
             with self._pool.connection() as conn, conn.transaction():
                 if row is None:
-                    found = conn.execute(
-                        "SELECT 1 FROM vectors WHERE note = %s AND space = %s FOR UPDATE", (note.id.value, space)
+                    found = conn.execute(  # the note's row first, as every write locks it
+                        """SELECT 1 FROM notes n JOIN vectors v ON v.note = n.id
+                           WHERE n.id = %s AND v.space = %s FOR UPDATE OF n""",
+                        (note.id.value, space),
                     ).fetchone()
                     if found is None:
                         raise StoreError(f"note {note.id.value} has no vector in namespace {namespace}; pass one")
@@ -138,16 +151,66 @@ class PostgresNoteStore:
                     _write_note(conn, note, doc, space, row)
         self._after_write()
 
+    def update(
+        self, note_id: NoteId, change: Callable[[Note], Note], namespace: Namespace | None = None, vector: Vector | None = None
+    ) -> Note | None:
+        """See ``NoteWriter.update``: one transaction that locks the note's row first (as
+        ``delete`` does: a delete meanwhile either waits or has committed, and the note is
+        then not found), decodes it, and writes ``change`` of it."""
+        row = None
+        if vector is not None:
+            assert namespace is not None, "a vector comes with its namespace"
+            row = _row(vector, namespace.dim)
+
+        def write(conn: psycopg.Connection) -> Note | None:
+            found = conn.execute("SELECT doc, home FROM notes WHERE id = %s FOR UPDATE", (note_id.value,)).fetchone()
+            if found is None:
+                return None
+            note = change(codec.note_of(found[0]))
+            doc = codec.note_doc(note)
+            with conn.pipeline():
+                _write_note(conn, note, doc, found[1] if row is None else space, row)
+            return note
+
+        with failures(self._url, "write to the note store"):
+            space = None if namespace is None else self._space(namespace)
+            note = self._transaction(write)
+        if note is not None:
+            self._after_write()
+        return note
+
     def put_many(self, notes: Sequence[tuple[Note, Vector]], namespace: Namespace) -> None:
         rows, docs = _rows_and_docs(notes, namespace)
         if not notes:
             return
-        with failures(self._url, "write to the note store"):
-            space = self._space(namespace)
-            with self._pool.connection() as conn, conn.transaction(), conn.pipeline():
+
+        def write(conn: psycopg.Connection) -> None:
+            _lock_rows(conn, notes)
+            with conn.pipeline():
                 for (note, _vector), doc, row in zip(notes, docs, rows):
                     _write_note(conn, note, doc, space, row)
+
+        with failures(self._url, "write to the note store"):
+            space = self._space(namespace)
+            self._transaction(write)
         self._after_write(len(notes))
+
+    def _transaction(self, body: Callable[[psycopg.Connection], T]) -> T:
+        """``body`` in one transaction on a pool connection, run again (at most
+        ``RETRIES`` times in all) when PostgreSQL cancels it to break a deadlock or a
+        serialization conflict: the lock order of every write (``_lock_rows``) leaves no
+        cycle among this store's writers, so this only guards against what else may share
+        the database."""
+        for attempt in range(1, RETRIES + 1):
+            try:
+                with self._pool.connection() as conn, conn.transaction():
+                    return body(conn)
+            except (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure) as exc:
+                if attempt == RETRIES:
+                    raise
+                log.info("store.transaction_retried", attempt=attempt, sqlstate=exc.sqlstate)
+                time.sleep(random.uniform(0.0, 0.05 * attempt))
+        raise AssertionError("unreachable")
 
     def add(self, notes: Sequence[tuple[Note, Vector]], namespace: Namespace, now: datetime) -> list[NoteId]:
         rows, docs = _rows_and_docs(notes, namespace)
@@ -157,16 +220,21 @@ class PostgresNoteStore:
         first: dict[tuple[str, str, bytes], int] = {}
         for i, key in enumerate(keys):
             first.setdefault(key, i)
+
+        def write(conn: psycopg.Connection) -> tuple[dict[tuple[str, str, bytes], str], list[int]]:
+            curation.lock_dedup_keys(conn, list(first))
+            held = curation.holders(conn, list(first), now)
+            new = [i for i in first.values() if keys[i] not in held]
+            if new:
+                _lock_rows(conn, [notes[i] for i in new])
+                with conn.pipeline():
+                    for i in new:
+                        _write_note(conn, notes[i][0], docs[i], space, rows[i])
+            return held, new
+
         with failures(self._url, "write to the note store"):
             space = self._space(namespace)
-            with self._pool.connection() as conn, conn.transaction():
-                curation.lock_dedup_keys(conn, list(first))
-                held = curation.holders(conn, list(first), now)
-                new = [i for i in first.values() if keys[i] not in held]
-                if new:
-                    with conn.pipeline():
-                        for i in new:
-                            _write_note(conn, notes[i][0], docs[i], space, rows[i])
+            held, new = self._transaction(write)
         if new:
             self._after_write(len(new))
         return [NoteId(held[key]) if key in held else notes[first[key]][0].id for key in keys]
@@ -201,16 +269,33 @@ class PostgresNoteStore:
         self._after_write()
         return bool(found[0])
 
-    def purge_expired(self, now: datetime) -> int:
-        with failures(self._url, "purge the note store"):
-            return self._purge(now)
+    def prolong(self, note_ids: Sequence[NoteId], now: datetime) -> int:
+        """See ``NoteWriter.prolong``: the notes locked (``FOR UPDATE``, in id order as every
+        writer) and read in one transaction, so a note deleted meanwhile is not found and one
+        changed meanwhile is prolonged as changed. Only ``doc`` and ``expires`` are written:
+        the write order, which ``list_recent`` ties on, stays."""
+        ids = sorted({note_id.value for note_id in note_ids})
+        if not ids:
+            return 0
+        with failures(self._url, "write to the note store"):
+            with self._pool.connection() as conn, conn.transaction():
+                rows = conn.execute(
+                    "SELECT doc FROM notes WHERE id = ANY(%s) AND expires > %s ORDER BY id FOR UPDATE", (ids, now)
+                ).fetchall()
+                later = [n for n in (codec.note_of(doc).prolonged(now) for (doc,) in rows) if n is not None]
+                if later:
+                    conn.execute(
+                        """UPDATE notes n SET doc = u.doc, expires = u.expires
+                           FROM unnest(%s::text[], %s::text[], %s::timestamptz[]) AS u(id, doc, expires) WHERE n.id = u.id""",
+                        ([n.id.value for n in later], [codec.note_doc(n) for n in later], [n.expires_at for n in later]),
+                    )
+        return len(later)
 
-    def _purge(self, now: datetime | None) -> int:
-        """Delete the notes expired at ``now`` (None: the database's ``now()``), with their
-        vectors, postings and links (cascades), one transaction per project: the project's
-        keyword counters locked first, then the expired notes no other writer holds."""
+    def _purge(self) -> int:
+        """Delete the notes expired by the database's clock, with their vectors, postings
+        and links (``curation.purge``)."""
         with self._pool.connection() as conn:
-            return curation.purge(conn, now)
+            return curation.purge(conn, None)
 
     def _after_write(self, notes: int = 1) -> None:
         """What a write brings due: fresh statistics after ``notes`` more notes (see
@@ -226,7 +311,7 @@ class PostgresNoteStore:
                 return
             self._purge_due = time.monotonic() + self._purge_every
             with failures(self._url, "purge the note store"):
-                removed = self._purge(None)
+                removed = self._purge()
             if removed:
                 log.info("expired notes purged", count=removed, store=self._url.place)
         except StoreError as exc:
@@ -460,6 +545,21 @@ def _notes_estimate(conn: psycopg.Connection) -> float:
     return max(0.0, float(conn.execute("SELECT reltuples FROM pg_class WHERE oid = 'notes'::regclass").fetchone()[0]))
 
 
+def _lock_rows(conn: psycopg.Connection, notes: Sequence[tuple[Note, Vector]]) -> None:
+    """Lock what a write of several ``notes`` will lock, in one order every write follows:
+    the rows of the notes already stored (by id), then the keyword counters of their
+    projects (by name, the missing ones created). ``_write_note`` locks a note's row and
+    then its project's counters; a batch doing so entry after entry could wait in a cycle
+    with another batch or with a ``delete``/``update`` (two batches spanning two projects in
+    opposite orders deadlocked)."""
+    conn.execute("SELECT 1 FROM notes WHERE id = ANY(%s) ORDER BY id FOR UPDATE", (sorted({n.id.value for n, _v in notes}),))
+    conn.execute(
+        """INSERT INTO keyword_totals (project, notes, terms) SELECT p, 0, 0 FROM unnest(%s::text[]) AS p ORDER BY p
+           ON CONFLICT (project) DO UPDATE SET notes = keyword_totals.notes""",
+        (sorted({note.project_id.value for note, _vector in notes}),),
+    )
+
+
 def _write_note(conn: psycopg.Connection, note: Note, doc: str, space: int, row: np.ndarray | None) -> None:
     """The statements of one put, in a transaction (and a pipeline: one round trip)."""
     terms = codec.note_terms(note)
@@ -473,6 +573,7 @@ def _write_note(conn: psycopg.Connection, note: Note, doc: str, space: int, row:
         "length": len(terms),
         "doc": doc,
         "expires": note.expires_at,
+        "importance": note.importance,
         "dedup": codec.dedup_hash(note),
         "space": space,
         "terms": list(counts),
@@ -486,12 +587,12 @@ def _write_note(conn: psycopg.Connection, note: Note, doc: str, space: int, row:
         p,
     )
     conn.execute(
-        """INSERT INTO notes (id, project, grp, created, written, home, tags, length, doc, expires, dedup)
+        """INSERT INTO notes (id, project, grp, created, written, home, tags, length, doc, expires, dedup, importance)
            VALUES (%(id)s, %(project)s, %(grp)s, %(created)s, nextval('write_order'), %(space)s, %(tags)s, %(length)s,
-                   %(doc)s, %(expires)s, %(dedup)s)
+                   %(doc)s, %(expires)s, %(dedup)s, %(importance)s)
            ON CONFLICT (id) DO UPDATE SET project = EXCLUDED.project, grp = EXCLUDED.grp, created = EXCLUDED.created,
                written = EXCLUDED.written, home = EXCLUDED.home, tags = EXCLUDED.tags, length = EXCLUDED.length,
-               doc = EXCLUDED.doc, expires = EXCLUDED.expires, dedup = EXCLUDED.dedup""",
+               doc = EXCLUDED.doc, expires = EXCLUDED.expires, dedup = EXCLUDED.dedup, importance = EXCLUDED.importance""",
         p,
     )
     conn.execute(

@@ -27,9 +27,6 @@ class Response:
     headers: tuple[tuple[bytes, bytes], ...] = ()
     content_type: bytes | None = JSON
 
-    def with_headers(self, *headers: tuple[bytes, bytes]) -> Response:
-        return attrs.evolve(self, headers=self.headers + tuple(headers))
-
 
 def empty(status: int, *headers: tuple[bytes, bytes]) -> Response:
     return Response(status, b"", tuple(headers), None)

@@ -46,5 +46,16 @@ FIELDS: dict[str, str] = {
     "createdAt": "ISO 8601 UTC; omit for now.",
     "expiresAt": EXPIRY,
     "id": "A note's id, as memory_add_note or a search answers it.",
+    "importance": "0..1, default 0.5; 0.8 or more never expires by default.",
+    "supersedes": "Ids of older notes this one replaces; they leave search results (memory_get still reads them).",
+    "includeSuperseded": "Also return superseded notes.",
     "key": 'A setting key starting with "global.", e.g. "global.project.conventions".',
+}
+
+RESULT_FIELDS: dict[str, str] = {
+    "possiblySupersedes": (
+        "Ids of older notes of this project that the new note may replace (same subject, maybe a changed "
+        "fact); possibly empty. Check each with memory_get; pass the ones really made obsolete in supersedes "
+        "(memory_update of the new note) so they leave search and recall."
+    ),
 }

@@ -103,7 +103,7 @@ class Tool:
             "title": title,
             "description": self.method.description,
             "inputSchema": schemas.describe_fields(schemas.with_optional_project(self.input_schema), texts.FIELDS),
-            "outputSchema": self.output_schema,
+            "outputSchema": schemas.describe_fields(self.output_schema, texts.RESULT_FIELDS),
             "annotations": {
                 "readOnlyHint": self.method.read_only,
                 "destructiveHint": self.method.destructive and not self.method.read_only,
@@ -160,7 +160,7 @@ class ToolSet:
             arguments = schemas.fill_project(request.arguments or {}, tool.input_schema, self._project)
             view = tool.method.run(msgspec.convert(arguments, tool.method.params), self._services())
         except Exception as exc:  # the boundary: every failure of the tool is told to the model
-            return error_result(to_rpc_error(exc, tool.method.name), self._bounds)
+            return error_result(to_rpc_error(exc, tool.method.name, request.arguments), self._bounds)
         structured = self._bounds.apply(msgspec.to_builtins(view), tool.shape)
         return {
             "content": [{"type": "text", "text": _encode(structured).decode()}],

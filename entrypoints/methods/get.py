@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from local_mcp_memory.application.get_note import GetNote, get_note
+from local_mcp_memory.application.get_note import GetNote, get_note, superseded_by
 from local_mcp_memory.application.services import Services
 from local_mcp_memory.entrypoints import wire
 from local_mcp_memory.entrypoints.methods.method import Method
@@ -16,7 +16,8 @@ class GetParams(wire.Params):
 
 
 def run(params: GetParams, services: Services) -> wire.StoredNoteView:
-    return wire.stored_view(get_note(params.command(), services))
+    command = params.command()
+    return wire.stored_view(get_note(command, services), superseded_by(command.id, services))
 
 
 METHOD = Method(
@@ -26,7 +27,7 @@ METHOD = Method(
     run=run,
     title="Read one note",
     description=(
-        "Read one whole note by its id (search and list results shorten long texts)."
+        "Read one whole note by its id (search and list results shorten long texts); supersededBy names newer notes replacing it."
     ),
     left_out=(
         "the note is too long for one tool result; `mcp-memory export` or the memory.get JSON-RPC method "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from local_mcp_memory.application.get_note import superseded_by
 from local_mcp_memory.application.list_recent import ListRecent, list_recent
 from local_mcp_memory.application.services import Services
 from local_mcp_memory.entrypoints import wire
@@ -13,6 +14,7 @@ class ListRecentParams(wire.Params):
     group_id: str | None = None
     limit: int | None = None
     tags: list[str] | None = None
+    include_superseded: bool | None = None
 
     def command(self) -> ListRecent:
         return ListRecent(
@@ -20,6 +22,7 @@ class ListRecentParams(wire.Params):
             group_id=wire.group_or_none(self.group_id),
             limit=self.limit,
             tags=wire.tags(self.tags),
+            include_superseded=bool(self.include_superseded),
         )
 
 
@@ -29,8 +32,13 @@ class ListRecentResult(wire.View):
 
 
 def run(params: ListRecentParams, services: Services) -> ListRecentResult:
-    recent = list_recent(params.command(), services)
-    return ListRecentResult(namespace=str(recent.namespace), items=[wire.stored_view(s) for s in recent.items])
+    command = params.command()
+    recent = list_recent(command, services)
+    if command.include_superseded:
+        items = [wire.stored_view(s, superseded_by(s.note.id, services)) for s in recent.items]
+    else:
+        items = [wire.stored_view(s) for s in recent.items]
+    return ListRecentResult(namespace=str(recent.namespace), items=items)
 
 
 METHOD = Method(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from local_mcp_memory.application.get_note import superseded_by
 from local_mcp_memory.application.search import Mode, SearchNotes, search
 from local_mcp_memory.application.services import Services, at
 from local_mcp_memory.domain.time import TimeWindow
@@ -21,6 +22,7 @@ class SearchParams(wire.Params):
     since: str | None = None
     until: str | None = None
     mode: Mode | None = None
+    include_superseded: bool | None = None
 
     def command(self) -> SearchNotes:
         window = at("since", TimeWindow, wire.instant(self.since, "since"), wire.instant(self.until, "until"))
@@ -31,6 +33,7 @@ class SearchParams(wire.Params):
             group_id=wire.group_or_none(self.group_id),
             tags=wire.tags(self.tags),
             window=window,
+            include_superseded=bool(self.include_superseded),
             **{k: v for k, v in optional.items() if v is not None},
         )
 
@@ -41,8 +44,13 @@ class SearchResult(wire.View):
 
 
 def run(params: SearchParams, services: Services) -> SearchResult:
-    found = search(params.command(), services)
-    return SearchResult(namespace=str(found.namespace), results=[wire.hit_view(h) for h in found.hits])
+    command = params.command()
+    found = search(command, services)
+    if command.include_superseded:
+        views = [wire.hit_view(h, superseded_by(h.stored.note.id, services)) for h in found.hits]
+    else:
+        views = [wire.hit_view(h) for h in found.hits]
+    return SearchResult(namespace=str(found.namespace), results=views)
 
 
 METHOD = Method(
@@ -57,7 +65,7 @@ METHOD = Method(
         "description of what you need. groupId narrows to one topic; tags: only notes carrying all of them; "
         "since/until: ISO 8601 UTC bounds on createdAt. mode: \"hybrid\" (default), \"semantic\" (meaning only, "
         f"for paraphrases) or \"keyword\" (exact words: a function name, an error code). topK: 1..{SearchNotes.MAX_TOP_K}, "
-        "default 5. Best first, score 0..1. Long texts are shortened: memory_get returns the whole note."
+        "default 5. Best first, score 0..1. Superseded notes only with includeSuperseded. Long texts are shortened: memory_get returns the whole note."
     ),
     left_out=(
         "call memory_search again with a smaller topK or a narrower groupId or tags; memory_get with an id "

@@ -21,9 +21,14 @@ class PatchParams(wire.Params):
     group_id: str | UnsetType = UNSET
     metadata: dict[str, Any] | None | UnsetType = UNSET
     expires_at: str | None | UnsetType = UNSET
+    importance: float | UnsetType = UNSET
+    supersedes: list[str] | UnsetType = UNSET
 
-    def patch(self) -> NotePatch:
+    def patch(self) -> NotePatch | None:
+        """The fields to change; None when the patch only marks superseded notes."""
         given = {f: getattr(self, f) for f in self.__struct_fields__ if getattr(self, f) is not UNSET}
+        if given.pop("supersedes", UNSET) is not UNSET and not given:
+            return None
         if "tags" in given:
             given["tags"] = wire.tags(given["tags"], "patch.tags")
         if "group_id" in given:
@@ -38,7 +43,11 @@ class UpdateParams(wire.Params):
     patch: PatchParams
 
     def command(self) -> UpdateNote:
-        return UpdateNote(wire.note_id(self.id), self.patch.patch())
+        supersedes = wire.note_ids(None if self.patch.supersedes is UNSET else self.patch.supersedes, "patch.supersedes")
+        patch = self.patch.patch()
+        if patch is None and not supersedes:
+            at("patch", NotePatch)  # refused: a patch must change something
+        return UpdateNote(wire.note_id(self.id), patch, supersedes)
 
 
 def run(params: UpdateParams, services: Services) -> wire.OkResult:
@@ -54,7 +63,7 @@ METHOD = Method(
     title="Change a note",
     description=(
         "Change a note by id: patch holds only the fields to change (title, text, tags, source, groupId, "
-        "metadata, expiresAt; null clears one). Prefer it to adding a near-duplicate. A new text is embedded again."
+        "metadata, expiresAt, importance; null clears one; supersedes: ids of notes it replaces). Prefer it to adding a near-duplicate. A new text is embedded again."
     ),
     destructive=True,
     idempotent=True,

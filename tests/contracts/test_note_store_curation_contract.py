@@ -87,21 +87,6 @@ def test_expired_notes_do_not_shorten_a_filtered_answer(store: NoteStore) -> Non
     assert len(store.list_recent(now, 5)) == 5
 
 
-def test_purge_expired_removes_expired_notes_with_their_links(opened: tuple[NoteStore, Reopen]) -> None:
-    store, reopen = opened
-    gone = expiring("temporary", T0 + timedelta(hours=1))
-    kept = make_note("permanent")
-    later = expiring("later", LATER)
-    for i, note in enumerate((gone, kept, later)):
-        store.put(note, NS, axis(i))
-    assert store.link(link(kept, gone))
-    assert store.purge_expired(T0 + timedelta(hours=2)) == 1
-    again = reopen()
-    assert again.get(gone.id) is None and again.get(kept.id) is not None and again.get(later.id) is not None
-    assert again.links(kept.id) == []
-    assert again.purge_expired(T0 + timedelta(hours=2)) == 0
-
-
 # -- dedup on write ---------------------------------------------------------------------------
 
 

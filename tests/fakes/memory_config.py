@@ -16,10 +16,6 @@ class InMemoryConfigRepository:
         self.saves = 0
         self._lock = threading.Lock()
 
-    @property
-    def location(self) -> str:
-        return "memory://config"
-
     def load(self) -> Settings:
         return self.settings
 

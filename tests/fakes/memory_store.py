@@ -8,7 +8,7 @@ scan per question. Nothing is persisted; ``disk_bytes`` is 0. Thread-safe.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 from itertools import count
 
@@ -19,7 +19,7 @@ from local_mcp_memory.adapters.text_analysis import document_tokens
 from local_mcp_memory.application.errors import StoreError
 from local_mcp_memory.application.ports import NO_SPREAD, Candidate, CandidateQuery, Candidates, Neighbour, Spread, StoredNote, Vector
 from local_mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, Namespace, NoteId
-from local_mcp_memory.domain.link import Link, LinkKey
+from local_mcp_memory.domain.link import SUPERSEDES, Link, LinkKey
 from local_mcp_memory.domain.note import DedupKey, GlobalEntry, Note, NoteFilter
 
 
@@ -47,7 +47,7 @@ class InMemoryNoteStore:
                 _row(vector, namespace.dim)
             held: dict[DedupKey, NoteId] = {}
             for stored in self._notes.values():  # the first written holder of a key answers
-                if not stored.note.expired(now):
+                if not stored.note.expired(now) and stored.note.origin is None:
                     held.setdefault(stored.note.dedup_key, stored.note.id)
             ids, new = [], []
             for note, vector in notes:
@@ -76,6 +76,17 @@ class InMemoryNoteStore:
             created = _micros(note.created_at)
             self._keywords.add(note.project_id.value, key, created, note.title, note.text, note.tags.values)
 
+    def update(
+        self, note_id: NoteId, change: Callable[[Note], Note], namespace: Namespace | None = None, vector: Vector | None = None
+    ) -> Note | None:
+        with self._lock:
+            stored = self._notes.get(note_id.value)
+            if stored is None:
+                return None
+            note = change(stored.note)
+            self.put(note, stored.namespace if vector is None else namespace, vector)
+            return note
+
     def rehome(self, namespace: Namespace, vectors: Mapping[NoteId, Vector]) -> None:
         rows = {note_id.value: _row(v, namespace.dim) for note_id, v in vectors.items()}
         with self._lock:
@@ -97,12 +108,30 @@ class InMemoryNoteStore:
                 del self._links[key]
             return True
 
-    def purge_expired(self, now: datetime) -> int:
+    def prolong(self, note_ids: Sequence[NoteId], now: datetime) -> int:
         with self._lock:
-            doomed = [s.note.id for s in self._notes.values() if s.note.expired(now)]
-            for note_id in doomed:
-                self.delete(note_id)
-            return len(doomed)
+            count = 0
+            for note_id in dict.fromkeys(note_ids):
+                stored = self._notes.get(note_id.value)
+                later = None if stored is None else stored.note.prolonged(now)
+                if later is not None:
+                    self._notes[note_id.value] = StoredNote(later, stored.namespace)  # fields only: write order kept
+                    count += 1
+            return count
+
+    def _visible(self, where: NoteFilter, stored: StoredNote) -> bool:
+        """``where.matches``, and not superseded unless ``where.include_superseded``."""
+        if not where.matches(stored.note):
+            return False
+        if where.include_superseded:
+            return True
+        for link, _order in self._links.values():
+            key = link.key
+            if key.relation == SUPERSEDES and key.to_id == stored.note.id:
+                source = self._notes.get(key.from_id.value)
+                if source is not None and (where.now is None or not source.note.expired(where.now)):
+                    return False
+        return True
 
     def link(self, link: Link) -> bool:
         with self._lock:
@@ -148,7 +177,7 @@ class InMemoryNoteStore:
         where = query.where
         q = None if query.vector is None else _row(query.vector, query.namespace.dim)
         with self._lock:
-            matching = [key for key, s in self._notes.items() if where.matches(s.note)]
+            matching = [key for key, s in self._notes.items() if self._visible(where, s)]
             vectors = {} if q is None else self._vectors.get(query.namespace, {})
             scored = [(key, float(np.dot(vectors[key], q))) for key in matching if key in vectors]
             semantic = self._ranked(scored)[: query.depth]
@@ -168,7 +197,7 @@ class InMemoryNoteStore:
             where.project_id.value,
             text,
             depth,
-            lambda keys: np.array([where.matches(self._notes[key].note) for key in keys], dtype=bool),
+            lambda keys: np.array([self._visible(where, self._notes[key]) for key in keys], dtype=bool),
         )
         return [Candidate(key, self._created(key), score) for key, score in found]
 
@@ -194,7 +223,7 @@ class InMemoryNoteStore:
 
     def list_recent(self, where: NoteFilter, limit: int) -> list[StoredNote]:
         with self._lock:
-            matching = [s for s in self._notes.values() if where.matches(s.note)]
+            matching = [s for s in self._notes.values() if self._visible(where, s)]
             matching.sort(key=lambda s: (s.note.created_at, self._written[s.note.id.value]), reverse=True)
             return matching[:limit]
 

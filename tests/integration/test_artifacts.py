@@ -216,5 +216,5 @@ def test_the_suite_runs_the_installed_wheel() -> None:
 
     if os.environ.get("MCP_MEMORY_TEST_FROM_WHEEL") != "1":
         pytest.fail("run the suite through scripts/test, which installs the built wheel (MCP_MEMORY_TEST_FROM_WHEEL=1)")
-    assert not Path(module.__file__).resolve().is_relative_to(REPO), f"the package under test is the checkout: {module.__file__}"
+    assert "site-packages" in Path(module.__file__).parts, f"the package under test is the checkout: {module.__file__}"
     assert (Path(module.__file__).parent / "minilm" / "tokenizer.json").is_file()

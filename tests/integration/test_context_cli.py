@@ -160,3 +160,20 @@ def test_a_postgresql_store_gives_the_same_page_as_its_server(tmp_path: Path, ol
     assert (done.returncode, done.stderr) == (0, b"")
     assert done.stdout.decode("utf-8") == page["text"]
 
+
+def test_the_page_carries_no_terminal_control_sequence_of_a_note(tmp_path: Path, ollama: FakeOllamaServer) -> None:
+    home = home_with(tmp_path, ollama.url)
+    app = tmp_path / "app"
+    app.mkdir()
+    hostile = "Clear screen\x1b[2J\x1b]0;owned\x07 then\r overwrite\x9b31m, C1\x85 and DEL\x7f;\tkept tab\nand newline"
+    with StdioServer(home, cwd=app) as server:
+        server.result("memory.add_note", {"projectId": str(app), "groupId": "g", "text": hostile, "title": "t\x1b[1mbold"})
+        server.result("memory.upsert_global", {"projectId": str(app), "key": "global.project.conventions", "value": "v\x1b[5m"})
+        page = server.result("memory.context", {"projectId": str(app)})["text"]
+    printed = context(home, app)
+    assert printed.returncode == 0, printed.stderr
+    shown = printed.stdout.decode("utf-8")
+    assert shown == page
+    controls = [c for c in shown if (ord(c) < 0x20 and c not in "\n\t") or 0x7F <= ord(c) <= 0x9F]
+    assert controls == []
+    assert "␛[2J" in shown and "␛]0;owned␇" in shown and "\tkept tab\n" in shown

@@ -42,7 +42,7 @@ def test_dedup_holds_across_restarts_and_between_two_servers(tmp_path: Path, sto
     with StdioServer(tmp_path, *store_args) as one, StdioServer(tmp_path, *store_args) as two:
         first = add(one, "Releases are cut from main on Tuesdays.", title="Releases", tags=["process"])
         again = add(two, "  Releases are cut from main\non Tuesdays. ", title="changed", tags=["other"])
-        assert again == {"id": first["id"], "namespace": first["namespace"], "duplicate": True}
+        assert again == {"id": first["id"], "namespace": first["namespace"], "duplicate": True, "possiblySupersedes": []}
         batch = two.result(
             "memory.add_notes",
             {"notes": [{"projectId": PROJECT, "groupId": "g", "text": t} for t in ("new A", "Releases are cut from main on Tuesdays.", "new A")]},

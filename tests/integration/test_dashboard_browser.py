@@ -475,3 +475,81 @@ def test_with_a_token_set_the_page_shows_no_data_until_the_token_is_given(browse
     assert "swordfish" not in browser.page_source
     assert browser.execute_script("return sessionStorage.length") == 0
     assert only_refusals(console(browser)) == []
+
+
+# -- knowledge that changes: importance, expiry, supersession chains, the graph of links --------
+
+
+def open_note(browser: WebDriver, note_id: str, where: str = "#recent-list") -> None:
+    browser.find_element(By.CSS_SELECTOR, f'{where} button[data-id="{note_id}"]').click()
+    wait_for(lambda: by_id(browser, "note-dialog").get_attribute("open") is not None, what="the note view")
+
+
+def test_the_note_view_shows_importance_expiry_and_the_supersession_chain(browser: WebDriver, server: Client) -> None:
+    older = server.result("memory.add_note", {"projectId": "chain", "groupId": "ci", "title": "CI on Jenkins", "text": "CI runs on Jenkins."})["id"]
+    middle = server.result("memory.add_note", {"projectId": "chain", "groupId": "ci", "title": "CI on Travis", "text": "CI runs on Travis.", "supersedes": [older]})["id"]
+    newest = server.result(
+        "memory.add_note",
+        {"projectId": "chain", "groupId": "ci", "title": "CI on Actions", "text": "CI runs on GitHub Actions.", "supersedes": [middle],
+         "importance": 0.9, "expiresAt": "2999-01-01T00:00:00Z"},
+    )["id"]
+    load(browser, server, project_route("chain"))
+    items = browser.find_elements(By.CSS_SELECTOR, "#recent-list li.note")
+    assert [item.get_attribute("data-id") for item in items] == [newest]  # superseded notes are left out
+    assert "importance 0.9" in items[0].text and "expires 2999-01-01" in items[0].text
+    open_note(browser, newest)
+    assert by_id(browser, "note-importance").get_attribute("value") == "0.9"
+    assert "expires 2999-01-01 00:00:00 UTC" in by_id(browser, "note-meta").text
+    chain = wait_for(lambda: browser.find_elements(By.CSS_SELECTOR, "#chain-list li"), what="the chain")
+    assert [li.get_attribute("class") for li in chain] == ["current", "older"]
+    chain[1].find_element(By.TAG_NAME, "button").click()  # walk down the chain
+    wait_for(lambda: by_id(browser, "note-heading").text == "CI on Travis", what="the older note")
+    chain = wait_for(lambda: [li.text for li in browser.find_elements(By.CSS_SELECTOR, "#chain-list li")] == ["CI on Actions", "CI on Travis", "CI on Jenkins"] or None, what="the whole chain")
+    assert chain
+
+
+def test_marking_a_note_as_superseding_another_in_the_page_hides_the_older_one(browser: WebDriver, server: Client) -> None:
+    old = server.result("memory.add_note", {"projectId": "mark", "groupId": "g", "title": "Port 8000", "text": "The dev server listens on port 8000."})["id"]
+    new = server.result("memory.add_note", {"projectId": "mark", "groupId": "g", "title": "Port 9000", "text": "The dev server listens on port 9000."})["id"]
+    load(browser, server, project_route("mark"))
+    open_note(browser, new)
+    by_id(browser, "note-supersedes").send_keys(old)
+    by_id(browser, "note-importance").clear()
+    by_id(browser, "note-importance").send_keys("0.75")
+    by_id(browser, "note-save").click()
+    wait_for(lambda: by_id(browser, "note-dialog").get_attribute("open") is None, what="the note view to close")
+    assert server.result("memory.get", {"id": old})["supersededBy"] == [new]
+    assert server.result("memory.get", {"id": new})["importance"] == 0.75
+    wait_for(lambda: not browser.find_elements(By.CSS_SELECTOR, f'#recent-list [data-id="{old}"]'), what="the older note to leave the list")
+    by_id(browser, "show-superseded").click()
+    shown = wait_for(lambda: browser.find_elements(By.CSS_SELECTOR, f'#recent-list li[data-id="{old}"]'), what="the superseded note")
+    assert "superseded" in shown[0].text
+
+
+def test_a_refused_supersedes_is_shown_naming_its_field(browser: WebDriver, server: Client) -> None:
+    note = server.result("memory.add_note", {"projectId": "mark", "groupId": "g", "text": "Supersedes nothing real."})["id"]
+    load(browser, server, project_route("mark"))
+    open_note(browser, note)
+    by_id(browser, "note-supersedes").send_keys(note)
+    by_id(browser, "note-save").click()
+    error = wait_for(lambda: by_id(browser, "note-error").text, what="the refusal")
+    assert "patch.supersedes" in error and "itself" in error
+
+
+def test_the_graph_view_draws_a_notes_links_and_opens_a_linked_note(browser: WebDriver, server: Client) -> None:
+    add = lambda title: server.result("memory.add_note", {"projectId": "graph", "groupId": "g", "title": title, "text": f"{title}."})["id"]  # noqa: E731
+    hub, spoke, far, old = add("Hub"), add("Spoke"), add("Far"), add("Old hub")
+    server.result("memory.link", {"fromId": hub, "toId": spoke, "relation": "relates_to"})
+    server.result("memory.link", {"fromId": spoke, "toId": far, "relation": "depends_on"})
+    server.result("memory.link", {"fromId": hub, "toId": old, "relation": "supersedes"})
+    load(browser, server, project_route("graph"))
+    open_note(browser, hub)
+    graph = wait_for(lambda: browser.find_elements(By.CSS_SELECTOR, "svg#note-graph"), what="the graph")[0]
+    nodes = {n.get_attribute("data-id") for n in graph.find_elements(By.CSS_SELECTOR, "g.node")}
+    assert nodes == {hub, spoke, far, old}
+    edges = {(e.get_attribute("data-from"), e.get_attribute("data-to"), e.get_attribute("data-relation")) for e in graph.find_elements(By.CSS_SELECTOR, "g.edge")}
+    assert edges == {(hub, spoke, "relates_to"), (spoke, far, "depends_on"), (hub, old, "supersedes")}
+    assert graph.find_elements(By.CSS_SELECTOR, f'g.edge.supersedes[data-to="{old}"]')
+    graph.find_element(By.CSS_SELECTOR, f'g.node[data-id="{far}"]').click()
+    wait_for(lambda: by_id(browser, "note-heading").text == "Far", what="the linked note to open")
+    assert resource_urls(browser) and all(url.startswith("http://127.0.0.1") for url in resource_urls(browser))

@@ -38,7 +38,12 @@ def test_resources_read_the_store_on_disk_across_a_restart(tmp_path: Path) -> No
         opaque = "memory://context/github.com%2Facme%2Fapi"
         assert "Valid for seconds." in server.result("resources/read", {"uri": opaque})["contents"][0]["text"]
         assert server.result("resources/read", {"uri": f"memory://notes/{expiring}"})
-        time.sleep(max(0.0, (expires - datetime.now(timezone.utc)).total_seconds()) + 0.2)
+        # that read moved the expiry out by half its span (fading); listing is no read
+        time.sleep(0.3)
+        items = server.result("memory.list_recent", {"projectId": "github.com/acme/api"})["items"]
+        moved = datetime.fromisoformat(items[0]["expiresAt"].replace("Z", "+00:00"))
+        assert moved > expires
+        time.sleep(max(0.0, (moved - datetime.now(timezone.utc)).total_seconds()) + 0.2)
         assert server.call("resources/read", {"uri": f"memory://notes/{expiring}"})["error"]["code"] == -32002
         assert "Valid for seconds." not in server.result("resources/read", {"uri": opaque})["contents"][0]["text"]
 

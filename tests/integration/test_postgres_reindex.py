@@ -7,7 +7,9 @@ recording that analysis's name."""
 
 from __future__ import annotations
 
+import os
 import re
+import signal
 import subprocess
 import sys
 import threading
@@ -197,6 +199,48 @@ def test_servers_opening_a_database_of_another_analysis_at_once_reindex_it_once(
             store.close()
 
 
+def reindexing_backend(conn: psycopg.Connection) -> tuple[int, str, bool] | None:
+    """The backend holding the re-index's table lock on ``postings`` (held until its
+    transaction ends): its pid, its current (or last) statement, whether its transaction is
+    open."""
+    return conn.execute(
+        """SELECT a.pid, a.query, a.xact_start IS NOT NULL FROM pg_locks l
+           JOIN pg_class c ON c.oid = l.relation JOIN pg_stat_activity a ON a.pid = l.pid
+           WHERE c.relname = 'postings' AND l.mode = 'ExclusiveLock' AND l.granted"""
+    ).fetchone()
+
+
+def frozen_midway(process: subprocess.Popen, url: str, statement: str) -> int:
+    """Stop ``process`` (SIGSTOP) at a moment its re-index's transaction is open and its
+    backend runs (or last ran) a statement starting with ``statement``; the backend's pid.
+    Seen running it, the process is stopped and looked at again: what is then seen cannot
+    move on to the commit, however slowly this test runs."""
+    deadline = time.monotonic() + 300
+
+    def running(conn: psycopg.Connection) -> int | None:
+        conn.execute("SELECT pg_stat_clear_snapshot()")  # pg_stat_activity afresh
+        found = reindexing_backend(conn)
+        return found[0] if found is not None and found[2] and found[1].lstrip().startswith(statement) else None
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        while True:
+            if running(conn) is not None:
+                os.kill(process.pid, signal.SIGSTOP)
+                backend = running(conn)
+                if backend is not None:
+                    return backend
+                os.kill(process.pid, signal.SIGCONT)
+            assert process.poll() is None and recorded(url)[1] is None, "the re-index finished before it was caught midway"
+            assert time.monotonic() < deadline, f"no re-index running {statement or 'a statement'} within 300 s"
+
+
+def backend_gone(url: str, pid: int) -> None:
+    """Until the backend of a killed client has ended (rolled back, its locks released)."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        while conn.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = %s", (pid,)).fetchone()[0]:
+            conn.execute("SELECT pg_sleep(0.01)")
+
+
 def test_a_reindex_killed_midway_leaves_the_old_index_whole_and_the_next_open_finishes_it(postgres_url: str) -> None:
     count = 10_000
     notes = [make_note(f"note {i} painting walls", minutes=i) for i in range(count)]
@@ -210,23 +254,15 @@ def test_a_reindex_killed_midway_leaves_the_old_index_whole_and_the_next_open_fi
             total = conn.execute("SELECT terms FROM keyword_totals WHERE project = %s", (PROJECT.value,)).fetchone()[0]
         return old, new, total, recorded(postgres_url)[1]
 
-    def reindexing() -> bool:
-        """A re-index holds its table lock on ``postings`` until it commits."""
-        with psycopg.connect(postgres_url) as conn:
-            return conn.execute(
-                """SELECT count(*) > 0 FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
-                   WHERE c.relname = 'postings' AND l.mode = 'ExclusiveLock' AND l.granted"""
-            ).fetchone()[0]
-
-    for delay in (0.0, 0.3, 0.6):
+    # killed right after taking its locks, while rewriting a batch of notes, while writing postings
+    for statement in ("", "UPDATE notes n SET length", "INSERT INTO postings"):
         process = subprocess.Popen([sys.executable, "-c", opener, postgres_url])
-        deadline = time.monotonic() + 60
-        while not reindexing() and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert reindexing(), "the re-index did not start"
-        time.sleep(delay)
-        process.kill()
-        process.wait()
+        try:
+            backend = frozen_midway(process, postgres_url, statement)
+        finally:
+            process.kill()  # stopped or not
+            process.wait()
+        backend_gone(postgres_url, backend)
         # the transaction is gone with its process: the old index whole (4 terms a note)
         assert state() == (2 * count, 0, 4 * count, None)
     started = time.perf_counter()

@@ -18,7 +18,7 @@ import numpy as np
 import psycopg
 import pytest
 
-from local_mcp_memory.adapters.postgres_store import PostgresNoteStore, codec
+from local_mcp_memory.adapters.postgres_store import PostgresNoteStore, codec, curation
 from local_mcp_memory.adapters.postgres_store.queries import EXACT_SCAN_MAX
 from local_mcp_memory.adapters.postgres_store.schema import LATEST, MIGRATIONS
 from local_mcp_memory.application.ports import CandidateQuery
@@ -295,8 +295,9 @@ def test_purges_racing_writers_and_each_other_neither_fail_nor_lose_a_note(postg
 
     def purger(k: int) -> None:
         try:
-            while time.monotonic() < stop:
-                purged[k] += stores[k].purge_expired(now())
+            with psycopg.connect(postgres_url, autocommit=True) as conn:  # as the store's pool: a transaction per project
+                while time.monotonic() < stop:
+                    purged[k] += curation.purge(conn, now())
         except BaseException as exc:  # reported below
             errors.append(exc)
 
@@ -308,7 +309,8 @@ def test_purges_racing_writers_and_each_other_neither_fail_nor_lose_a_note(postg
     try:
         assert errors == []
         assert sum(purged.values()) > 0
-        stores[0].purge_expired(now())
+        with psycopg.connect(postgres_url, autocommit=True) as conn:
+            curation.purge(conn, now())
         assert sorted(s.note.text for s in stores[0].iter_notes()) == sorted(n.text for n in live)
         keyword_totals_hold(postgres_url)
         with psycopg.connect(postgres_url) as conn:
@@ -417,6 +419,27 @@ def test_expiry_at_the_ends_of_the_calendar_reads_back_and_filters(postgres_url:
         live = NoteFilter(PROJECT, now=last - timedelta(microseconds=1))
         assert [s.note.id for s in store.list_recent(live, 10)] == [lasting.id]
         assert semantic_ids(store, live, unit(0), 10) == [lasting.id.value]
-        assert store.purge_expired(last) == 2
+        with psycopg.connect(postgres_url, autocommit=True) as conn:
+            assert curation.purge(conn, last) == 2
+    finally:
+        store.close()
+
+
+def test_a_migrated_database_keeps_importance_and_supersession_of_its_old_notes(postgres_url: str) -> None:
+    """Version 5: old notes read with the default importance; the column follows every write,
+    and a supersedes link hides an old note."""
+    notes = old_notes()
+    v1_database(postgres_url, notes)
+    store = PostgresNoteStore(postgres_url)
+    try:
+        assert {s.note.importance for s in store.iter_notes()} == {0.5}
+        newer = attrs.evolve(make_note("the deploy moved to tuesdays", minutes=60), importance=0.9)
+        store.put(newer, NS, unit(99))
+        store.link(Link(LinkKey(newer.id, notes[0].id, Relation("supersedes")), T0))
+        with psycopg.connect(postgres_url) as conn:
+            stored = dict(conn.execute("SELECT id, importance FROM notes WHERE id = ANY(%s)", ([newer.id.value, notes[0].id.value],)).fetchall())
+        assert stored == {newer.id.value: pytest.approx(0.9), notes[0].id.value: 0.5}
+        recent = store.list_recent(NoteFilter(PROJECT, now=now()), 100)
+        assert notes[0].id.value not in [s.note.id.value for s in recent] and recent[0].note == newer
     finally:
         store.close()

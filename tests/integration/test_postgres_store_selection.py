@@ -79,11 +79,8 @@ def test_a_database_going_away_mid_session_answers_32006_and_the_server_recovers
     key = {"projectId": "team-app", "key": "global.project.conventions"}
     with StdioServer(tmp_path, "--store", postgres_url) as server:
         server.result("memory.upsert_global", {**key, "value": "kept"})
-        postgres.stop()
-        try:
+        with postgres.down():
             failed = server.call("memory.get_global", key)
-        finally:
-            postgres.start()
         assert failed["error"]["code"] == -32006
         assert f"127.0.0.1:{postgres.port}" in failed["error"]["message"]
         assert postgres_url.rsplit("/", 1)[1] in failed["error"]["message"]

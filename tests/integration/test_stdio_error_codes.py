@@ -1,4 +1,4 @@
-"""The server error codes of README's Errors table, as a client sees them: the real
+"""The server error codes of the Errors table in docs/methods.md, as a client sees them: the real
 ``mcp-memory serve`` over stdio, real embedders against fake servers on 127.0.0.1, the real
 store on disk. Each answer carries the documented ``data`` and the server keeps serving."""
 

@@ -70,7 +70,7 @@ def write_all(server: Server, project: str, writer: str, start: threading.Barrie
         last = time.monotonic()
         first = first or last
         assert added["namespace"] == NAMESPACE
-        expected[added["id"]] = {**params, "id": added["id"], "source": None, "expiresAt": None, "namespace": NAMESPACE}
+        expected[added["id"]] = {**params, "id": added["id"], "source": None, "expiresAt": None, "importance": 0.5, "namespace": NAMESPACE}
     return expected, first, last
 
 
@@ -80,7 +80,7 @@ def ids_newest_first(notes: list[dict[str, Any]]) -> list[str]:
 
 def assert_sees_every_note(server: Server, project: str, expected: dict[str, Any]) -> None:
     for note_id, note in expected.items():
-        assert server.result("memory.get", {"id": note_id}) == note
+        assert server.result("memory.get", {"id": note_id}) == {**note, "supersededBy": []}
     notes = list(expected.values())
 
     def listed(**filters: Any) -> list[str]:

@@ -111,10 +111,10 @@ def test_a_damaged_note_body_fails_only_that_note_and_the_keyword_index_is_whole
         assert raised.value.path.endswith("notes.bin")
         project = damaged.project_id
         others = {i for i, n in written.notes.items() if n.project_id == project and i != damaged.id}
-        assert {s.note.id for s in store.list_recent(NoteFilter(project), 100)} == others
-        assert {s.note.id for s, _ in hits(store, NoteFilter(project), text="caching")} <= others
-        assert {s.note.id for s, _ in hits(store, NoteFilter(project), text="note")} == others
-        assert {s.note.id for s, _ in hits(store, NoteFilter(project), query=vector(0))} == others
+        assert {s.note.id for s in store.list_recent(NoteFilter(project, include_superseded=True), 100)} == others
+        assert {s.note.id for s, _ in hits(store, NoteFilter(project, include_superseded=True), text="caching")} <= others
+        assert {s.note.id for s, _ in hits(store, NoteFilter(project, include_superseded=True), text="note")} == others
+        assert {s.note.id for s, _ in hits(store, NoteFilter(project, include_superseded=True), query=vector(0))} == others
         for note_id in others:
             assert store.get(note_id).note == written.notes[note_id]
     finally:

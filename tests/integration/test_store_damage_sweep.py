@@ -80,18 +80,18 @@ def check_reads(store: FaissNoteStore, written: Written) -> set:
     for project in PROJECTS:
         mine = {i for i, n in written.notes.items() if n.project_id == project}
         everyone = sorted(mine, key=lambda i: written.notes[i].created_at, reverse=True)
-        listed = answer(lambda: store.list_recent(NoteFilter(project), 100))
+        listed = answer(lambda: store.list_recent(NoteFilter(project, include_superseded=True), 100))
         if listed is not StoreCorrupt:
             assert [s.note.id for s in listed] == [i for i in everyone if i not in damaged]
             assert all(s.note == written.notes[s.note.id] for s in listed)
         for query in (vector(3), vector(101)):
-            semantic = answer(lambda: hits(store, NoteFilter(project), query=query))
+            semantic = answer(lambda: hits(store, NoteFilter(project, include_superseded=True), query=query))
             if semantic is not StoreCorrupt:
                 assert {s.note.id for s, _ in semantic} == mine - damaged
                 for stored, score in semantic:
                     assert stored.note == written.notes[stored.note.id]
                     assert score == pytest.approx(float(written.vectors[stored.note.id] @ query), abs=1e-5)
-        found = answer(lambda: hits(store, NoteFilter(project), text="caching note"))
+        found = answer(lambda: hits(store, NoteFilter(project, include_superseded=True), text="caching note"))
         if found is not StoreCorrupt:
             assert {s.note.id for s, _ in found} <= mine - damaged
             assert all(s.note == written.notes[s.note.id] for s, _ in found)

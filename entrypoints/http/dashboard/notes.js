@@ -1,7 +1,10 @@
-// A note in a list, and the note view: edit title, text, tags and group (memory.update),
-// or delete after a confirmation (memory.delete). Escape closes the view.
+// A note in a list, and the note view: edit title, text, tags, group and importance
+// (memory.update), mark the note as superseding another (memory.update's supersedes), see its
+// supersession chain and a graph of its links, or delete after a confirmation (memory.delete).
+// Escape closes the view.
 
 import { byId, el, formatTime } from "./dom.js";
+import { graphView, neighbourhood } from "./graph.js";
 import { excerpt, highlighted } from "./highlight.js";
 import { call } from "./rpc.js";
 
@@ -39,8 +42,24 @@ export function noteItem(note, { terms = NO_TERMS, score = null, onOpen }) {
       el("time", { datetime: note.createdAt }, formatTime(note.createdAt)),
       note.tags.length ? " · " : null,
       note.tags.map((tag) => el("span", { class: "tag" }, tag)),
+      knowledgeBadges(note),
     ),
   );
+}
+
+// Importance (when not the default), expiry and a superseded mark, for a list item.
+function knowledgeBadges(note) {
+  return [
+    note.importance !== undefined && note.importance !== 0.5 ? el("span", { class: "badge importance" }, `importance ${note.importance}`) : null,
+    note.expiresAt ? el("span", { class: "badge expiry", title: "expires; each read moves it out" }, `expires ${formatTime(note.expiresAt)}`) : null,
+    note.supersededBy?.length ? el("span", { class: "badge superseded" }, "superseded") : null,
+  ];
+}
+
+// The ids a note supersedes, newest link first (memory.related, relation supersedes, outgoing).
+async function supersededNotes(id) {
+  const { items } = await call("memory.related", { id, relation: "supersedes" });
+  return items.filter((item) => item.direction === "out");
 }
 
 function parseTags(raw) {
@@ -88,15 +107,49 @@ export class NoteView {
     byId("note-meta").replaceChildren(
       `${note.projectId} · created ${formatTime(note.createdAt)} · ${note.namespace}`,
       note.source ? ` · source ${note.source}` : "",
+      ` · ${note.expiresAt ? `expires ${formatTime(note.expiresAt)}` : "never expires"}`,
     );
     byId("note-title").value = note.title ?? "";
     byId("note-text").value = note.text;
     byId("note-tags").value = note.tags.join(", ");
     byId("note-group").value = note.groupId;
+    byId("note-importance").value = String(note.importance);
+    byId("note-supersedes").value = "";
     byId("note-error").textContent = "";
     this.askDelete(false);
     if (!this.dialog.open) this.dialog.showModal();
     byId("note-text").focus();
+    await this.showLinks(note);
+  }
+
+  // The supersession chain (newer notes, this one, the notes it supersedes) and the graph.
+  async showLinks(note) {
+    const chain = byId("note-chain");
+    const graph = byId("note-graph-box");
+    let older;
+    let around;
+    try {
+      [older, around] = await Promise.all([supersededNotes(note.id), neighbourhood(note)]);
+    } catch (error) {
+      if (error.code === undefined) this.onError(error);
+      return;
+    }
+    if (this.note?.id !== note.id) return;
+    const item = (id, text, cls) =>
+      el("li", { class: cls }, el("button", { type: "button", class: "link", "data-id": id, onclick: (e) => this.open(id, e.currentTarget) }, text));
+    const newer = note.supersededBy.map((id) => item(id, around.nodes.get(id)?.note.title || around.nodes.get(id)?.note.text || id, "newer"));
+    chain.replaceChildren(
+      newer.length || older.length
+        ? el(
+            "ol",
+            { class: "chain", id: "chain-list" },
+            newer,
+            el("li", { class: "current" }, note.title || note.text.split("\n")[0]),
+            older.map((o) => item(o.id, o.note.title || o.note.text, "older")),
+          )
+        : el("p", { class: "muted" }, "Neither supersedes nor superseded."),
+    );
+    graph.replaceChildren(graphView(around, (id, opener) => this.open(id, opener)));
   }
 
   close() {
@@ -120,6 +173,10 @@ export class NoteView {
     if (!sameTags(tags, note.tags)) patch.tags = tags;
     const group = byId("note-group").value.trim();
     if (group !== note.groupId) patch.groupId = group;
+    const importance = Number(byId("note-importance").value);
+    if (byId("note-importance").value.trim() !== "" && importance !== note.importance) patch.importance = importance;
+    const older = byId("note-supersedes").value.split(/[\s,]+/).filter((id) => id !== "");
+    if (older.length) patch.supersedes = older;
     return patch;
   }
 

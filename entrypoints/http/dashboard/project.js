@@ -50,6 +50,7 @@ export class ProjectView {
       this.query = "";
       this.mode = "hybrid";
       this.topK = 10;
+      this.superseded = false;
     }
     await this.load();
   }
@@ -58,7 +59,7 @@ export class ProjectView {
     const projectId = this.projectId;
     const [stats, recent, ...globals] = await batch([
       ["memory.stats", { projectId }],
-      ["memory.list_recent", { projectId, groupId: this.group, tags: this.tags, limit: RECENT_LIMIT }],
+      ["memory.list_recent", { projectId, groupId: this.group, tags: this.tags, limit: RECENT_LIMIT, includeSuperseded: this.superseded }],
       ...STANDARD_KEYS.map((key) => ["memory.get_global", { projectId, key }]),
     ]);
     for (const result of [stats, recent]) if (result instanceof Error) throw result;
@@ -74,7 +75,14 @@ export class ProjectView {
   render() {
     this.results = el("div", { id: "search-results", "aria-live": "polite" });
     this.recentList = el("div", { id: "recent" });
-    this.main.replaceChildren(this.header(), this.searchPanel(), section("Recent notes", this.recentList), this.globalsPanel());
+    const showSuperseded = el("input", { type: "checkbox", id: "show-superseded", checked: this.superseded });
+    showSuperseded.addEventListener("change", () => {
+      this.superseded = showSuperseded.checked;
+      this.page = 0;
+      this.load().catch(this.fail);
+    });
+    const toggle = el("p", { class: "row" }, showSuperseded, el("label", { for: "show-superseded" }, "Show superseded notes"));
+    this.main.replaceChildren(this.header(), this.searchPanel(), section("Recent notes", toggle, this.recentList), this.globalsPanel());
     this.renderRecent();
   }
 

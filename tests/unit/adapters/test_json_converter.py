@@ -28,7 +28,8 @@ NOW = datetime(2024, 1, 15, 10, 30, tzinfo=timezone.utc)
 
 
 def stored_json(note: Note) -> bytes:
-    """The stored fields as the data directory has held them since format 2, in order."""
+    """The stored fields as the data directory has held them since format 2, in order (format 5
+    adds importance and span, left out at their defaults)."""
     return msgspec.json.encode(
         {
             "id": note.id.value,
@@ -42,6 +43,8 @@ def stored_json(note: Note) -> bytes:
             "metadata": note.metadata,
             **({} if note.expires_at is None else {"expires": format_instant(note.expires_at)}),
             **({} if note.origin is None else {"origin": attrs.asdict(note.origin)}),
+            **({} if note.importance == 0.5 else {"importance": note.importance}),
+            **({} if note.expiry_span is None else {"span": note.expiry_span.total_seconds()}),
         }
     )
 
@@ -60,6 +63,7 @@ def camel_json(note: Note, **extra: Any) -> bytes:
             "createdAt": format_instant(note.created_at),
             "metadata": note.metadata,
             "expiresAt": None if note.expires_at is None else format_instant(note.expires_at),
+            "importance": note.importance,
             **extra,
         }
     )
@@ -78,7 +82,8 @@ def test_an_export_line_keeps_its_bytes_and_reads_back_as_the_note(note: Note, n
     write_export(Export(None, namespace, 1, iter([ExportedNote(note, namespace, None)]), []), out, NOW, False)
     line = out.getvalue().splitlines()[1]
     origin = {} if note.origin is None else {"origin": attrs.asdict(note.origin)}
-    assert line == b'{"type":"note",' + camel_json(note, **origin, namespace=str(namespace))[1:]
+    span = None if note.expiry_span is None else note.expiry_span.total_seconds()
+    assert line == b'{"type":"note",' + camel_json(note, expirySpan=span, **origin, namespace=str(namespace))[1:]
     (back,) = read_export(io.BytesIO(out.getvalue())).notes
     assert back.note == note
 
@@ -87,17 +92,22 @@ def test_an_export_line_keeps_its_bytes_and_reads_back_as_the_note(note: Note, n
 def test_a_wire_view_keeps_its_bytes_and_reads_back_as_the_note(note: Note, namespace: Namespace) -> None:
     data = msgspec.json.encode(stored_view(StoredNote(note, namespace)))
     assert data == camel_json(note, namespace=str(namespace))
-    assert CAMEL.note(msgspec.json.decode(data, type=NoteLine)) == attrs.evolve(note, origin=None)  # never on the wire
+    # the sync origin and the expiry's span are never on the wire
+    assert CAMEL.note(msgspec.json.decode(data, type=NoteLine)) == attrs.evolve(note, origin=None, expiry_span=None)
 
 
 @given(notes)
 def test_both_namings_are_one_mapping(note: Note) -> None:
     stored, camel = STORED.fields(note), CAMEL.fields(note)
-    renamed = {"project": "project_id", "group": "group_id", "created": "created_at", "expires": "expires_at"}
+    renamed = {"project": "project_id", "group": "group_id", "created": "created_at", "expires": "expires_at", "span": "expiry_span"}
     stored_named = {renamed.get(name, name): value for name, value in stored.items()}
     camel_named = {**camel, "tags": tuple(camel["tags"])}
     if note.expires_at is None:
         del camel_named["expires_at"]  # the store leaves it out; the camelCase forms write null
+    if note.expiry_span is None:
+        del camel_named["expiry_span"]
+    if note.importance == 0.5:
+        del camel_named["importance"]  # the store leaves the default out
     assert stored_named == camel_named
     assert camel["tags"] == list(note.tags.values)  # a list, as the camelCase Structs declare
 

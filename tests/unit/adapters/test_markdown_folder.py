@@ -369,7 +369,7 @@ def test_a_malformed_gitignore_pattern_is_dropped_as_git_drops_it_and_the_others
     assert skipped(tmp_path) == {}
 
 
-def test_a_folder_too_deep_to_be_read_is_reported_with_a_trailing_slash(tmp_path: Path) -> None:
+def test_a_folder_deeper_than_a_path_can_name_is_walked_and_read_through_descriptors(tmp_path: Path) -> None:
     name, depth = "n" * 250, 18  # 18 * 251 characters: past PATH_MAX
     fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
     try:
@@ -378,14 +378,14 @@ def test_a_folder_too_deep_to_be_read_is_reported_with_a_trailing_slash(tmp_path
             inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
             os.close(fd)
             fd = inner
+        with os.fdopen(os.open("deep.md", os.O_WRONLY | os.O_CREAT, 0o600, dir_fd=fd), "w") as deep:
+            deep.write("# Deep\nFound at the bottom.")
     finally:
         os.close(fd)
     write(tmp_path, "kept.md", "x")
-    found = skipped(tmp_path)
-    assert listed(tmp_path) == ["kept.md"]
-    ((path, reason),) = found.items()
-    assert path.endswith("/") and path.startswith(name + "/") and reason.startswith("folder cannot be read: ")
-    assert file_of(path + "a.md") == path + "a.md"
+    deep_path = "/".join([name] * depth + ["deep.md"])
+    assert listed(tmp_path) == ["kept.md", deep_path] and skipped(tmp_path) == {}
+    assert read(tmp_path, deep_path).parts[0].title == "Deep"
 
 
 def test_a_folder_name_that_is_not_utf8_is_reported_as_a_folder(tmp_path: Path) -> None:

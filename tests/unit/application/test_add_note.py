@@ -58,7 +58,7 @@ def test_the_same_text_again_answers_the_stored_id_with_duplicate_and_writes_not
     first = rpc(services, "memory.add_note", {"projectId": "proj", "groupId": "g", "text": "Use  UTC\neverywhere ", "title": "a"})
     again = rpc(services, "memory.add_note", {"projectId": "proj", "groupId": "g", "text": "Use UTC everywhere", "title": "b"})
     assert "duplicate" not in first["result"]
-    assert again["result"] == {"id": first["result"]["id"], "namespace": first["result"]["namespace"], "duplicate": True}
+    assert again["result"] == {"id": first["result"]["id"], "namespace": first["result"]["namespace"], "duplicate": True, "possiblySupersedes": []}
     assert rpc(services, "memory.get", {"id": first["result"]["id"]})["result"]["title"] == "a"  # left as it was
     assert len(list(services.store.iter_notes())) == 1
     assert rpc(services, "memory.stats", {})["result"]["duplicatesRefused"] == 1

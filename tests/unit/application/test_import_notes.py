@@ -100,3 +100,15 @@ def test_a_link_to_a_note_in_neither_the_file_nor_the_store_refuses_the_import(s
         import_notes(command, fresh)
     assert refused.value.field == "links[0]"
     assert list(fresh.store.iter_notes()) == []
+
+
+def test_an_import_skips_notes_expired_by_now_with_their_links(services: Services, fresh: Services, clock: ManualClock) -> None:
+    soon = clock.now() + timedelta(hours=1)
+    kept, brief = add(services, "kept for good"), add(services, "gone within the hour", expires_at=soon)
+    link_notes(LinkNotes(LinkKey(kept, brief, Relation("relates_to"))), services)
+    command = export_of(services)
+    clock.advance(hours=2)
+    done = import_notes(command, fresh)
+    assert (done.written, done.expired, done.expired_links, done.links_written) == (1, 1, 1, 0)
+    assert [s.note.id for s in fresh.store.iter_notes()] == [kept]
+    assert related(GetRelated(kept), fresh) == []

@@ -119,3 +119,79 @@ def test_a_note_created_in_the_named_period_gains_the_date_weight_uncapped() -> 
     assert ids(rescored) == [0xC, 0xD, 0xB, 0xA]  # the two dated notes above 0.8 keep their order
     assert [round(c.score, 6) for c in rescored] == [1.15, 1.1, 0.7, 0.6]
     assert dated(fused, None, 0.2) is fused
+
+
+# -- newer_first: an update ranks right above what it updates ------------------------------
+
+from local_mcp_memory.application.ranking import newer_first  # noqa: E402
+
+
+def _unit(*xs: float) -> tuple[float, ...]:
+    norm = sum(x * x for x in xs) ** 0.5
+    return tuple(x / norm for x in xs)
+
+
+def _spread_out(n: int) -> list[tuple[float, ...]]:
+    """``n`` vectors, each along its own axis: no two about one subject."""
+    return [tuple(1.0 if j == i else 0.0 for j in range(n + 2)) for i in range(n)]
+
+
+def test_a_newer_note_about_the_same_subject_moves_just_above_the_older_and_takes_the_scores_of_the_places() -> None:
+    ranked = [hit(0xA, 0.9, minutes=0), hit(0xB, 0.7, minutes=1), hit(0xC, 0.5, minutes=2), hit(0xD, 0.4, minutes=10)]
+    axes = _spread_out(4)
+    vectors = {ranked[0].id: _unit(1, 0, 0, 0, 0.1), ranked[1].id: axes[1], ranked[2].id: axes[2], ranked[3].id: _unit(1, 0, 0, 0, 0)}
+
+    out = newer_first(ranked, vectors, {}, same=0.3, margin=0.2)
+
+    assert ids(out) == [0xD, 0xA, 0xB, 0xC]  # D updates A; B and C keep their order
+    assert [c.score for c in out] == [0.9, 0.7, 0.5, 0.4]
+
+
+def test_an_older_note_below_a_newer_one_about_the_same_subject_stays_where_it_is() -> None:
+    ranked = [hit(0xA, 0.9, minutes=10), hit(0xB, 0.7, minutes=1), hit(0xC, 0.5, minutes=0)]
+    vectors = {ranked[0].id: _unit(1, 0, 0), ranked[1].id: _unit(0, 1, 0), ranked[2].id: _unit(1, 0.1, 0)}
+
+    assert newer_first(ranked, vectors, {}, same=0.3, margin=0.2) == ranked
+
+
+def test_notes_written_one_right_after_the_other_are_context_not_an_update() -> None:
+    ranked = [hit(0xA, 0.9, minutes=0), hit(0xB, 0.7, minutes=5), hit(0xC, 0.5, minutes=10)]
+    vectors = {ranked[0].id: _unit(1, 0, 0), ranked[1].id: _unit(0, 1, 0), ranked[2].id: _unit(1, 0.1, 0)}
+
+    assert newer_first(ranked, vectors, {ranked[0].id: [ranked[2].id]}, same=0.3, margin=0.2) == ranked
+
+
+def test_when_every_result_is_alike_none_stands_out_as_an_update() -> None:
+    ranked = [hit(i, 1.0 - i / 10, minutes=i) for i in range(4)]  # newer ones below
+    vectors = {c.id: _unit(1, 0.1 * i) for i, c in enumerate(ranked)}  # all cosines near 1
+
+    assert newer_first(ranked, vectors, {}, same=0.3, margin=0.2) == ranked
+
+
+def test_a_result_without_a_vector_keeps_its_place() -> None:
+    ranked = [hit(0xA, 0.9, minutes=0), hit(0xB, 0.7, minutes=5), hit(0xC, 0.6, minutes=9), hit(0xD, 0.5, minutes=1)]
+    vectors = {ranked[0].id: _unit(1, 0, 0), ranked[2].id: _unit(1, 0.05, 0), ranked[3].id: _unit(0, 0, 1)}
+
+    assert ids(newer_first(ranked, vectors, {}, same=0.3, margin=0.2)) == [0xC, 0xA, 0xB, 0xD]
+
+
+@given(st.lists(st.tuples(st.floats(-1, 1), st.floats(-1, 1), st.integers(0, 1000)), min_size=0, max_size=12, unique_by=lambda t: t[2]))
+def test_newer_first_is_a_permutation_keeping_every_score_in_its_place(rows: list[tuple[float, float, int]]) -> None:
+    ranked = [hit(i, 1.0 - i / 100, minutes=m) for i, (_, _, m) in enumerate(rows)]
+    vectors = {c.id: _unit(x + 0.01, y) for c, (x, y, _) in zip(ranked, rows)}
+
+    out = newer_first(ranked, vectors, {}, same=0.3, margin=0.2)
+
+    assert sorted(ids(out)) == sorted(ids(ranked))
+    assert [c.score for c in out] == [c.score for c in ranked]
+
+
+def test_a_newer_note_that_speaks_of_a_change_needs_a_smaller_margin() -> None:
+    ranked = [hit(0xA, 0.9, minutes=0), hit(0xB, 0.7, minutes=1), hit(0xC, 0.5, minutes=10)]
+    vectors = {ranked[0].id: _unit(1, 0, 0), ranked[1].id: _unit(0, 1, 0), ranked[2].id: _unit(0.6, 0, 0.8)}  # A·C = 0.6
+
+    plain = newer_first(ranked, vectors, {}, same=0.3, margin=0.45, changed_margin=0.3)
+    changed = newer_first(ranked, vectors, {}, same=0.3, margin=0.45, changed=[ranked[2].id], changed_margin=0.3)
+
+    assert ids(plain) == [0xA, 0xB, 0xC]  # mean 0.2: 0.6 is below 0.65, above 0.5
+    assert ids(changed) == [0xC, 0xA, 0xB]

@@ -26,7 +26,7 @@ from tests.fakes.memory_store import InMemoryNoteStore
 from tests.unit.steps import add
 
 
-README = Path(__file__).resolve().parents[3] / "README.md"
+METHODS_PAGE = Path(__file__).resolve().parents[3] / "docs" / "methods.md"
 
 
 T0 = datetime(2024, 1, 15, 10, 30, tzinfo=timezone.utc)
@@ -128,7 +128,7 @@ def test_semantic_mode_alone_misses_the_note_found_only_by_keyword(tmp_path: Pat
 
 def test_a_hybrid_search_brings_up_the_note_written_right_after_a_hit(tmp_path: Path) -> None:
     meaning = (1.0, 0.0, 0.0)
-    embedder = TableEmbedder({"deploy": meaning}, other=(0.0, 1.0, 0.0))
+    embedder = TableEmbedder({"deploy": meaning, "blue-green": (0.0, 0.0, 1.0)}, other=(0.0, 1.0, 0.0))
     services = services_with(tmp_path, embedder)
     for minute in range(12):
         at = T0 + timedelta(hours=2, minutes=minute)  # newer: first among equals in a plain search
@@ -159,10 +159,11 @@ def test_a_hybrid_search_that_names_a_day_prefers_what_was_written_that_day(tmp_
 
 
 def test_the_ten_best_hits_lend_context_to_their_neighbours_not_only_the_first_five(tmp_path: Path) -> None:
-    embedder = TableEmbedder({"deploy": (1.0, 0.0, 0.0)}, other=(0.0, 1.0, 0.0))
+    embedder = TableEmbedder({"deploy": (1.0, 0.0, 0.0), "blue-green": (0.0, 0.0, 1.0)}, other=(0.0, 1.0, 0.0))
     services = services_with(tmp_path, embedder)
-    for n in range(8):  # eight strong matches, each alone in its group
-        add_note(AddNote("proj", GroupId(f"solo-{n}"), f"deploy the api, variant {n}", created_at=T0 + timedelta(hours=n)), services)
+    for n in range(8):  # eight strong matches, each alone in its group, newer than the question below
+        at = T0 + timedelta(days=3, hours=n)
+        add_note(AddNote("proj", GroupId(f"solo-{n}"), f"deploy the api, variant {n}", created_at=at), services)
     for minute in range(12):
         add_note(AddNote("proj", GroupId("g"), f"Unrelated chatter number {minute}", created_at=T0 + timedelta(days=2, minutes=minute)), services)
     sixth = add_note(AddNote("proj", GroupId("g"), "How do we deploy?", created_at=T0 + timedelta(days=1)), services)
@@ -175,8 +176,8 @@ def test_the_ten_best_hits_lend_context_to_their_neighbours_not_only_the_first_f
     assert answer.id in ranked[:10]  # yet its neighbour came in on its account
 
 
-def test_the_default_mode_is_hybrid_as_the_readme_says() -> None:
-    documented = re.search(r"default `mode` is `(\w+)`", README.read_text())
+def test_the_default_mode_is_hybrid_as_the_methods_page_says() -> None:
+    documented = re.search(r"default `mode` is `(\w+)`", METHODS_PAGE.read_text())
 
     assert DEFAULT_MODE == "hybrid"
     assert documented is not None and documented.group(1) == DEFAULT_MODE

@@ -14,9 +14,10 @@ from local_mcp_memory.application.recall import HEADER, RecallPrompt, recall
 from local_mcp_memory.application.services import Services
 from local_mcp_memory.application.session_digest import Answer, Command, Digest, DigestLimits, FileChange, Prompt, digest
 from local_mcp_memory.domain.identifiers import CanonicalProjectId, NoteId
+from local_mcp_memory.domain.note import LASTING
 from tests.fakes.manual_clock import ManualClock
 from tests.secrets_corpus import corpus_text, surviving
-from tests.unit.steps import add
+from tests.unit.steps import add, rpc
 
 SESSION = [
     Prompt("Fix the login redirect after OAuth"),
@@ -175,3 +176,12 @@ def test_recall_never_shows_the_session_its_own_digest(services: Services) -> No
 def test_recall_refuses_a_budget_too_small_to_show_a_note() -> None:
     with pytest.raises(InvalidRequest):
         RecallPrompt("/repo", "x", max_chars=10)
+
+
+def test_a_session_digest_raised_to_lasting_importance_keeps_no_default_expiry(services: Services) -> None:
+    first = capture_session(CaptureSession("proj", "s-lasting", made([Prompt("first prompt")])), services)
+    assert services.store.get(first.id).note.expires_at is not None
+    rpc(services, "memory.update", {"id": first.id.value, "patch": {"importance": LASTING}})
+    capture_session(CaptureSession("proj", "s-lasting", made([Prompt("first prompt"), Prompt("second prompt")])), services)
+    kept = services.store.get(first.id).note
+    assert kept.importance == LASTING and kept.expires_at is None

@@ -75,13 +75,29 @@ def as_format_3(data: Path) -> None:
     assert sidecar.link_count == 0
     (snapshot / "links.jsonl").unlink()
     checksums = {**sidecar.checksums, "notes.npy": zlib.crc32(buffer.getvalue())}
-    sidecar_bytes = encode(msgspec.structs.replace(sidecar, format=3, checksums=checksums))
-    (snapshot / "sidecar.json").write_bytes(sidecar_bytes)
+    _relabel(data, msgspec.structs.replace(sidecar, format=3, checksums=checksums))
+
+
+def as_format_4(data: Path) -> None:
+    """Rewrite a compacted format 5 store whose notes have the default importance and no
+    recorded span as format 4 wrote it: the same files, format 4 in the sidecar, the
+    manifest and the journal's header (the journal must hold nothing else)."""
+    snapshot = snapshot_of(data)
+    sidecar = decode_sidecar((snapshot / "sidecar.json").read_bytes(), "sidecar.json")
+    bodies = (snapshot / "notes.bin").read_bytes()
+    assert b'"importance"' not in bodies and b'"span"' not in bodies
+    _relabel(data, msgspec.structs.replace(sidecar, format=4))
+
+
+def _relabel(data: Path, sidecar) -> None:
+    """Write ``sidecar`` and give the manifest and the journal's header its format."""
+    sidecar_bytes = encode(sidecar)
+    (snapshot_of(data) / "sidecar.json").write_bytes(sidecar_bytes)
     body, _about = read_line((data / "MANIFEST.json").read_bytes()[:-1])
-    manifest = Manifest(**{**json.loads(body), "format": 3, "sidecar_crc": zlib.crc32(sidecar_bytes)})
+    manifest = Manifest(**{**json.loads(body), "format": sidecar.format, "sidecar_crc": zlib.crc32(sidecar_bytes)})
     (data / "MANIFEST.json").write_bytes(encode_manifest(manifest))
     journal = journal_of(data)
     lines = journal.read_bytes().split(b"\n")
     assert lines[1:] == [b""], "the journal holds records"
     header = json.loads(read_line(lines[0])[0])
-    journal.write_bytes(encode_line(Header(format=3, generation=header["generation"])))
+    journal.write_bytes(encode_line(Header(format=sidecar.format, generation=header["generation"])))

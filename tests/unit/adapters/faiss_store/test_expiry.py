@@ -1,5 +1,5 @@
-"""Expiry in the FAISS store: decided at read time from a column, dropped by compaction
-and by purge_expired, read from stores of format 3 too."""
+"""Expiry in the FAISS store: decided at read time from a column, dropped by compaction,
+read from stores of format 3 too."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from local_mcp_memory.adapters.faiss_store.snapshot import load_snapshot
 from local_mcp_memory.adapters.faiss_store.state import StoreState
 from local_mcp_memory.application.ports import CandidateQuery
 from local_mcp_memory.domain.note import NoteFilter
-from tests.unit.adapters.faiss_store.stores import NS, PROJECT, T0, as_format_3, journal_of, link, note, snapshot_of, vector
+from tests.unit.adapters.faiss_store.stores import NS, PROJECT, T0, as_format_3, link, note, snapshot_of, vector
 
 FAR = datetime(2999, 1, 1, tzinfo=timezone.utc)
 
@@ -111,24 +111,6 @@ def test_a_process_whose_keyword_index_held_a_note_dropped_by_compaction_still_a
     finally:
         writer.close()
         reader.close()
-
-
-def test_purge_expired_removes_them_durably_in_one_write_with_their_links(tmp_path: Path) -> None:
-    data = tmp_path / "data"
-    store, other = FaissNoteStore(data), FaissNoteStore(data)
-    try:
-        notes = [note(i, expires=T0 + timedelta(hours=i)) for i in range(4)] + [note(4)]
-        store.put_many([(n, vector(i)) for i, n in enumerate(notes)], NS)
-        assert store.link(link(notes[0], notes[4]))
-        lines = journal_of(data).read_bytes().count(b"\n")
-        assert store.purge_expired(T0 + timedelta(hours=2)) == 3
-        assert journal_of(data).read_bytes().count(b"\n") == lines + 3
-        assert listed(other, NoteFilter(PROJECT)) == {notes[3].id.value, notes[4].id.value}
-        assert other.links(notes[4].id) == []
-        assert store.purge_expired(T0 + timedelta(hours=2)) == 0
-    finally:
-        store.close()
-        other.close()
 
 
 def test_a_format_3_store_is_read_with_the_expiry_its_notes_hold_and_upgraded(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ import pytest
 from local_mcp_memory.adapters.faiss_store import FaissNoteStore
 from local_mcp_memory.adapters.faiss_store.checkup import verify
 from local_mcp_memory.adapters.faiss_store.lines import encode_line
-from local_mcp_memory.adapters.faiss_store.records import PutLink, decode_sidecar
+from local_mcp_memory.adapters.faiss_store.records import FORMAT, PutLink, decode_sidecar
 from local_mcp_memory.adapters.faiss_store.salvage import as_export, salvage
 from local_mcp_memory.application.errors import StoreCorrupt
 from tests.unit.adapters.faiss_store.stores import NS, flip_byte, journal_of, link, note, snapshot_of, vector
@@ -58,7 +58,7 @@ def test_the_snapshot_lists_its_links_in_a_checksummed_file_it_counts(tmp_path: 
     linked_store(tmp_path / "data", compact=True)
     snapshot = snapshot_of(tmp_path / "data")
     sidecar = decode_sidecar((snapshot / "sidecar.json").read_bytes(), "sidecar.json")
-    assert sidecar.format == 4 and sidecar.link_count == 3
+    assert sidecar.format == FORMAT and sidecar.link_count == 3
     assert (snapshot / "links.jsonl").read_bytes().count(b'{"crc":"') == 3
 
 

@@ -12,7 +12,7 @@ def test_each_result_carries_the_note_fields_its_home_namespace_and_a_score(serv
     assert result["namespace"] == str(LOCAL)
     (hit,) = result["results"]
     assert list(hit) == [
-        "id", "projectId", "groupId", "title", "text", "tags", "source", "createdAt", "metadata", "expiresAt",
+        "id", "projectId", "groupId", "title", "text", "tags", "source", "createdAt", "metadata", "expiresAt", "importance",
         "namespace", "score",
     ]
     assert hit["id"] == note.value and hit["namespace"] == str(LOCAL) and 0.0 < hit["score"] <= 1.0

@@ -1,0 +1,23 @@
+"""What every vector the stores keep must be, whichever way it came in (an embedder's
+answer, an import, a salvage): finite numbers of L2 length 1, within ``UNIT_TOLERANCE``
+(the ports' convention: a search's cosine is the dot product, so a longer vector would
+outscore every other, a shorter one sink)."""
+
+from __future__ import annotations
+
+import math
+
+from local_mcp_memory.application.ports import Vector
+
+UNIT_TOLERANCE = 1e-3
+
+
+def vector_problem(vector: Vector) -> str | None:
+    """Why ``vector`` may not be stored, or None. One C-level pass (``math.hypot``): a NaN
+    or an infinity makes the length non-finite."""
+    length = math.hypot(*vector)
+    if not math.isfinite(length):
+        return "must hold finite numbers only (no NaN or infinity)"
+    if abs(length - 1.0) > UNIT_TOLERANCE:
+        return f"must have length 1 (within {UNIT_TOLERANCE:g}); its length is {length:.6g}"
+    return None

@@ -1,0 +1,383 @@
+"""docs/benchmarks.md, written from the result files under bench/results/.
+
+    python -m bench.report [--results bench/results] [--out docs/benchmarks.md]
+
+Only the latest measurement of each thing measured is shown: for every benchmark, the figures
+of one configuration (store, size, model, mode, ...) come from the newest result file that
+holds them. Older files stay in git history; the page never lists them. The page is a pure
+function of the files, so a test checks that the committed page is what this command writes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "bench" / "results"
+PAGE = ROOT / "docs" / "benchmarks.md"
+
+Result = dict[str, Any]
+
+
+def load(results: Path) -> list[tuple[str, Result]]:
+    """Every JSON result file, by name."""
+    return [(path.name, json.loads(path.read_text(encoding="utf-8"))) for path in sorted(results.glob("*.json"))]
+
+
+def when(name: str, data: Result) -> str:
+    """The instant a result was measured, as sortable text: its ``when``, else the stamp in
+    a ``store_bench_<stamp>.json`` name, else nothing."""
+    if isinstance(data.get("when"), str):
+        return data["when"]
+    stem = name.removesuffix(".json")
+    if stem.startswith("store_bench_"):
+        stamp = stem.removeprefix("store_bench_")
+        return f"{stamp[0:4]}-{stamp[4:6]}-{stamp[6:8]}T{stamp[9:11]}:{stamp[11:13]}:{stamp[13:15]}Z"
+    return ""
+
+
+def newest(rows: Iterable[tuple[tuple, str, str, Any]]) -> dict[tuple, tuple[str, Any]]:
+    """``(key, when, file, row)`` -> for each key the row of the newest file (later file
+    name on a tie, so the choice never depends on listing order)."""
+    best: dict[tuple, tuple[str, str, Any]] = {}
+    for key, instant, name, row in rows:
+        if key not in best or (instant, name) > best[key][:2]:
+            best[key] = (instant, name, row)
+    return {key: (name, row) for key, (_, name, row) in best.items()}
+
+
+def machine(data: Result) -> str:
+    info = data.get("machine") or {}
+    if isinstance(info, str):
+        info = {"system": info}
+    meta = data.get("meta") or {}
+    cpu = info.get("cpu") or meta.get("cpu") or info.get("platform") or info.get("system") or "not recorded"
+    cores = info.get("cores") or info.get("cpus") or data.get("cpus")
+    load = data.get("load_average_at_start", data.get("load_average"))
+    if load is None and isinstance(info.get("load_average"), list):
+        load = info["load_average"][0]
+    if isinstance(data.get("load_average_1m"), dict):
+        load = data["load_average_1m"].get("before")
+    parts = [str(cpu)]
+    if cores and "cores" not in str(cpu):
+        parts.append(f"{cores} cores")
+    if isinstance(load, (int, float)):
+        parts.append(f"load average {load:.1f}")
+    return ", ".join(parts)
+
+
+def num(value: Any, digits: int = 2) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def table(header: list[str], rows: list[list[str]]) -> list[str]:
+    return [
+        "| " + " | ".join(header) + " |",
+        "|" + "---|" * len(header),
+        *("| " + " | ".join(row) + " |" for row in rows),
+    ]
+
+
+def sources(files: dict[str, Result], names: Iterable[str]) -> list[str]:
+    return [
+        f"- `bench/results/{name}`: {when(name, files[name]) or 'time not recorded'}, {machine(files[name])}"
+        for name in sorted(set(names))
+    ]
+
+
+def section(title: str, command: str, body: list[str], files: dict[str, Result], names: Iterable[str]) -> list[str]:
+    return [f"## {title}", "", f"`{command}`", "", *body, "", "Measured:", "", *sources(files, names), ""]
+
+
+def newest_runs(
+    files: dict[str, Result], family: str, key: Callable[[Result, dict[str, Any]], tuple]
+) -> dict[tuple, tuple[str, tuple[Result, dict[str, Any]]]]:
+    """The runs of every file of a benchmark family (``benchmark`` starting with ``family``),
+    the newest for each ``key(file, run)``."""
+    return newest(
+        (key(data, run), when(name, data), name, (data, run))
+        for name, data in files.items()
+        if str(data.get("benchmark", "")).startswith(family)
+        for run in data.get("runs", [])
+    )
+
+
+def end_to_end(files: dict[str, Result]) -> list[str]:
+    picked = newest_runs(files, "e2e", lambda data, run: (run_store(data), run["size"]))
+    if not picked:
+        return []
+    rows = []
+    for (store, size), (_, (_, run)) in sorted(picked.items()):
+        search = run["search"]
+        rows.append([
+            store, f"{size:,}", num(run["bulk_ingest"]["notes_per_s"], 1),
+            f"{num(run['add_note_ms']['p50'])} / {num(run['add_note_ms']['p95'])}",
+            *(f"{num(search[mode]['p50'])} / {num(search[mode]['p95'])}" for mode in ("semantic", "keyword", "hybrid")),
+        ])
+    body = [
+        "The whole server over stdio with the local model: `memory.add_notes` in batches of 500,",
+        "then `memory.add_note` and `memory.search` one request at a time (milliseconds, p50 / p95).",
+        "",
+        *table(["store", "notes", "ingest notes/s", "add_note", "semantic", "keyword", "hybrid"], rows),
+    ]
+    return section("End to end", "python -m bench.e2e", body, files, (name for name, _ in picked.values()))
+
+
+def run_store(data: Result) -> str:
+    return str(data.get("store") or "faiss")
+
+
+def locomo(files: dict[str, Result]) -> list[str]:
+    """Each mode of each store and model from the newest run that measured it (a run may
+    measure only some modes)."""
+    picked = newest(
+        ((run_store(data), run["model"], mode), when(name, data), name, (data, run, figures))
+        for name, data in files.items()
+        if str(data.get("benchmark", "")).startswith("locomo")
+        for run in data.get("runs", [])
+        for mode, figures in run["modes"].items()
+    )
+    if not picked:
+        return []
+    order = {"semantic": 0, "keyword": 1, "hybrid": 2}
+    rows = []
+    for (store, model, mode), (_, (_, run, figures)) in sorted(picked.items(), key=lambda i: (*i[0][:2], order.get(i[0][2], 3), i[0][2])):
+        recall = figures["recall"]
+        search = figures.get("search_ms") or {}
+        rows.append([
+            store, model, mode, *(num(recall.get(k), 3) for k in ("r@1", "r@5", "r@10", "r@25")),
+            num(search.get("p50")), num(run["ingest"].get("notes_per_s"), 1),
+        ])
+    some = next(iter(picked.values()))[1][0]
+    body = [
+        f"Evidence recall on {some.get('notes', '?')} LoCoMo turns and {some.get('questions', '?')} questions"
+        f" (conversations {', '.join(some.get('conversations', []))}), through the server's methods;",
+        "search p50 in milliseconds, ingest (of that run) through `memory.add_notes`.",
+        "",
+        *table(["store", "model", "mode", "R@1", "R@5", "R@10", "R@25", "search p50", "ingest notes/s"], rows),
+    ]
+    return section("Retrieval quality: LoCoMo", "python -m bench.locomo --modes semantic,keyword,hybrid",
+                   body, files, (name for name, _ in picked.values()))
+
+
+def paraphrase(files: dict[str, Result]) -> list[str]:
+    picked = newest_runs(files, "paraphrase", lambda data, run: (run["model"],))
+    if not picked:
+        return []
+    groups = ("all", "en", "ja", "ko", "es", "cross")
+    rows = [
+        [model, mode, *(num(figures["recall"].get(g, {}).get("r@1"), 2) for g in groups),
+         num(figures["recall"]["all"].get("r@5"), 2)]
+        for (model,), (_, (_, run)) in sorted(picked.items())
+        for mode, figures in run["modes"].items()
+    ]
+    body = [
+        "Recall@1 of a paraphrased question per language (`cross`: question and note in different",
+        "languages), and recall@5 over all of them.",
+        "",
+        *table(["model", "mode", *(f"R@1 {g}" for g in groups), "R@5 all"], rows),
+    ]
+    return section("Retrieval quality: paraphrases", "python -m bench.paraphrase --modes semantic,keyword,hybrid",
+                   body, files, (name for name, _ in picked.values()))
+
+
+def store_bench(files: dict[str, Result]) -> list[str]:
+    picked = newest(
+        ((data["meta"].get("projects"), data["meta"].get("vectors") or "random", row["system"], row["size"]),
+         when(name, data), name, row)
+        for name, data in files.items()
+        if name.startswith("store_bench_")
+        for row in data.get("results", [])
+        if "missing" not in row
+    )
+    if not picked:
+        return []
+    lines: list[str] = [
+        "The store alone, no model and no protocol, on identical 384-d vectors: open (constructor",
+        "and first search), top-10 search in the scope, with a group filter (a tenth of it), recall@10",
+        "against the exact top 10, one durable add, resident memory. Milliseconds unless named.",
+        "",
+    ]
+    for projects, vectors in sorted({key[:2] for key in picked}, key=lambda pv: (pv[0] != 1, pv[1] != "text", pv)):
+        rows = []
+        for key in sorted((k for k in picked if k[:2] == (projects, vectors)), key=lambda k: (k[3], k[2])):
+            _, row = picked[key]
+            rows.append([
+                f"{key[3]:,}", key[2], num(row["open_s"] * 1000, 1),
+                f"{num(row['search']['p50_ms'])} / {num(row['search']['p99_ms'])}", num(row.get("recall10"), 3),
+                num(row["search_group"]["p50_ms"]),
+                f"{num(row['add']['p50_ms'])} / {num(row['add']['p99_ms'])}" if row.get("add") else "—",
+                num(row["rss_mib"], 0),
+            ])
+        scope = "every note in one project" if projects == 1 else f"notes spread over {projects} projects"
+        lines += [
+            f"{scope.capitalize()}, {vectors} vectors:", "",
+            *table(["notes", "store", "open", "search p50 / p99", "recall@10", "group p50", "add p50 / p99", "RSS MiB"], rows),
+            "",
+        ]
+    return section("Store", "python -m bench.store_bench --sizes 10000,100000 --projects 1",
+                   lines[:-1], files, (name for name, _ in picked.values()))
+
+
+def newest_file(
+    title: str, command: str, match: Callable[[str, Result], bool], body: Callable[[Result], list[str]]
+) -> Callable[[dict[str, Result]], list[str]]:
+    """A section drawn from one file: the newest that ``match`` accepts."""
+
+    def build(files: dict[str, Result]) -> list[str]:
+        found = [(when(name, data), name) for name, data in files.items() if match(name, data)]
+        if not found:
+            return []
+        _, name = max(found)
+        return section(title, command, body(files[name]), files, [name])
+
+    return build
+
+
+def named(benchmark: str) -> Callable[[str, Result], bool]:
+    return lambda name, data: data.get("benchmark") == benchmark or name == f"{benchmark}.json"
+
+
+def startup(data: Result) -> list[str]:
+    rows = [[step, num(s["median_ms"], 1), num(s["min_ms"], 1), num(s["max_ms"], 1)] for step, s in data["summary"].items()]
+    return [
+        f"A fresh `mcp-memory serve` over stdio, {data.get('runs', '?')} runs: wall time (and CPU) from",
+        "process start to each answer, milliseconds.",
+        "",
+        *table(["step", "median", "min", "max"], rows),
+    ]
+
+
+def http_load(data: Result) -> list[str]:
+    rows = [[method, str(s["n"]), num(s["p50"], 1), num(s["p99"], 1), num(s["max"], 1)] for method, s in data["latency_ms"].items()]
+    return [
+        f"{data['clients']} clients, {data['requests_per_client']} requests each, {data['write_ratio']:.0%} writes, "
+        f"{data['server_workers']} server workers: {num(data['requests_per_second'], 1)} requests/s, "
+        f"{data['errors']} errors, {data['missing_after_restart']} of {data['acknowledged_notes']} acknowledged notes "
+        "missing after a restart. Latency in milliseconds:",
+        "",
+        *table(["method", "requests", "p50", "p99", "max"], rows),
+    ]
+
+
+def embedders(data: Result) -> list[str]:
+    rows = [
+        [r["provider"], r["model"], num(r["load_s"]), num(r["single_texts_per_s"], 1), num(r["batch32_texts_per_s"], 1),
+         num(r["peak_rss_mb"], 0)]
+        for r in data["results"]
+    ]
+    return [
+        "Each local model in its own process: load time (s), texts per second one at a time and",
+        "in batches of 32, peak memory (MB).",
+        "",
+        *table(["provider", "model", "load s", "texts/s single", "texts/s batch 32", "peak RSS MB"], rows),
+    ]
+
+
+def lifecycle(data: Result) -> list[str]:
+    rows = [[step, num(seconds, 1)] for step, seconds in data["seconds"].items()]
+    return [
+        f"{data['notes']:,} notes ({data['bytes']:,} bytes of export): export and import through the command",
+        f"line; round trip identical: {'yes' if data.get('identical') else 'no'}.",
+        "",
+        *table(["step", "seconds"], rows),
+    ]
+
+
+def hooks(data: Result) -> list[str]:
+    rows = [
+        [event, *(f"{num(t[k]['p50'], 0)} / {num(t[k]['p95'], 0)}" for k in ("cold_ms", "warm_ms", "in_process_ms")),
+         num(t["warm_hook_cpu_ms"]["p50"], 0)]
+        for event, t in data["latency"].items()
+    ]
+    chars, capture = data["chars_added"], data["long_capture"]
+    return [
+        "Each Claude Code hook as Claude Code runs it (`mcp-memory hook <event>`), milliseconds p50 / p95:",
+        "cold (no service running: the hook starts it and waits), warm (the service is up), in process",
+        "(the hook does the work itself, the fallback);",
+        "the hook process's own CPU when warm.",
+        "",
+        *table(["event", "cold", "warm", "in process", "warm hook CPU"], rows),
+        "",
+        f"Recall adds {num(chars['related']['mean'], 0)} characters on average to a related prompt"
+        f" ({chars['related']['silent']} of {chars['related']['prompts']} get nothing) and"
+        f" {num(chars['unrelated']['mean'], 0)} to an unrelated one ({chars['unrelated']['silent']} of"
+        f" {chars['unrelated']['prompts']} silent). The service's memory: {num(data['service_memory_mib']['VmRSS'], 0)} MiB."
+        f" Capturing a {capture['turns']:,}-turn transcript ({num(capture['transcript_mib'], 1)} MiB):"
+        f" {num(capture['warm_ms']['p50'], 0)} ms warm.",
+    ]
+
+
+SECTIONS = (
+    end_to_end,
+    store_bench,
+    locomo,
+    paraphrase,
+    newest_file("Start-up", "python -m bench.startup_bench", named("startup"), startup),
+    newest_file("HTTP load", "python -m bench.http_load", named("http_load"), http_load),
+    newest_file("Embedders", "python -m bench.embedder_bench", named("embedders"), embedders),
+    newest_file("Export and import", "python -m bench.lifecycle_bench", named("lifecycle"), lifecycle),
+    newest_file("Claude Code hooks", "python -m bench.hooks", named("hooks"), hooks),
+)
+
+
+def render(results: Path = RESULTS) -> str:
+    files = dict(load(results))
+    lines = [
+        "# Benchmarks",
+        "",
+        "<!-- Written by `python -m bench.report` from bench/results/*.json: edit the script, not this page. -->",
+        "",
+        "The latest figures of each benchmark, one run each (medians and percentiles of that run), on",
+        "the shared 2-core machines the project is developed on; each table names the file it comes",
+        "from, when it was measured and the machine's load. Earlier figures are in git history. Every",
+        "benchmark prints its table and writes its JSON under `bench/results/`; none of them is a",
+        "timed test. The LoCoMo data: `python -m bench.fetch_data` (five development conversations",
+        "in `bench/data/locomo/dev`, five held out in `bench/data/locomo/test`; CC BY-NC 4.0, cite",
+        "Maharana et al., ACL 2024).",
+        "",
+    ]
+    for build in SECTIONS:
+        lines += build(files)
+    shown = {line.split("`")[1].removeprefix("bench/results/") for line in lines if line.startswith("- `bench/results/")}
+    others = sorted(set(files) - shown - superseded(files))
+    if others:
+        lines += [
+            "## Other results",
+            "",
+            "Result files this page has no table for yet (add one to `bench/report.py`):",
+            "",
+            *sources(files, others),
+            "",
+        ]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def superseded(files: dict[str, Result]) -> set[str]:
+    """Files a known section read but took no figure from: every figure in them was
+    measured again later."""
+    known = {name for name, data in files.items() if name.startswith("store_bench_")
+             or str(data.get("benchmark", "")).startswith(("e2e", "locomo"))}
+    return known
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.report", description=__doc__.splitlines()[0])
+    parser.add_argument("--results", type=Path, default=RESULTS)
+    parser.add_argument("--out", type=Path, default=PAGE)
+    args = parser.parse_args(argv)
+    args.out.write_text(render(args.results), encoding="utf-8")
+    print(args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

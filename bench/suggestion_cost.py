@@ -1,0 +1,71 @@
+"""What the add-time suggestions (``possiblySupersedes``) cost an add_note, in-process.
+
+    .venv/bin/python -m bench.suggestion_cost [--store postgresql://…|embedded] [--rounds 2]
+
+Adds the notes of both knowledge-update halves (each made unique) to one project of a fresh
+store, ``--rounds`` times over, and times each ``add_note`` as a whole; after each, times the
+suggestion step alone (``suggestions.possibly_superseded``: one semantic store search and
+the rule) for a note about to be added. Writes ``bench/results/suggestion_cost.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a script: python bench/suggestion_cost.py
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.client import latency_ms, store_urls, table, write_result
+from bench.knowledge import SETS
+from local_mcp_memory.application.add_note import AddNote, add_note, new_note
+from local_mcp_memory.application.suggestions import possibly_superseded
+from local_mcp_memory.domain.identifiers import GroupId
+from local_mcp_memory.entrypoints.bootstrap import compose
+
+
+def texts() -> list[str]:
+    out = []
+    for part in ("dev", "heldout"):
+        for project in json.loads((SETS / f"{part}.json").read_text())["projects"]:
+            out += [p["old"] for p in project["pairs"]] + project["related"] + project["unrelated"] + [p["new"] for p in project["pairs"]]
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="bench.suggestion_cost", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--store", help="postgresql://… (an empty database) or 'embedded'; default: the local store")
+    parser.add_argument("--rounds", type=int, default=2)
+    args = parser.parse_args(argv)
+    whole, step = [], []
+    with tempfile.TemporaryDirectory(prefix="mcp-memory-bench-") as home, store_urls(args.store) as store_for:
+        services = compose(config_path=Path(home) / "config.json", data_dir=Path(home) / "data", store_url=store_for(), environ={})
+        try:
+            add_note(AddNote("bench", GroupId("g"), "warm up"), services)  # loads the model
+            for i, text in enumerate(texts() * args.rounds):
+                started = time.perf_counter()
+                add_note(AddNote("bench", GroupId("g"), f"{text} ({i})"), services)
+                whole.append(time.perf_counter() - started)
+                note = new_note(AddNote("bench", GroupId("g"), f"{text} ({i}, next)"), services, services.clock.now())
+                namespace, (vector,) = services.embedding.embed([note.text], "passage")
+                started = time.perf_counter()
+                possibly_superseded(note.project_id, note.text, note.created_at, namespace, vector, services)
+                step.append(time.perf_counter() - started)
+        finally:
+            services.store.close()
+    result = {"store": "postgresql" if args.store else "faiss", "notes": len(whole),
+              "add_note_ms": latency_ms(whole), "suggestion_ms": latency_ms(step)}
+    print(f"add_note and its suggestion step, in-process, {result['store']} store, {len(whole)} adds to one project\n")
+    print(table(["", "p50 ms", "p95 ms"], [["add_note (whole)", result["add_note_ms"]["p50"], result["add_note_ms"]["p95"]],
+                                            ["suggestion step", result["suggestion_ms"]["p50"], result["suggestion_ms"]["p95"]]]))
+    path = write_result(f"suggestion_cost{'_postgres' if args.store else ''}", result)
+    print(f"\nwritten: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

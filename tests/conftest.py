@@ -1,0 +1,75 @@
+"""The ``slow`` mark: what a quick local run (``pytest -m "not slow"``) leaves out, and why.
+
+CI runs everything (``bash scripts/test``). A test is slow when it starts something heavy
+or repeats something many times: a PostgreSQL server, a browser, the Claude Code CLI or the
+MCP conformance suite on Node.js, a wheel build, kill -9 and damage sweeps, fuzzing, big data
+through real processes. Whole modules are marked here, in one list, so that a test added to
+one of them is marked too; a single slow test elsewhere carries ``@pytest.mark.slow`` itself.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+SLOW_MODULES = {
+    # kill -9 at random instants, many cycles
+    "test_faiss_store_durability.py",
+    "test_postgres_store_durability.py",
+    # sweeps and fuzzing: hundreds of damaged stores, thousands of mutated requests
+    "test_store_damage_sweep.py",
+    "test_fuzz_requests.py",
+    "test_transport_robustness.py",
+    # PostgreSQL servers (the store contract's PostgreSQL parameter is caught below)
+    "test_postgres_fixture.py",
+    "test_postgres_reindex.py",
+    "test_postgres_store_curation.py",
+    "test_postgres_store_errors.py",
+    "test_postgres_store_selection.py",
+    # a real browser, real clients on Node.js
+    "test_dashboard_browser.py",
+    "test_claude_code.py",
+    "test_claude_code_hook.py",
+    "test_claude_code_plugin.py",
+    "test_claude_code_sessions.py",
+    "test_install_claude.py",
+    # the hooks as Claude Code runs them: a process per hook, the background service, twenty
+    # at once, a service killed mid-request (their logic: tests/unit/application/)
+    "test_hooks.py",
+    "test_mcp_conformance.py",
+    "test_mcp_sdk_clients.py",
+    # a wheel built from the tree
+    "test_build_default_transport.py",
+    # big data through real processes: thousands of notes, a partition trained on 32,768
+    # vectors, two servers writing 400 notes each (also during a compaction)
+    "test_lifecycle_store.py",
+    "test_faiss_store_partition.py",
+    "test_stdio_shared_data_dir.py",
+    # the data commands end to end with the local model, restarts and signals (their use
+    # cases are covered quickly by tests/unit/application/)
+    "test_sync_cli.py",
+    "test_lifecycle_cli.py",
+    "test_curation_stdio.py",
+    "test_context_cli.py",
+    # histories of concurrent clients on several real servers, checked, restarted
+    "test_history.py",
+}
+
+SLOW_PARAMETERS = {
+    # the multilingual model in the embedder contract: ten times slower than MiniLM
+    "test_embedder_contract.py": "e5",
+}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if is_slow(item):
+            item.add_marker(pytest.mark.slow)
+
+
+def is_slow(item: pytest.Item) -> bool:
+    if item.path.name in SLOW_MODULES:
+        return True
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    if SLOW_PARAMETERS.get(item.path.name) in params.values():
+        return True
+    return "postgres_url" in getattr(item, "fixturenames", ()) or "postgresql" in params.values()

@@ -1,0 +1,57 @@
+"""Knowledge that changes (SPEC §13), through real ``mcp-memory serve`` processes with the
+default local model on each real store: the newer fact wins in default search (after a
+restart too), the older one still wins in semantic mode, and add_note names the note a new
+one likely replaces and nothing for unrelated notes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.integration.serve import StdioServer
+from tests.postgres_server import postgres, postgres_url  # noqa: F401  (fixtures)
+
+PROJECT = "knowledge-project"
+OTHERS = [
+    "The marketing site is a separate Next.js repository owned by the growth team.",
+    "Invoices are rendered to PDF with WeasyPrint.",
+    "Order ids are ULIDs so they sort by creation time.",
+    "Feature flags are managed in Unleash; stale flags get removed each quarter.",
+    "Rate-limited responses carry a Retry-After header with the number of seconds to wait.",
+    "Sessions are stored in Redis and expire after two hours of inactivity.",
+]
+OLD = "The public API rate limit is 100 requests per minute per API key."
+NEW = "We raised the per-key throttle: clients may now send up to 600 calls a minute before getting 429s."
+QUESTION = "What is the API rate limit per key?"
+
+
+@pytest.fixture(params=["faiss", "postgresql"])
+def store_args(request: pytest.FixtureRequest) -> tuple[str, ...]:
+    if request.param == "postgresql":
+        return ("--store", request.getfixturevalue("postgres_url"))
+    return ()
+
+
+def add(server: StdioServer, text: str, when: str) -> dict:
+    return server.result("memory.add_note", {"projectId": PROJECT, "groupId": "g", "text": text, "createdAt": when})
+
+
+def ranked(server: StdioServer, mode: str) -> list[str]:
+    params = {"projectId": PROJECT, "query": QUESTION, "topK": 5, "mode": mode}
+    return [hit["id"] for hit in server.result("memory.search", params)["results"]]
+
+
+def test_the_newer_fact_wins_in_default_search_and_add_note_names_the_older(tmp_path: Path, store_args: tuple[str, ...]) -> None:
+    with StdioServer(tmp_path, *store_args) as server:
+        old = add(server, OLD, "2026-01-12T09:00:00Z")
+        assert old["possiblySupersedes"] == []
+        for n, text in enumerate(OTHERS):
+            assert add(server, text, f"2026-03-16T09:0{n}:00Z")["possiblySupersedes"] == []
+        new = add(server, NEW, "2026-06-15T09:00:00Z")
+        assert new["possiblySupersedes"] == [old["id"]]
+        semantic = ranked(server, "semantic")
+        assert semantic.index(old["id"]) < semantic.index(new["id"])  # the old wording is closer to the question
+    with StdioServer(tmp_path, *store_args) as server:
+        hybrid = ranked(server, "hybrid")
+        assert hybrid[0] == new["id"] and old["id"] in hybrid
