@@ -337,7 +337,9 @@ def _peer_text(result: Any, tool: str) -> str:
     return text
 
 
-async def _peer_session(venv: Path, env: dict[str, str], home: Path, body: Callable[[Any], Awaitable[Any]]) -> tuple[float, Any]:
+async def _peer_session(
+    venv: Path, env: dict[str, str], home: Path, body: Callable[[Any], Awaitable[Any]]
+) -> tuple[float, Any]:
     """Start the peer over stdio (its stderr to ``home/server.log``), initialize with the
     classic handshake (timed from the spawn), run ``body(session)``."""
     from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -416,7 +418,7 @@ def run_peer(conversations: list[Conversation], package: str, mode: str, unpadde
     out.update(
         server={"name": package, "version": importlib_version(venv, package),
                 "python": _run([str(venv / "bin" / "python"), "-c", "import platform; print(platform.python_version())"],
-                               "reading the peer's Python version").strip()},
+                               "reading the peer's Python").strip()},
         initialize_ms=starts_ms,
         initialize_in_session_ms=round(init_s * 1000, 1),
         peak_rss_mib=rss.mib,
@@ -483,17 +485,22 @@ def select(conversations: list[Conversation], names: str, questions: int | None)
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench.peer", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", type=Path, default=LOCOMO_DIR, help="LoCoMo conversation files (a directory or locomo10.json)")
-    parser.add_argument("--quick", action="store_true", help=f"the first conversation, its first {QUICK_QUESTIONS} questions")
+    parser.add_argument("--data", type=Path, default=LOCOMO_DIR,
+                        help="LoCoMo conversation files (a directory or locomo10.json)")
+    parser.add_argument("--quick", action="store_true",
+                        help=f"the first conversation, its first {QUICK_QUESTIONS} questions")
     parser.add_argument("--conversations", default="", help="only these conversation names (comma-separated)")
     parser.add_argument("--questions", type=int, help="at most this many questions per conversation")
-    parser.add_argument("--starts", type=int, default=3, help="fresh starts timed to the initialize answer (after one untimed)")
+    parser.add_argument("--starts", type=int, default=3,
+                        help="fresh starts timed to the initialize answer (after one untimed)")
     parser.add_argument("--peer-package", default=PEER_PACKAGES[0], choices=PEER_PACKAGES)
     parser.add_argument("--peer-padded", action="store_true",
                         help="the sentence-transformers tokenizer.json as it is, padding every text to 128 tokens "
                              "(default: padding removed, the peer's fastest configuration)")
     parser.add_argument("--peer-first", action="store_true", help="run the peer before this server")
-    parser.add_argument("--peer-python", help="the Python to build the peer's virtualenv with (its sqlite3 must load extensions)")
+    parser.add_argument("--peer-python",
+                        help="the Python to build the peer's virtualenv with, when it is built (its sqlite3 must load "
+                             "extensions)")
     parser.add_argument("--peer-mode", default="hybrid", choices=("semantic", "hybrid"),
                         help="the peer's memory_search mode (hybrid: BM25 + vector, reciprocal rank fusion)")
     args = parser.parse_args(argv)
