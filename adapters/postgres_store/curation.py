@@ -14,6 +14,8 @@ from datetime import datetime, timezone
 
 import psycopg
 
+from local_mcp_memory.adapters.postgres_store import codec
+
 from local_mcp_memory.domain.identifiers import CanonicalProjectId, NoteId
 from local_mcp_memory.domain.link import Link, LinkKey, Relation
 
@@ -44,16 +46,22 @@ def lock_dedup_keys(conn: psycopg.Connection, keys: Sequence[DedupKey]) -> None:
 def holders(conn: psycopg.Connection, keys: Sequence[DedupKey], now: datetime) -> dict[DedupKey, str]:
     """The id of the note holding each key that one holds: the first written of the notes
     with that key not expired at ``now`` and not owned by a markdown sync (no ``origin`` in
-    its document; the sync may delete it) (``notes_by_dedup``)."""
+    its document; the sync may delete it) (``notes_by_dedup``). The origin is read by the
+    codec, not by PostgreSQL's JSON operators, which refuse a document holding ``\\u0000``
+    (a NUL is valid note text)."""
     rows = conn.execute(
-        """SELECT DISTINCT ON (n.project, n.grp, n.dedup) n.project, n.grp, n.dedup, n.id
+        """SELECT n.project, n.grp, n.dedup, n.id, n.doc
            FROM unnest(%s::text[], %s::text[], %s::bytea[]) AS k(project, grp, dedup)
            JOIN notes n ON n.project = k.project AND n.grp = k.grp AND n.dedup = k.dedup
-           WHERE (n.expires IS NULL OR n.expires > %s) AND n.doc::json -> 'origin' IS NULL
+           WHERE n.expires IS NULL OR n.expires > %s
            ORDER BY n.project, n.grp, n.dedup, n.written""",
         ([k[0] for k in keys], [k[1] for k in keys], [k[2] for k in keys], now),
     ).fetchall()
-    return {(project, grp, bytes(dedup)): key for project, grp, dedup, key in rows}
+    found: dict[DedupKey, str] = {}
+    for project, grp, dedup, key, doc in rows:
+        if (project, grp, bytes(dedup)) not in found and codec.note_of(doc).origin is None:
+            found[project, grp, bytes(dedup)] = key
+    return found
 
 
 def purge(conn: psycopg.Connection, now: datetime | None) -> int:
