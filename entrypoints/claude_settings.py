@@ -316,7 +316,7 @@ def dumps(value: Any, depth: int = 0) -> str:
 def _string(text: str) -> str:
     try:
         text.encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate, written as \\uXXXX as it was read
+    except UnicodeEncodeError:  # a lone surrogate, written as a \\u escape as it was read
         return json.dumps(text)
     return json.dumps(text, ensure_ascii=False)
 

@@ -16,7 +16,7 @@ from local_mcp_memory.application.ports import NoteStore
 from local_mcp_memory.domain.identifiers import GroupId, NoteId
 from local_mcp_memory.domain.link import Link, LinkKey, Relation
 from local_mcp_memory.domain.note import NoteFilter, SyncOrigin
-from tests.contracts.test_note_store_contract import (  # noqa: F401  (fixtures)
+from tests.contracts.test_note_store_contract import (
     ELSEWHERE,
     NS,
     PROJECT,
@@ -27,11 +27,7 @@ from tests.contracts.test_note_store_contract import (  # noqa: F401  (fixtures)
     ids,
     keyword,
     make_note,
-    opened,
-    postgres,
-    postgres_url,
     semantic,
-    store,
     unit,
 )
 

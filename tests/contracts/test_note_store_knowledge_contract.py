@@ -13,7 +13,7 @@ import pytest
 from local_mcp_memory.application.ports import NoteStore
 from local_mcp_memory.domain.link import SUPERSEDES, Link, LinkKey
 from local_mcp_memory.domain.note import LATEST, NoteFilter
-from tests.contracts.test_note_store_contract import (  # noqa: F401  (fixtures)
+from tests.contracts.test_note_store_contract import (
     NS,
     PROJECT,
     T0,
@@ -23,11 +23,7 @@ from tests.contracts.test_note_store_contract import (  # noqa: F401  (fixtures)
     ids,
     keyword,
     make_note,
-    opened,
-    postgres,
-    postgres_url,
     semantic,
-    store,
     unit,
 )
 

@@ -8,15 +8,12 @@ import attrs
 
 from local_mcp_memory.application.ports import NoteStore
 from local_mcp_memory.domain.note import SyncOrigin
-from tests.contracts.test_note_store_contract import (  # noqa: F401  (fixtures)
+from tests.contracts.test_note_store_contract import (
     NS,
     T0,
     Reopen,
     axis,
     make_note,
-    opened,
-    postgres,
-    postgres_url,
 )
 
 

@@ -15,7 +15,7 @@ from local_mcp_memory.domain.errors import InvalidValue
 from local_mcp_memory.domain.identifiers import NoteId
 from local_mcp_memory.domain.link import Link, LinkKey, Relation
 from local_mcp_memory.domain.note import Note, NoteFilter, Tags
-from tests.contracts.test_note_store_contract import (  # noqa: F401  (fixtures)
+from tests.contracts.test_note_store_contract import (
     NS,
     OTHER,
     PROJECT,
@@ -23,11 +23,7 @@ from tests.contracts.test_note_store_contract import (  # noqa: F401  (fixtures)
     Reopen,
     axis,
     make_note,
-    opened,
-    postgres,
-    postgres_url,
     semantic,
-    store,
     unit,
 )
 
