@@ -3,6 +3,7 @@ vectors, offline, checked files only."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -15,7 +16,13 @@ import numpy as np
 import pytest
 import structlog
 
-from local_mcp_memory.adapters.embedders.local import MODEL_SHA256, LocalOnnxEmbedder, default_tokenizer_path
+from local_mcp_memory.adapters.embedders.local import (
+    MODEL_SHA256,
+    LocalOnnxEmbedder,
+    default_model_path,
+    default_tokenizer_path,
+)
+from local_mcp_memory.adapters.embedders.quantized_rows import gather_before_dequantizing
 from local_mcp_memory.application.errors import EmbedderNotConfigured
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -206,3 +213,34 @@ def test_the_local_model_runs_without_any_network(minilm: LocalOnnxEmbedder) -> 
     assert report["attempts"] == []
     expected = minilm.embed(["A man is eating food."], "passage")[0][:8]
     np.testing.assert_allclose(report["head"], expected, atol=1e-5)
+
+
+def test_tables_gathered_as_int8_give_the_shipped_model_s_numbers_bit_for_bit(minilm: LocalOnnxEmbedder) -> None:
+    import onnxruntime
+
+    texts = ["ok", "Failed webhooks are retried with exponential backoff, five tries at most.", "Zürich, 45 ms"]
+    _, rewritten = minilm._load()
+    shipped = onnxruntime.InferenceSession(str(default_model_path()), providers=["CPUExecutionProvider"])
+    tokenizer = minilm._load()[0]
+    for text in texts:
+        ids = np.asarray([tokenizer.encode(text).ids], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)}
+        (mine,) = rewritten.run(["last_hidden_state"], feeds)
+        (theirs,) = shipped.run(["last_hidden_state"], feeds)
+        assert np.array_equal(mine, theirs), text
+
+
+def test_the_pinned_model_has_its_two_embedding_tables_gathered_as_int8() -> None:
+    model = default_model_path().read_bytes()
+    rewritten, tables = gather_before_dequantizing(model)
+    assert tables == 2 and len(rewritten) < len(model)
+    assert gather_before_dequantizing(rewritten) == (rewritten, 0)  # nothing left to rewrite
+
+
+def test_a_model_file_that_is_no_onnx_model_is_refused_by_name(tmp_path: Path) -> None:
+    fake = tmp_path / "model.onnx"
+    fake.write_bytes(b"\x3a\xff\xff\xff\xff\x0f not a graph")  # a graph field longer than the file
+    digest = hashlib.sha256(fake.read_bytes()).hexdigest()
+    embedder = LocalOnnxEmbedder(model_path=fake, model_sha256=digest)
+    with pytest.raises(EmbedderNotConfigured, match="is no ONNX model"):
+        embedder.embed(["hello"])

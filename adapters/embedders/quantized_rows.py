@@ -1,0 +1,215 @@
+"""Embedding tables that stay int8: an ONNX graph rewrite at load time, exact.
+
+The pinned MiniLM export stores each weight as int8 with a float scale and dequantizes it
+in the graph (``Cast`` to float, ``Mul`` by the scale). onnxruntime's constant folding
+computes those products once at load, so the 30,522 x 384 word-embedding table becomes
+45 MiB of float32, and building it takes twice that for a moment. A table is only read row
+by row (``Gather``), and its scale is per row, so gathering the int8 rows and their scales
+first and dequantizing only those gives the same numbers bit for bit::
+
+    Gather(Mul(Cast(q), s), ids)  ==  Mul(Cast(Gather(q, ids)), Gather(s, ids))
+
+``gather_before_dequantizing`` rewrites every such pattern in a serialized ``ModelProto``
+and leaves everything else as it was (matrix weights still fold to float32: multiplying
+them as int8 would change the vectors). It reads and writes the protobuf wire format
+directly, only the few fields it needs, so no ``onnx`` package is needed; the bytes of
+weights are copied, never decoded.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+
+import attrs
+
+_VARINT, _FIXED64, _LEN, _FIXED32 = 0, 1, 2, 5
+# ModelProto.graph; GraphProto.node, .initializer; NodeProto fields; TensorProto.dims, .name
+_MODEL_GRAPH, _GRAPH_NODE, _GRAPH_INITIALIZER = 7, 1, 5
+_NODE_INPUT, _NODE_OUTPUT, _NODE_NAME, _NODE_OP, _NODE_ATTRIBUTE, _NODE_DOMAIN = 1, 2, 3, 4, 5, 7
+_TENSOR_DIMS, _TENSOR_NAME = 1, 8
+_ATTR_NAME, _ATTR_INT, _ATTR_TYPE, _ATTR_INT_TYPE = 1, 3, 20, 2
+_FLOAT = 1  # TensorProto.DataType.FLOAT
+
+
+class GraphNotRecognized(ValueError):
+    """The bytes are no ModelProto this rewrite understands."""
+
+
+def _varint(data: memoryview, pos: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        if pos >= len(data) or shift > 63:
+            raise GraphNotRecognized("a varint runs past the end of its message")
+        byte = data[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, pos
+        shift += 7
+
+
+def _fields(data: memoryview) -> Iterator[tuple[int, int, int | memoryview, memoryview]]:
+    """(field number, wire type, value, the field's whole encoding) of each field."""
+    pos = 0
+    while pos < len(data):
+        start = pos
+        key, pos = _varint(data, pos)
+        number, wire = key >> 3, key & 7
+        value: int | memoryview
+        if wire == _VARINT:
+            value, pos = _varint(data, pos)
+        elif wire == _LEN:
+            size, pos = _varint(data, pos)
+            if pos + size > len(data):
+                raise GraphNotRecognized("a field runs past the end of its message")
+            value, pos = data[pos : pos + size], pos + size
+        elif wire in (_FIXED64, _FIXED32):
+            size = 8 if wire == _FIXED64 else 4
+            value, pos = data[pos : pos + size], pos + size
+        else:
+            raise GraphNotRecognized(f"wire type {wire} is not used by ONNX")
+        yield number, wire, value, data[start:pos]
+
+
+def _encode_varint(value: int) -> bytes:
+    out = bytearray()
+    while value >= 0x80:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _len_field(number: int, payload: bytes) -> bytes:
+    return _encode_varint(number << 3 | _LEN) + _encode_varint(len(payload)) + payload
+
+
+@attrs.frozen
+class _Node:
+    op: str
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    domain: str
+    attributes: tuple[bytes, ...]
+    encoded: bytes
+
+    @classmethod
+    def decode(cls, data: memoryview, encoded: memoryview) -> _Node:
+        parts: dict[int, list[str]] = {_NODE_INPUT: [], _NODE_OUTPUT: [], _NODE_OP: [], _NODE_DOMAIN: []}
+        attributes = []
+        for number, _, value, _ in _fields(data):
+            if number in parts and isinstance(value, memoryview):
+                parts[number].append(bytes(value).decode())
+            elif number == _NODE_ATTRIBUTE and isinstance(value, memoryview):
+                attributes.append(bytes(value))
+        return cls("".join(parts[_NODE_OP]), tuple(parts[_NODE_INPUT]), tuple(parts[_NODE_OUTPUT]),
+                   "".join(parts[_NODE_DOMAIN]), tuple(attributes), bytes(encoded))
+
+
+def _node(op: str, inputs: list[str], output: str, attributes: tuple[bytes, ...] = ()) -> bytes:
+    payload = b"".join(_len_field(_NODE_INPUT, name.encode()) for name in inputs)
+    payload += _len_field(_NODE_OUTPUT, output.encode()) + _len_field(_NODE_NAME, output.encode())
+    payload += _len_field(_NODE_OP, op.encode())
+    payload += b"".join(_len_field(_NODE_ATTRIBUTE, attribute) for attribute in attributes)
+    return _len_field(_GRAPH_NODE, payload)
+
+
+_TO_FLOAT = (_len_field(_ATTR_NAME, b"to") + _encode_varint(_ATTR_INT << 3) + _encode_varint(_FLOAT)
+             + _encode_varint(_ATTR_TYPE << 3) + _encode_varint(_ATTR_INT_TYPE))
+
+
+def _initializer_dims(data: memoryview) -> tuple[str, tuple[int, ...]]:
+    name, dims = "", []
+    for number, wire, value, _ in _fields(data):
+        if number == _TENSOR_NAME and isinstance(value, memoryview):
+            name = bytes(value).decode()
+        elif number == _TENSOR_DIMS and wire == _VARINT and isinstance(value, int):
+            dims.append(value)
+        elif number == _TENSOR_DIMS and isinstance(value, memoryview):  # packed
+            pos = 0
+            while pos < len(value):
+                dim, pos = _varint(value, pos)
+                dims.append(dim)
+    return name, tuple(dims)
+
+
+def gather_before_dequantizing(model: bytes) -> tuple[bytes, int]:
+    """``model`` with each per-row-quantized table gathered before it is dequantized, and
+    the number of tables rewritten (0: the bytes come back unchanged). Raises
+    ``GraphNotRecognized`` for bytes that are no ModelProto."""
+    data = memoryview(model)
+    graph = next((v for n, _, v, _ in _fields(data) if n == _MODEL_GRAPH and isinstance(v, memoryview)), None)
+    if graph is None:
+        raise GraphNotRecognized("the model has no graph")
+    nodes: list[_Node] = []
+    shapes: dict[str, tuple[int, ...]] = {}
+    for number, _, value, encoded in _fields(graph):
+        if number == _GRAPH_NODE and isinstance(value, memoryview):
+            nodes.append(_Node.decode(value, encoded))
+        elif number == _GRAPH_INITIALIZER and isinstance(value, memoryview):
+            name, dims = _initializer_dims(value)
+            shapes[name] = dims
+    replaced = _rewrite(nodes, shapes)
+    if not replaced:
+        return model, 0
+    graph_parts: list[bytes | memoryview] = []  # views of ``model``: its weights are copied once, by the join
+    for number, _, _, encoded in _fields(graph):
+        if number != _GRAPH_NODE:
+            graph_parts.append(encoded)
+        elif nodes:
+            graph_parts += [replaced.get(id(node), node.encoded) for node in nodes]
+            nodes = []
+    parts: list[bytes | memoryview] = []
+    for number, _, _, encoded in _fields(data):
+        if number == _MODEL_GRAPH:
+            size = sum(len(part) for part in graph_parts)
+            parts += [_encode_varint(_MODEL_GRAPH << 3 | _LEN) + _encode_varint(size), *graph_parts]
+        else:
+            parts.append(encoded)
+    return b"".join(parts), sum(1 for encoded in replaced.values() if encoded)
+
+
+def _rewrite(nodes: list[_Node], shapes: dict[str, tuple[int, ...]]) -> dict[int, bytes]:
+    """Per node id, what replaces it: the gather pattern's Gather becomes four nodes, its
+    Cast and Mul nothing."""
+    producer = {output: node for node in nodes for output in node.outputs}
+    uses = Counter(name for node in nodes for name in node.inputs)
+    replaced: dict[int, bytes] = {}
+    for gather in nodes:
+        if gather.op != "Gather" or gather.domain or len(gather.inputs) != 2:
+            continue
+        table, ids = gather.inputs
+        mul = producer.get(table)
+        if mul is None or mul.op != "Mul" or mul.domain or len(mul.inputs) != 2 or uses[table] != 1:
+            continue
+        cast_output, scale = mul.inputs
+        cast = producer.get(cast_output)
+        if cast is None or cast.op != "Cast" or cast.domain or uses[cast_output] != 1:
+            continue
+        (quantized,) = cast.inputs
+        rows = shapes.get(quantized, ())
+        if _int_attribute(cast, b"to", -1) != _FLOAT or _int_attribute(gather, b"axis", 0) != 0:
+            continue
+        if not rows or shapes.get(scale) != (rows[0], 1):
+            continue  # not a table in the initializers with one scale per row
+        (out,) = gather.outputs
+        replaced[id(cast)] = replaced[id(mul)] = b""
+        replaced[id(gather)] = b"".join([
+            _node("Gather", [quantized, ids], out + "/rows_int8", gather.attributes),
+            _node("Cast", [out + "/rows_int8"], out + "/rows", (_TO_FLOAT,)),
+            _node("Gather", [scale, ids], out + "/row_scales", gather.attributes),
+            _node("Mul", [out + "/rows", out + "/row_scales"], out),
+        ])
+    return replaced
+
+
+def _int_attribute(node: _Node, name: bytes, default: int) -> int:
+    """The node's integer attribute ``name`` (a negative one reads as a huge number)."""
+    for attribute in node.attributes:
+        fields = {number: value for number, _, value, _ in _fields(memoryview(attribute))}
+        found = fields.get(_ATTR_NAME)
+        if isinstance(found, memoryview) and bytes(found) == name:
+            value = fields.get(_ATTR_INT)
+            return value if isinstance(value, int) else -1
+    return default
