@@ -144,7 +144,8 @@ def gather_before_dequantizing(model: bytes) -> tuple[bytes, int]:
         raise GraphNotRecognized("the model has no graph")
     nodes: list[_Node] = []
     shapes: dict[str, tuple[int, ...]] = {}
-    for number, _, value, encoded in _fields(graph):
+    graph_fields = list(_fields(graph))
+    for number, _, value, encoded in graph_fields:
         if number == _GRAPH_NODE and isinstance(value, memoryview):
             nodes.append(_Node.decode(value, encoded))
         elif number == _GRAPH_INITIALIZER and isinstance(value, memoryview):
@@ -154,7 +155,7 @@ def gather_before_dequantizing(model: bytes) -> tuple[bytes, int]:
     if not replaced:
         return model, 0
     graph_parts: list[bytes | memoryview] = []  # views of ``model``: its weights are copied once, by the join
-    for number, _, _, encoded in _fields(graph):
+    for number, _, _, encoded in graph_fields:
         if number != _GRAPH_NODE:
             graph_parts.append(encoded)
         elif nodes:
