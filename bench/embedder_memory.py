@@ -10,7 +10,7 @@ constant folding turns every int8 weight into float32 at load, arena on), the in
 with the arena on (``int8-tables+arena``), and without constant folding (``no-folding``: the
 int8 weights stay int8 and are dequantized on every run). After the session, each embeds
 ``--texts`` texts of varied length up to 100 words one at a time, then in the batches the
-server forms (up to 32 texts and 768 padded tokens), then in plain batches of 32 texts; reported: RSS after each step, peak RSS (``VmHWM``), and the median wall and CPU
+server forms (up to 32 texts and 160 padded tokens), then in plain batches of 32 texts; reported: RSS after each step, peak RSS (``VmHWM``), and the median wall and CPU
 time of one text (a busy machine slows every variant alike; CPU time moves less). Writes
 ``bench/results/embedder_memory.json``.
 """
@@ -89,7 +89,7 @@ def measure(variant: str, texts: int) -> dict[str, float]:
         one.append(time.perf_counter() - started)
         cpu.append(time.process_time() - started_cpu)
     lengths = [len(e.ids) for e in tokenizer.encode_batch(corpus)]
-    for batch in LocalOnnxEmbedder()._batches(lengths):  # as the server batches: <= 32 texts, <= 768 padded tokens
+    for batch in LocalOnnxEmbedder()._batches(lengths):  # as the server batches: <= 32 texts, <= 160 padded tokens
         embed([corpus[i] for i in batch])
     steps["peak, server batches"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     for start in range(0, texts, 32):  # and as a caller that ignores lengths would: 32 texts, padded to the longest
