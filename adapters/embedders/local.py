@@ -216,7 +216,7 @@ def _return_large_blocks() -> None:
     """Make glibc's malloc map blocks of 1 MiB and more on their own, and unmap them when
     freed. By default the first such block freed raises that threshold to its size, so the
     activations of later batches come from the heap, which fragments and never shrinks: an
-    import of 2,000 notes in batches left the server 70 MiB larger than this. The batches
+    import of 788 notes in batches left the server 60-75 MiB larger than this. The batches
     (``batch_tokens``) and one text of up to about 170 tokens stay under the threshold, so
     only longer texts pay the page faults of a fresh block. Other C libraries have no such
     knob; nothing happens there."""
