@@ -32,7 +32,7 @@ def scored_prompts(data: dict[str, Any]) -> list[dict[str, Any]]:
     from local_mcp_memory.application.add_note import AddNote, add_note
     from local_mcp_memory.application.search import SearchNotes, search
     from local_mcp_memory.domain.identifiers import GroupId
-    from local_mcp_memory.entrypoints.bootstrap import compose
+    from local_mcp_memory.entrypoints.composition.compose import compose
 
     with tempfile.TemporaryDirectory() as home:
         services = compose(config_path=Path(home) / "config.json", data_dir=Path(home) / "data", environ={})

@@ -25,7 +25,7 @@ from bench.knowledge import SETS
 from local_mcp_memory.application.add_note import AddNote, add_note, new_note
 from local_mcp_memory.application.suggestions import possibly_superseded
 from local_mcp_memory.domain.identifiers import GroupId
-from local_mcp_memory.entrypoints.bootstrap import compose
+from local_mcp_memory.entrypoints.composition.compose import compose
 
 
 def texts() -> list[str]:

@@ -11,7 +11,7 @@ import os
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
-from local_mcp_memory.entrypoints.jsonrpc import Dispatcher, Route, memory_route
+from local_mcp_memory.entrypoints.rpc.dispatcher import Dispatcher, Route, memory_route
 from local_mcp_memory.entrypoints.mcp import McpOptions, mcp_routes
 from local_mcp_memory.entrypoints.mcp.protocol import load_methods
 
@@ -58,7 +58,7 @@ def build_dispatcher(services: Callable[[], Services], mcp: McpOptions | None = 
     """``mcp`` None: tool calls that leave projectId out use the project of the working
     directory (``bootstrap.default_project``)."""
     if mcp is None:
-        from local_mcp_memory.entrypoints.bootstrap import default_project
+        from local_mcp_memory.entrypoints.composition.compose import default_project
 
         mcp = McpOptions(project=default_project(os.getcwd()))
     options = mcp

@@ -23,11 +23,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from local_mcp_memory.entrypoints import bootstrap  # noqa: E402
+from local_mcp_memory.entrypoints.composition import compose as bootstrap  # noqa: E402
 from local_mcp_memory.entrypoints.http.app import HttpApp  # noqa: E402
 from local_mcp_memory.entrypoints.http.guard import Policy  # noqa: E402
 from local_mcp_memory.entrypoints.server import build_dispatcher  # noqa: E402
-from local_mcp_memory.entrypoints.stdio import StdioServer  # noqa: E402
+from local_mcp_memory.entrypoints.rpc.stdio import StdioServer  # noqa: E402
 from tests.fakes.hashing_embedder_factory import HashingEmbedderFactory  # noqa: E402
 
 STORES = ("adapters/faiss_store/", "adapters/postgres_store/")

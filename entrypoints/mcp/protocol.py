@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import msgspec
 
-from local_mcp_memory.entrypoints.jsonrpc import Route
+from local_mcp_memory.entrypoints.rpc.dispatcher import Route
 from local_mcp_memory.entrypoints.mcp import texts
 from local_mcp_memory.entrypoints.version import VERSION
 from local_mcp_memory.entrypoints.mcp_revisions import LATEST_PROTOCOL_VERSION, PROTOCOL_VERSIONS

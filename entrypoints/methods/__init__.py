@@ -5,7 +5,7 @@ the decode to the use case's command, the view of its result, ``run`` (decode, c
 use case in ``application/``, encode), and what an agent reads of it as an MCP tool, all
 declared as one ``METHOD`` (``entrypoints.methods.method.Method``). The pieces several
 methods share (the Struct bases, the note views, the request field helpers) are in
-``entrypoints.wire``.
+``entrypoints.methods.wire``.
 
 The JSON-RPC dispatcher serves ``METHODS`` as routes (``entrypoints.server``); the MCP
 layer serves it as tools (``entrypoints.mcp.tools``), in this order. Importing this

@@ -22,12 +22,12 @@ import uvicorn
 from tests.fakes.hashing_embedder_factory import HashingEmbedderFactory
 from tests.fakes.memory_config import InMemoryConfigRepository
 from tests.fakes.memory_store import InMemoryNoteStore
-from local_mcp_memory.entrypoints.bootstrap import LazyServices, compose
-from local_mcp_memory.entrypoints.errors import INVALID_PARAMS, RpcError
+from local_mcp_memory.entrypoints.composition.compose import LazyServices, compose
+from local_mcp_memory.entrypoints.rpc.errors import INVALID_PARAMS, RpcError
 from local_mcp_memory.entrypoints.http.app import HttpApp
 from local_mcp_memory.entrypoints.http.guard import Policy
 from local_mcp_memory.entrypoints.http.serve import uvicorn_config
-from local_mcp_memory.entrypoints.jsonrpc import Dispatcher
+from local_mcp_memory.entrypoints.rpc.dispatcher import Dispatcher
 from local_mcp_memory.entrypoints.server import memory_routes
 from tests.integration.http_server import HttpServer, free_port, rpc
 

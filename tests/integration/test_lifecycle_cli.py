@@ -19,7 +19,7 @@ from tests.fakes.hashing_embedder_factory import HashingEmbedderFactory
 from local_mcp_memory.application.add_note import AddNote, add_note
 from local_mcp_memory.domain.identifiers import GroupId
 from local_mcp_memory.domain.note import Tags
-from local_mcp_memory.entrypoints.bootstrap import compose
+from local_mcp_memory.entrypoints.composition.compose import compose
 from tests.fakes.embedding_servers import FakeOllamaServer
 from tests.integration.serve import MCP_MEMORY, StdioServer, server_env
 

@@ -20,7 +20,7 @@ from local_mcp_memory.application.add_note import AddNote, add_note
 from local_mcp_memory.application.upsert_global import UpsertGlobal, upsert_global
 from local_mcp_memory.domain.identifiers import GlobalKey, GroupId, NoteId
 from local_mcp_memory.domain.note import Tags
-from local_mcp_memory.entrypoints.bootstrap import POSTGRES_EXTRA, compose
+from local_mcp_memory.entrypoints.composition.compose import POSTGRES_EXTRA, compose
 from tests.integration.http_server import HttpServer, rpc
 from tests.integration.serve import MCP_MEMORY, StdioServer, server_env
 from tests.postgres_server import TEAM_PASSWORD, EmbeddedPostgres, postgres, postgres_url  # noqa: F401

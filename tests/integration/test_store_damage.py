@@ -15,7 +15,7 @@ from local_mcp_memory.adapters.faiss_store import FaissNoteStore
 from local_mcp_memory.application.errors import StoreCorrupt
 from local_mcp_memory.application.ports import CandidateQuery, StoredNote
 from local_mcp_memory.domain.note import NoteFilter
-from local_mcp_memory.entrypoints.bootstrap import LazyServices, compose
+from local_mcp_memory.entrypoints.composition.compose import LazyServices, compose
 from local_mcp_memory.entrypoints.mcp.protocol import McpOptions
 from local_mcp_memory.entrypoints.server import build_dispatcher
 from tests.integration.small_store import NS, PROJECTS, Written, build as build_small_store, note, vector

@@ -10,8 +10,8 @@ from pathlib import Path
 from tests.fakes.hashing_embedder_factory import HashingEmbedderFactory
 from local_mcp_memory.adapters.faiss_store import FaissNoteStore
 from local_mcp_memory.application.import_notes import ImportNotes, import_notes
-from local_mcp_memory.entrypoints.bootstrap import compose
-from local_mcp_memory.entrypoints.export_format import read_export
+from local_mcp_memory.entrypoints.composition.compose import compose
+from local_mcp_memory.adapters.export_file import read_export
 from tests.integration.serve import MCP_MEMORY, server_env
 from tests.integration.small_store import Written, build as build_small_store
 from tests.integration.test_faiss_store_durability import flip_byte

@@ -20,7 +20,7 @@ from local_mcp_memory.application.services import Services
 from local_mcp_memory.application.settings import EmbedderSettings
 from local_mcp_memory.application.sync_folder import SyncFolder, sync_folder
 from local_mcp_memory.domain.identifiers import NoteId
-from local_mcp_memory.entrypoints.bootstrap import compose
+from local_mcp_memory.entrypoints.composition.compose import compose
 from tests.fakes.hashing_embedder import HashingEmbedder
 from tests.fakes.memory_config import InMemoryConfigRepository
 from tests.postgres_server import postgres, postgres_url  # noqa: F401  (fixtures)

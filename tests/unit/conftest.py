@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from local_mcp_memory.application.services import Services
-from local_mcp_memory.entrypoints.bootstrap import compose
+from local_mcp_memory.entrypoints.composition.compose import compose
 from tests.fakes.hashing_embedder_factory import HashingEmbedderFactory
 from tests.fakes.manual_clock import ManualClock
 from tests.fakes.memory_config import InMemoryConfigRepository

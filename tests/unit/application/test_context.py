@@ -21,7 +21,7 @@ from local_mcp_memory.application.settings import EmbedderSettings
 from local_mcp_memory.application.upsert_global import UpsertGlobal, upsert_global
 from local_mcp_memory.domain.identifiers import GlobalKey, GroupId, NoteId
 from local_mcp_memory.domain.note import Note, Tags
-from local_mcp_memory.entrypoints.bootstrap import compose
+from local_mcp_memory.entrypoints.composition.compose import compose
 from tests.fakes.manual_clock import ManualClock
 from tests.fakes.memory_config import InMemoryConfigRepository
 from tests.fakes.memory_store import InMemoryNoteStore

@@ -19,7 +19,7 @@ from local_mcp_memory.application.settings import EmbedderSettings
 from local_mcp_memory.domain.identifiers import GroupId
 from local_mcp_memory.domain.note import Tags
 from local_mcp_memory.domain.time import TimeWindow
-from local_mcp_memory.entrypoints.bootstrap import compose
+from local_mcp_memory.entrypoints.composition.compose import compose
 from tests.fakes.manual_clock import ManualClock
 from tests.fakes.memory_config import InMemoryConfigRepository
 from tests.fakes.memory_store import InMemoryNoteStore

@@ -10,7 +10,7 @@ import pytest
 import structlog
 
 from local_mcp_memory.application.errors import NoteNotFound
-from local_mcp_memory.entrypoints.jsonrpc import MAX_DEPTH, Dispatcher
+from local_mcp_memory.entrypoints.rpc.dispatcher import MAX_DEPTH, Dispatcher
 
 
 def _boom(params: Any) -> Any:

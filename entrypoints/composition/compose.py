@@ -19,7 +19,7 @@ import attrs
 from local_mcp_memory.entrypoints import logs
 from local_mcp_memory.entrypoints.logs import LOG_LEVEL_ENV  # noqa: F401  (re-exported: the CLI sets it)
 
-from local_mcp_memory.entrypoints.paths import CONFIG_ENV, DATA_DIR_ENV, HOME_DIR, STORE_ENV, resolve_paths  # noqa: F401
+from local_mcp_memory.entrypoints.composition.paths import CONFIG_ENV, DATA_DIR_ENV, HOME_DIR, STORE_ENV, resolve_paths  # noqa: F401
 
 POSTGRES_EXTRA = "pip install 'local-mcp-memory[postgres]'"
 

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from local_mcp_memory.entrypoints import subcommands
+from local_mcp_memory.entrypoints.cli import subcommands
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -87,7 +87,7 @@ def _limit(text: str) -> int:
 
 
 def context_main(args: argparse.Namespace) -> int:
-    from local_mcp_memory.entrypoints.bootstrap import (
+    from local_mcp_memory.entrypoints.composition.compose import (
         LOG_LEVEL_ENV,
         ServerOptions,
         configure_logging,
@@ -131,8 +131,8 @@ def _page(options: object, project: str, group: str | None, query: str | None, l
     from local_mcp_memory.application.errors import ApplicationError, InvalidRequest
     from local_mcp_memory.domain.errors import DomainError, InvalidValue
     from local_mcp_memory.domain.identifiers import GroupId
-    from local_mcp_memory.entrypoints.bootstrap import compose
-    from local_mcp_memory.entrypoints.errors import explain
+    from local_mcp_memory.entrypoints.composition.compose import compose
+    from local_mcp_memory.entrypoints.rpc.errors import explain
 
     command = GetContext(project, None if group is None else GroupId(group), query, limit)
     try:

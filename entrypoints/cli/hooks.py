@@ -179,8 +179,8 @@ def _give_up() -> None:
 
 def _run_hook(args: argparse.Namespace, started: float, timeout: float, log: _Log) -> str:
     from local_mcp_memory.entrypoints import logs
-    from local_mcp_memory.entrypoints.hook_service import ServiceUnavailable, ask, socket_path, spawn
-    from local_mcp_memory.entrypoints.paths import resolve_paths
+    from local_mcp_memory.entrypoints.cli.hook_service import ServiceUnavailable, ask, socket_path, spawn
+    from local_mcp_memory.entrypoints.composition.paths import resolve_paths
 
     logs.configure({logs.LOG_LEVEL_ENV: "WARNING", **os.environ})
     payload = _read_input(log)
@@ -234,8 +234,8 @@ def _read_input(log: _Log) -> dict[str, Any] | None:
 
 
 def _in_process(request: dict[str, Any], args: argparse.Namespace, log: _Log) -> str:
-    from local_mcp_memory.entrypoints.bootstrap import ServerOptions, compose
-    from local_mcp_memory.entrypoints.hook_handlers import handle
+    from local_mcp_memory.entrypoints.composition.compose import ServerOptions, compose
+    from local_mcp_memory.entrypoints.cli.hook_handlers import handle
 
     services = compose(options=ServerOptions.resolve(os.environ, args.config, args.data_dir, args.store))
     try:
@@ -249,9 +249,9 @@ def _in_process(request: dict[str, Any], args: argparse.Namespace, log: _Log) ->
 
 def service_main(args: argparse.Namespace) -> int:
     from local_mcp_memory.entrypoints import logs
-    from local_mcp_memory.entrypoints.bootstrap import ServerOptions, compose
-    from local_mcp_memory.entrypoints.hook_handlers import handle
-    from local_mcp_memory.entrypoints.hook_service import IDLE_ENV, ServiceUnavailable, serve, socket_path
+    from local_mcp_memory.entrypoints.composition.compose import ServerOptions, compose
+    from local_mcp_memory.entrypoints.cli.hook_handlers import handle
+    from local_mcp_memory.entrypoints.cli.hook_service import IDLE_ENV, ServiceUnavailable, serve, socket_path
 
     logs.configure(os.environ)
     log = _Log()

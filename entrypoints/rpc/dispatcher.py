@@ -15,7 +15,7 @@ or None when nothing is to be answered (notifications, a batch of notifications)
 
 Routes take the request's ``params`` as decoded JSON (None when absent) and return any
 value msgspec can encode. Whatever they raise is answered through
-``entrypoints.errors.to_rpc_error``.
+``entrypoints.rpc.errors.to_rpc_error``.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import Any
 
 import msgspec
 
-from local_mcp_memory.entrypoints.errors import (
+from local_mcp_memory.entrypoints.rpc.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -35,7 +35,7 @@ from local_mcp_memory.entrypoints.errors import (
     to_rpc_error,
 )
 from local_mcp_memory.entrypoints.logs import get_logger
-from local_mcp_memory.entrypoints.nesting import nested_deeper_than
+from local_mcp_memory.entrypoints.rpc.nesting import nested_deeper_than
 
 MAX_DEPTH = 256
 """The deepest nesting of arrays and objects a message may have (params are held to 64

@@ -51,7 +51,7 @@ from local_mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, N
 from local_mcp_memory.domain.link import Link, LinkKey, Relation
 from local_mcp_memory.domain.note import GlobalEntry, require_within_size
 from local_mcp_memory.domain.time import format_instant, parse_instant
-from local_mcp_memory.entrypoints.errors import ImportFileInvalid, field_and_rule, wire_path
+from local_mcp_memory.entrypoints.rpc.errors import ImportFileInvalid, field_and_rule, wire_path
 
 FORMAT_NAME = "mcp-memory-export"
 VERSION = 1

@@ -31,10 +31,10 @@ from local_mcp_memory.application.services import Services
 from local_mcp_memory.application.stats import GetStats, get_stats
 from local_mcp_memory.domain.errors import DomainError
 from local_mcp_memory.domain.identifiers import Namespace
-from local_mcp_memory.entrypoints.errors import ImportFileInvalid, explain
-from local_mcp_memory.entrypoints.export_format import ExportFile, read_export, write_export
+from local_mcp_memory.entrypoints.rpc.errors import ImportFileInvalid, explain
+from local_mcp_memory.adapters.export_file import ExportFile, read_export, write_export
 from local_mcp_memory.entrypoints.methods.stats import stats_view
-from local_mcp_memory.entrypoints.progress import ProgressBar, StopOnInterrupt
+from local_mcp_memory.entrypoints.cli.progress import ProgressBar, StopOnInterrupt
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -44,7 +44,7 @@ EXIT_INTERRUPTED = 130
 
 def run(args: argparse.Namespace) -> int:
     """Run a parsed data command against the store and config that its flags name."""
-    from local_mcp_memory.entrypoints.bootstrap import (
+    from local_mcp_memory.entrypoints.composition.compose import (
         LOG_LEVEL_ENV,
         ServerOptions,
         compose,
@@ -157,7 +157,7 @@ def stats_command(services: Services, out: TextIO, *, project: str | None) -> in
 
 
 def verify_command(data_dir: Path, out: TextIO) -> int:
-    from local_mcp_memory.entrypoints.bootstrap import check_local_store
+    from local_mcp_memory.entrypoints.composition.compose import check_local_store
 
     if not data_dir.is_dir():
         out.write(f"{data_dir}: no such directory\n")
@@ -175,7 +175,7 @@ def verify_command(data_dir: Path, out: TextIO) -> int:
 
 
 def salvage_command(data_dir: Path, out: str, *, err: TextIO) -> int:
-    from local_mcp_memory.entrypoints.bootstrap import salvage_local_store
+    from local_mcp_memory.entrypoints.composition.compose import salvage_local_store
 
     target = Path(out).absolute()
     if not data_dir.is_dir():

@@ -81,7 +81,7 @@ def _group(text: str) -> str:
 def run(args: argparse.Namespace) -> int:
     from local_mcp_memory.application.errors import ApplicationError
     from local_mcp_memory.domain.errors import DomainError
-    from local_mcp_memory.entrypoints.bootstrap import (
+    from local_mcp_memory.entrypoints.composition.compose import (
         LOG_LEVEL_ENV,
         ServerOptions,
         compose,
@@ -121,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
 
 def sync_command(services: Services, folder: MarkdownFolder, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from local_mcp_memory.application.sync_folder import sync_folder
-    from local_mcp_memory.entrypoints.progress import StopOnInterrupt
+    from local_mcp_memory.entrypoints.cli.progress import StopOnInterrupt
 
     with StopOnInterrupt(err) as stop, _bar(err) as bar:
 
@@ -174,7 +174,7 @@ def watch_command(services: Services, folder: MarkdownFolder, watch: Any, args: 
 
 def _command(args: argparse.Namespace) -> SyncFolder:
     from local_mcp_memory.application.sync_folder import SyncFolder
-    from local_mcp_memory.entrypoints.bootstrap import default_project
+    from local_mcp_memory.entrypoints.composition.compose import default_project
 
     return SyncFolder(project_id=args.project or default_project(os.getcwd()), group_id=args.group)
 
@@ -222,7 +222,7 @@ def _bar(err: TextIO) -> Iterator[Progress]:
     or a sync still running after ``BAR_AFTER_SECONDS`` (a large file's many sections)."""
     import time
 
-    from local_mcp_memory.entrypoints.progress import ProgressBar
+    from local_mcp_memory.entrypoints.cli.progress import ProgressBar
 
     bar = ProgressBar("sync", err)
     started, shown = time.monotonic(), False
@@ -260,7 +260,7 @@ def _stop_on_signals() -> Iterator[threading.Event]:
 
 
 def _reason(exc: BaseException) -> str:
-    from local_mcp_memory.entrypoints.errors import explain
+    from local_mcp_memory.entrypoints.rpc.errors import explain
 
     if isinstance(exc, OSError) and exc.strerror:
         return f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
