@@ -182,12 +182,6 @@ class Embedder(Protocol):
     fewer vectors than texts.
     """
 
-    @property
-    def provider(self) -> str: ...
-
-    @property
-    def model(self) -> str: ...
-
     def embed(self, texts: Sequence[str], kind: EmbedKind) -> Sequence[Vector]: ...
 
 
