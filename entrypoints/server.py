@@ -58,7 +58,7 @@ def build_dispatcher(services: Callable[[], Services], mcp: McpOptions | None = 
     """``mcp`` None: tool calls that leave projectId out use the project of the working
     directory (``bootstrap.default_project``)."""
     if mcp is None:
-        from local_mcp_memory.entrypoints.composition.compose import default_project
+        from local_mcp_memory.entrypoints.composition.adapters import default_project
 
         mcp = McpOptions(project=default_project(os.getcwd()))
     options = mcp

@@ -87,14 +87,10 @@ def _limit(text: str) -> int:
 
 
 def context_main(args: argparse.Namespace) -> int:
-    from local_mcp_memory.entrypoints.composition.compose import (
-        LOG_LEVEL_ENV,
-        ServerOptions,
-        configure_logging,
-        default_project,
-        store_problem,
-        store_setting_at_start,
-    )
+    from local_mcp_memory.entrypoints.composition.adapters import default_project
+    from local_mcp_memory.entrypoints.composition.compose import configure_logging
+    from local_mcp_memory.entrypoints.composition.settings import ServerOptions, store_problem, store_setting_at_start
+    from local_mcp_memory.entrypoints.logs import LOG_LEVEL_ENV
 
     configure_logging({LOG_LEVEL_ENV: "WARNING", **os.environ})
     options = ServerOptions.resolve(os.environ, args.config, args.data_dir, args.store)
@@ -137,7 +133,7 @@ def _page(options: object, project: str, group: str | None, query: str | None, l
     command = GetContext(project, None if group is None else GroupId(group), query, limit)
     try:
         # without a query nothing is embedded: no embedder code is even imported
-        services = compose(options=options, embedders=None if query is not None else _NoEmbedders())
+        services = compose(options, embedders=None if query is not None else _NoEmbedders())
     except (ApplicationError, DomainError, OSError) as exc:
         raise _Refused(_reason(exc, explain), EXIT_FAILED) from None
     try:

@@ -277,7 +277,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from local_mcp_memory.entrypoints.composition.compose import LazyServices, ServerOptions, compose, configure_logging, default_project
+    from local_mcp_memory.entrypoints.composition.adapters import default_project
+    from local_mcp_memory.entrypoints.composition.compose import LazyServices, compose, configure_logging
+    from local_mcp_memory.entrypoints.composition.settings import ServerOptions
     from local_mcp_memory.entrypoints.mcp import McpOptions, TextBounds
     from local_mcp_memory.entrypoints.mcp.tools import DEFAULT_TOOLS
     from local_mcp_memory.entrypoints.server import build_dispatcher
@@ -299,7 +301,7 @@ def _serve(args: argparse.Namespace) -> int:
     project = os.path.abspath(os.path.expanduser(args.project)) if args.project else default_project(os.getcwd())
     listed = None if tools == "all" else DEFAULT_TOOLS
     mcp = McpOptions(project=project, bounds=TextBounds(note_chars=max_text_chars), tools=listed)
-    services = LazyServices(lambda: compose(options=options))
+    services = LazyServices(lambda: compose(options))
     dispatcher = build_dispatcher(services, mcp)
     if args.transport == "stdio":
         from local_mcp_memory.entrypoints.rpc.stdio import run_stdio
@@ -317,10 +319,6 @@ def _store_problem(options: object) -> str | None:
     """A store setting that cannot work at all (bad URL, the postgres extra missing), from
     the flag, the environment or the config file, found before the first request without
     loading the application (start-up is on the clock)."""
-    from local_mcp_memory.entrypoints.composition.compose import store_problem, store_setting_at_start
+    from local_mcp_memory.entrypoints.composition.settings import store_problem, store_setting_at_start
 
     return store_problem(store_setting_at_start(options))
-
-
-if __name__ == "__main__":
-    sys.exit(main())

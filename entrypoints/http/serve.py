@@ -40,7 +40,8 @@ import attrs
 import uvicorn
 
 from local_mcp_memory.application.errors import StoreError, StoreUnavailable
-from local_mcp_memory.entrypoints.composition.compose import LazyServices, ServerOptions, http_section
+from local_mcp_memory.entrypoints.composition.compose import LazyServices
+from local_mcp_memory.entrypoints.composition.settings import ServerOptions, http_section
 from local_mcp_memory.entrypoints.http.app import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY, HttpApp
 from local_mcp_memory.entrypoints.http.guard import Policy, is_loopback
 from local_mcp_memory.entrypoints.http.streamable import DEFAULT_SESSION_IDLE

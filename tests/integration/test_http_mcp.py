@@ -23,6 +23,7 @@ from tests.fakes.hashing_embedder_factory import HashingEmbedderFactory
 from tests.fakes.memory_config import InMemoryConfigRepository
 from tests.fakes.memory_store import InMemoryNoteStore
 from local_mcp_memory.entrypoints.composition.compose import LazyServices, compose
+from local_mcp_memory.entrypoints.composition.settings import ServerOptions
 from local_mcp_memory.entrypoints.rpc.errors import INVALID_PARAMS, RpcError
 from local_mcp_memory.entrypoints.http.app import HttpApp
 from local_mcp_memory.entrypoints.http.guard import Policy
@@ -52,9 +53,7 @@ class InProcessServer:
     def __init__(self, home: Path) -> None:
         services = LazyServices(
             lambda: compose(
-                config_path=home / "config.json",
-                data_dir=home / "data",
-                environ={},
+                ServerOptions.resolve({}, home / "config.json", home / "data"),
                 embedders=HashingEmbedderFactory(),
                 store=InMemoryNoteStore(),
                 config=InMemoryConfigRepository(),
