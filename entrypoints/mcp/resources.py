@@ -49,7 +49,7 @@ from local_mcp_memory.entrypoints.rpc.errors import INVALID_PARAMS, NOT_FOUND, R
 
 if TYPE_CHECKING:  # imported on the first read, not at start-up
     from local_mcp_memory.application.services import Services
-    from local_mcp_memory.entrypoints.methods import Method
+    from local_mcp_memory.entrypoints.methods.method import Method
 
 RESOURCE_NOT_FOUND = -32002
 """MCP's code for a ``resources/read`` of a URI that names no resource (``data.uri``).

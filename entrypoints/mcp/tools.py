@@ -45,7 +45,7 @@ from local_mcp_memory.entrypoints.mcp.fit import Shape, with_truncated
 
 if TYPE_CHECKING:  # imported on the first listing or call, not at start-up
     from local_mcp_memory.application.services import Services
-    from local_mcp_memory.entrypoints.methods import Method
+    from local_mcp_memory.entrypoints.methods.method import Method
 
 NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 

@@ -29,7 +29,7 @@ from local_mcp_memory.entrypoints.http.app import HttpApp
 from local_mcp_memory.entrypoints.http.guard import Policy
 from local_mcp_memory.entrypoints.http.serve import uvicorn_config
 from local_mcp_memory.entrypoints.rpc.dispatcher import Dispatcher
-from local_mcp_memory.entrypoints.server import memory_routes
+from local_mcp_memory.entrypoints import methods
 from tests.integration.http_server import HttpServer, free_port, rpc
 
 MCP_HEADERS = {"accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18"}
@@ -60,7 +60,7 @@ class InProcessServer:
             )
         )
         routes = {
-            **memory_routes(services),
+            **methods.routes(services),
             "initialize": _stand_in_initialize,
             "notifications/initialized": lambda params: None,
             "ping": lambda params: {},
