@@ -3,10 +3,15 @@ and write the normalized answers, one JSON line per request.
 
     .venv/bin/python scripts/replay.py OUT.jsonl
 
+``tests/integration/test_replay.py`` compares a run with ``tests/data/replay.jsonl``; after a
+change of behaviour that is meant, record it anew with
+``.venv/bin/python scripts/replay.py tests/data/replay.jsonl`` and read the diff.
+
 The same script of requests runs over stdio (``mcp-memory serve --transport stdio``) and over
 HTTP (``POST /rpc`` and ``POST /mcp`` of ``mcp-memory serve --transport http``), each server
 with a fresh home of its own. Note ids, timestamps and the home directory are replaced by
-stable placeholders (``<id-1>``, ``<time>``, ``<home>``), in the order they first appear, so
+stable placeholders (``<id-1>``, ``<time>``, ``<home>``), in the order they first appear, and
+scores are cut to six decimals (another CPU may round the last bits of a cosine otherwise), so
 two runs of one build write the same bytes: a change of the code that should not change
 behaviour is checked by running it before and after and comparing the files (``cmp``).
 """
@@ -163,6 +168,8 @@ def run(call: Callable[[str, Any], Any]) -> list[dict[str, Any]]:
 
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 INSTANT = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})")
+DECIMALS = re.compile(r"(\d\.\d{6})\d+")
+SERVER_VERSION = re.compile(r'("serverInfo": \{"name": "mcp-memory", "version": )"[^"]*"')
 DISK_BYTES = re.compile(r'"diskBytes": \d+')
 FIXED = {UNKNOWN, "2024-01-15T10:30:00Z"}  # a read moves an expiry out (fading), when it is written varies
 
@@ -184,7 +191,8 @@ def normalize(lines: list[str], home: Path) -> list[str]:
     for line in lines:
         line = line.replace(str(home), "<home>").replace(quote(str(home), safe=""), "<home>")
         line = DISK_BYTES.sub(r'"diskBytes": "<bytes>"', line)  # timestamps' lengths vary: so does the size
-        out.append(INSTANT.sub(instant, UUID.sub(name, line)))
+        line = SERVER_VERSION.sub(r'\1"<version>"', line)
+        out.append(DECIMALS.sub(r"\1", INSTANT.sub(instant, UUID.sub(name, line))))
     return out
 
 
@@ -213,16 +221,23 @@ def _request(method: str, params: Any) -> bytes:
     return json.dumps(message).encode()
 
 
+def replay(base: Path) -> list[str]:
+    """The normalized answers, one JSON text per request: stdio's, then HTTP's; each server
+    gets a fresh home under ``base``."""
+    lines = []
+    for transport, serve in (("stdio", over_stdio), ("http", over_http)):
+        home = Path(tempfile.mkdtemp(prefix="replay-", dir=base))
+        answers = serve(home)
+        text = [json.dumps({"transport": transport, **a}, sort_keys=True, ensure_ascii=False) for a in answers]
+        lines += normalize(text, home)
+    return lines
+
+
 def main(argv: list[str]) -> int:
     if len(argv) != 1:
         print(__doc__, file=sys.stderr)
         return 2
-    lines = []
-    for transport, serve in (("stdio", over_stdio), ("http", over_http)):
-        home = Path(tempfile.mkdtemp(prefix="replay-"))
-        answers = serve(home)
-        text = [json.dumps({"transport": transport, **a}, sort_keys=True, ensure_ascii=False) for a in answers]
-        lines += normalize(text, home)
+    lines = replay(Path(tempfile.mkdtemp(prefix="replay-")))
     Path(argv[0]).write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"{len(lines)} answers written to {argv[0]}")
     return 0
