@@ -50,7 +50,7 @@ class InterleavingFactory:
         self.meanwhile: list[Callable[[], None]] = []
 
     def create(self, settings: EmbedderSettings) -> HashingEmbedder:
-        return InterleavingEmbedder(self.meanwhile, provider=settings.provider, model=settings.effective_model)
+        return InterleavingEmbedder(self.meanwhile)
 
 
 @pytest.fixture(params=["faiss", "postgresql"])
