@@ -45,7 +45,7 @@ class HookSettings:
 
     @classmethod
     def from_json(cls, data: Any) -> HookSettings:
-        """The settings a hook sent (``hook_cli.hook_settings``), defaults for the rest."""
+        """The settings a hook sent (``cli.hooks.hook_settings``), defaults for the rest."""
         if not isinstance(data, dict):
             return cls()
         fields = {f.name for f in attrs.fields(cls)}

@@ -46,7 +46,7 @@ DEFAULT_SESSION_IDLE = 3600.0
 Clock = Callable[[], float]
 
 Parse = Callable[[bytes], Awaitable[Any]]
-"""``jsonrpc.decode_message``, run off the event loop."""
+"""``rpc.dispatcher.decode_message``, run off the event loop."""
 Answer = Callable[[Any], Awaitable[bytes | None]]
 """``Dispatcher.answer``, run off the event loop."""
 
