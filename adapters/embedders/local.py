@@ -234,9 +234,9 @@ def _return_large_blocks() -> None:
 @contextmanager
 def _model_file(model: bytes) -> Iterator[str]:
     """A path holding ``model`` while the context lasts: a memory file where the system has
-    them (Linux), else a temporary file. onnxruntime keeps the bytes a session was built
+    them (Linux with ``/proc``), else a temporary file. onnxruntime keeps the bytes a session was built
     from for the session's lifetime, and nothing of a file it read."""
-    if hasattr(os, "memfd_create"):
+    if hasattr(os, "memfd_create") and os.path.isdir("/proc/self/fd"):
         with open(os.memfd_create("all-MiniLM-L6-v2.onnx"), "wb") as file:
             file.write(model)
             file.flush()

@@ -244,3 +244,17 @@ def test_a_model_file_that_is_no_onnx_model_is_refused_by_name(tmp_path: Path) -
     embedder = LocalOnnxEmbedder(model_path=fake, model_sha256=digest)
     with pytest.raises(EmbedderNotConfigured, match="is no ONNX model"):
         embedder.embed(["hello"])
+
+
+def test_without_memory_files_the_model_loads_through_a_temporary_file(
+    minilm: LocalOnnxEmbedder, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.delattr(os, "memfd_create", raising=False)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)  # read TMPDIR again
+    embedder = LocalOnnxEmbedder()
+    text = ["the model file is written, read and removed"]
+    assert np.array_equal(embedder.embed(text), minilm.embed(text))
+    assert list(tmp_path.iterdir()) == []  # nothing left behind
