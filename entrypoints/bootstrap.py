@@ -244,7 +244,7 @@ def is_database_store(location: str | None) -> bool:
 def check_local_store(data_dir: Path):
     """The local store's ``Checkup`` (``adapters.faiss_store.checkup``): every file of its
     live generation checked, nothing written."""
-    from local_mcp_memory.adapters.faiss_store.checkup import verify
+    from local_mcp_memory.adapters.faiss_store.recovery.verify import verify
 
     return verify(data_dir)
 
@@ -252,7 +252,7 @@ def check_local_store(data_dir: Path):
 def salvage_local_store(data_dir: Path):
     """Every record of the local store that verifies (``adapters.faiss_store.salvage``),
     as ``(found, export, unusable)``; nothing written into ``data_dir``."""
-    from local_mcp_memory.adapters.faiss_store.salvage import as_export, salvage
+    from local_mcp_memory.adapters.faiss_store.recovery.salvage import as_export, salvage
 
     found = salvage(data_dir)
     export, unusable = as_export(found)

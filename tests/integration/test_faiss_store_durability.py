@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from local_mcp_memory.adapters.faiss_store import FaissNoteStore
-from local_mcp_memory.adapters.faiss_store.lines import decode_line
+from local_mcp_memory.adapters.faiss_store.format.framing import decode_line
 from local_mcp_memory.application.errors import StoreCorrupt
 from local_mcp_memory.application.ports import Candidate, CandidateQuery
 from local_mcp_memory.domain.note import NoteFilter

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from local_mcp_memory.adapters.faiss_store import FaissNoteStore
-from local_mcp_memory.adapters.faiss_store.salvage import as_export, salvage
+from local_mcp_memory.adapters.faiss_store.recovery.salvage import as_export, salvage
 from local_mcp_memory.application.errors import StoreCorrupt
 from local_mcp_memory.application.ports import CandidateQuery, StoredNote
 from local_mcp_memory.domain.note import NoteFilter

@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import zlib
 
+import attrs
 import msgspec
 
-from local_mcp_memory.adapters.faiss_store.records import (
+from local_mcp_memory.adapters.faiss_store.format.records import (
     Delete,
     DeleteLink,
     Drop,
@@ -53,6 +54,16 @@ class About(msgspec.Struct, omit_defaults=True, frozen=True, forbid_unknown_fiel
     globals: tuple[tuple[str, str], ...] = ()
     namespace: str | None = None
     links: tuple[tuple[str, str, str], ...] = ()
+
+
+@attrs.frozen
+class Damaged:
+    """A damaged record at byte ``offset`` of ``path`` (a journal line, a global line);
+    ``about`` is what it changed (None: not known)."""
+
+    path: str
+    offset: int
+    about: About | None
 
 
 def about(entry: msgspec.Struct) -> About:

@@ -25,9 +25,8 @@ import msgspec
 import structlog
 
 from local_mcp_memory.adapters.durable_files import fsync_dir
-from local_mcp_memory.adapters.faiss_store.damage import Damaged
-from local_mcp_memory.adapters.faiss_store.lines import PREFIX, About, decode_line, encode_line, read_line
-from local_mcp_memory.adapters.faiss_store.records import FORMAT, READS, Header, Record
+from local_mcp_memory.adapters.faiss_store.format.framing import PREFIX, About, Damaged, decode_line, encode_line, read_line
+from local_mcp_memory.adapters.faiss_store.format.records import FORMAT, READS, Header, Record
 from local_mcp_memory.application.errors import StoreCorrupt
 
 log = structlog.get_logger()
@@ -127,7 +126,7 @@ class Journal:
         os.fsync(self._fd)
 
     def append(self, lines: Sequence[bytes]) -> None:
-        """Write records' lines (``lines.checked_line``) in one write and make them durable
+        """Write records' lines (``framing.checked_line``) in one write and make them durable
         with one sync. Call with the lock held, caught up. A crash before the sync may leave
         some of them, never a partial one (a torn line is not applied)."""
         line = b"".join(lines)

@@ -22,7 +22,7 @@ base64 in the journal. Anything a damaged file can make a decoder raise surfaces
 ``StoreCorrupt`` naming the file.
 
 Journal lines, the manifest and the lines of a snapshot's ``globals.jsonl`` are framed
-with checksums by ``lines``.
+with checksums by ``framing``.
 """
 
 from __future__ import annotations

@@ -20,20 +20,8 @@ snapshot written then would make it permanent (``mcp-memory salvage`` gets the r
 
 from __future__ import annotations
 
-import attrs
-
-from local_mcp_memory.adapters.faiss_store.lines import About
+from local_mcp_memory.adapters.faiss_store.format.framing import About, Damaged
 from local_mcp_memory.application.errors import StoreCorrupt
-
-
-@attrs.frozen
-class Damaged:
-    """A damaged record at byte ``offset`` of ``path`` (a journal line, a global line);
-    ``about`` is what it changed (None: not known)."""
-
-    path: str
-    offset: int
-    about: About | None
 
 
 class Damage:

@@ -11,7 +11,7 @@ and removing a note's links the caller's (``remove_note``, on a delete).
 
 from __future__ import annotations
 
-from local_mcp_memory.adapters.faiss_store.records import PutLink, micros
+from local_mcp_memory.adapters.faiss_store.format.records import PutLink, micros
 
 SUPERSEDES = "supersedes"
 

@@ -34,8 +34,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from local_mcp_memory.adapters.faiss_store.columns import Column, Names
-from local_mcp_memory.adapters.faiss_store.records import (
+from local_mcp_memory.adapters.faiss_store.format.records import (
     NEVER,
     NoteFields,
     decode_fields,
@@ -44,8 +43,9 @@ from local_mcp_memory.adapters.faiss_store.records import (
     fields_dedup_hash,
     note_of,
 )
-from local_mcp_memory.domain.errors import DomainError
+from local_mcp_memory.adapters.faiss_store.memory.columns import Column, Names
 from local_mcp_memory.application.errors import StoreCorrupt
+from local_mcp_memory.domain.errors import DomainError
 from local_mcp_memory.domain.note import Note
 
 

@@ -16,7 +16,7 @@ from datetime import datetime, timedelta, timezone
 
 import numpy as np
 
-from local_mcp_memory.adapters.faiss_store.state import StoreState
+from local_mcp_memory.adapters.faiss_store.memory.state import StoreState
 from local_mcp_memory.application.ports import NO_SPREAD, Candidate, CandidateQuery, Candidates, Neighbour, Spread, StoredNote
 from local_mcp_memory.domain.time import TimeWindow
 

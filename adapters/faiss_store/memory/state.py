@@ -14,7 +14,7 @@ two expiry instants, so a scope searched again and again is still derived once. 
 write (``duplicates``) compares the hash column first and decodes only the rows whose
 hash matches.
 
-A search is one question, answered from this state by ``answers.candidates``.
+A search is one question, answered from this state by ``search.candidates``.
 
 Damage found in the files (``damage``) is applied like a record: what it was about is
 taken out of the state (a note as if deleted, a global as if never set) and every answer
@@ -28,10 +28,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from local_mcp_memory.adapters.faiss_store.damage import Damage, Damaged
-from local_mcp_memory.adapters.faiss_store.links import LinkTable
-from local_mcp_memory.adapters.faiss_store.notes import NoteTable
-from local_mcp_memory.adapters.faiss_store.records import (
+from local_mcp_memory.adapters.faiss_store.format.framing import Damaged
+from local_mcp_memory.adapters.faiss_store.format.records import (
     Delete,
     DeleteLink,
     Drop,
@@ -50,7 +48,10 @@ from local_mcp_memory.adapters.faiss_store.records import (
     stored_dedup_text,
     vector_rows,
 )
-from local_mcp_memory.adapters.faiss_store.space import VectorSpace
+from local_mcp_memory.adapters.faiss_store.memory.damage import Damage
+from local_mcp_memory.adapters.faiss_store.memory.link_table import LinkTable
+from local_mcp_memory.adapters.faiss_store.memory.note_table import NoteTable
+from local_mcp_memory.adapters.faiss_store.memory.vector_space import VectorSpace
 from local_mcp_memory.adapters.keyword_index import KeywordIndex
 from local_mcp_memory.adapters.text_analysis import document_tokens
 from local_mcp_memory.application.errors import StoreError

@@ -29,9 +29,9 @@ from collections.abc import Callable, Iterator, Sequence
 import faiss
 import numpy as np
 
-from local_mcp_memory.adapters.faiss_store.columns import Column, runs
-from local_mcp_memory.adapters.faiss_store import partition as partitioning
-from local_mcp_memory.adapters.faiss_store.partition import Partition
+from local_mcp_memory.adapters.faiss_store.memory import partition as partitioning
+from local_mcp_memory.adapters.faiss_store.memory.columns import Column, runs
+from local_mcp_memory.adapters.faiss_store.memory.partition import Partition
 from local_mcp_memory.application.errors import StoreError
 
 FREE = -1

@@ -24,13 +24,12 @@ from pathlib import Path
 import structlog
 
 from local_mcp_memory.adapters.durable_files import replace_durably
-from local_mcp_memory.adapters.faiss_store.damage import Damaged
-from local_mcp_memory.adapters.faiss_store.disk import remove_path
-from local_mcp_memory.adapters.faiss_store.journal import Journal
-from local_mcp_memory.adapters.faiss_store.lines import about, decode_manifest, encode_manifest
-from local_mcp_memory.adapters.faiss_store.records import FORMAT, Manifest, Record
-from local_mcp_memory.adapters.faiss_store.snapshot import load_snapshot, write_snapshot
-from local_mcp_memory.adapters.faiss_store.state import StoreState
+from local_mcp_memory.adapters.faiss_store.format.files import remove_path
+from local_mcp_memory.adapters.faiss_store.format.framing import Damaged, about, decode_manifest, encode_manifest
+from local_mcp_memory.adapters.faiss_store.format.journal import Journal
+from local_mcp_memory.adapters.faiss_store.format.records import FORMAT, Manifest, Record
+from local_mcp_memory.adapters.faiss_store.memory.state import StoreState
+from local_mcp_memory.adapters.faiss_store.persistence.snapshot import load_snapshot, write_snapshot
 from local_mcp_memory.application.errors import StoreCorrupt, StoreError
 from local_mcp_memory.domain.errors import DomainError
 

@@ -1,6 +1,6 @@
 """Snapshots: the whole state of one generation, written once and never changed.
 
-A snapshot is a directory ``snapshot-<generation>/`` (format 4, see ``records``)::
+A snapshot is a directory ``snapshot-<generation>/`` (format 4, see ``format.records``)::
 
     sidecar.json          Sidecar: note ids in row order, interned names, spaces, CRCs
     notes.npy             one records.NOTE_ROW per note: codes, createdAt µs, ends, note CRC,
@@ -53,14 +53,10 @@ import numpy as np
 import structlog
 
 from local_mcp_memory.adapters.durable_files import TMP_MARK, create_file, fsync_dir, write_durably
-from local_mcp_memory.adapters.faiss_store.columns import Names, runs
-from local_mcp_memory.adapters.faiss_store.damage import Damaged
-from local_mcp_memory.adapters.faiss_store.disk import remove_path
-from local_mcp_memory.adapters.faiss_store.journal import lines_of
-from local_mcp_memory.adapters.faiss_store.lines import about, encode_line
-from local_mcp_memory.adapters.faiss_store.notes import NoteBodies, NoteTable
-from local_mcp_memory.adapters.faiss_store.partition import Partition
-from local_mcp_memory.adapters.faiss_store.records import (
+from local_mcp_memory.adapters.faiss_store.format.files import remove_path
+from local_mcp_memory.adapters.faiss_store.format.framing import Damaged, about, encode_line
+from local_mcp_memory.adapters.faiss_store.format.journal import lines_of
+from local_mcp_memory.adapters.faiss_store.format.records import (
     FORMAT,
     NOTE_ROW,
     PutGlobal,
@@ -72,8 +68,11 @@ from local_mcp_memory.adapters.faiss_store.records import (
     namespace_dim,
     note_row,
 )
-from local_mcp_memory.adapters.faiss_store.space import VectorSpace
-from local_mcp_memory.adapters.faiss_store.state import StoreState
+from local_mcp_memory.adapters.faiss_store.memory.columns import Names, runs
+from local_mcp_memory.adapters.faiss_store.memory.note_table import NoteBodies, NoteTable
+from local_mcp_memory.adapters.faiss_store.memory.partition import Partition
+from local_mcp_memory.adapters.faiss_store.memory.state import StoreState
+from local_mcp_memory.adapters.faiss_store.memory.vector_space import VectorSpace
 from local_mcp_memory.application.errors import StoreCorrupt
 from local_mcp_memory.domain.errors import DomainError
 

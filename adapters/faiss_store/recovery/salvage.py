@@ -7,7 +7,7 @@ records a snapshot already holds changes nothing: each one sets or removes a who
 vector or setting, and a link already held keeps its first createdAt). Whatever cannot be
 verified by a checksum is skipped, never guessed:
 
-* a snapshot that loads (``snapshot.load_snapshot``) gives its notes with their home
+* a snapshot that loads (``persistence.snapshot.load_snapshot``) gives its notes with their home
   namespace, and their vectors where that namespace's files verify;
 * one whose sidecar or note columns are damaged gives the notes found in ``notes.bin``
   whose bytes match a CRC listed in ``notes.npy``, without namespace or vector (an
@@ -27,10 +27,9 @@ from pathlib import Path
 import attrs
 import numpy as np
 
-from local_mcp_memory.adapters.faiss_store.damage import Damaged
-from local_mcp_memory.adapters.faiss_store.generations import GENERATION_FILE, read_manifest
-from local_mcp_memory.adapters.faiss_store.journal import lines_of
-from local_mcp_memory.adapters.faiss_store.records import (
+from local_mcp_memory.adapters.faiss_store.format.framing import Damaged
+from local_mcp_memory.adapters.faiss_store.format.journal import lines_of
+from local_mcp_memory.adapters.faiss_store.format.records import (
     NOTE_ROW,
     NOTE_ROW_V3,
     Delete,
@@ -46,7 +45,8 @@ from local_mcp_memory.adapters.faiss_store.records import (
     note_of,
     vector_rows,
 )
-from local_mcp_memory.adapters.faiss_store.snapshot import GLOBALS, LINKS, load_snapshot
+from local_mcp_memory.adapters.faiss_store.persistence.generations import GENERATION_FILE, read_manifest
+from local_mcp_memory.adapters.faiss_store.persistence.snapshot import GLOBALS, LINKS, load_snapshot
 from local_mcp_memory.application.errors import StoreCorrupt, StoreError
 from local_mcp_memory.application.export_notes import Export, ExportedNote
 from local_mcp_memory.application.vectors import vector_problem

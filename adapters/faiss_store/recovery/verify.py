@@ -15,11 +15,11 @@ from pathlib import Path
 
 import attrs
 
-from local_mcp_memory.adapters.faiss_store.damage import Damaged
-from local_mcp_memory.adapters.faiss_store.generations import LOCK, MANIFEST, read_manifest
-from local_mcp_memory.adapters.faiss_store.journal import lines_of
-from local_mcp_memory.adapters.faiss_store.snapshot import load_snapshot
-from local_mcp_memory.adapters.faiss_store.state import StoreState
+from local_mcp_memory.adapters.faiss_store.format.framing import Damaged
+from local_mcp_memory.adapters.faiss_store.format.journal import lines_of
+from local_mcp_memory.adapters.faiss_store.memory.state import StoreState
+from local_mcp_memory.adapters.faiss_store.persistence.generations import LOCK, MANIFEST, read_manifest
+from local_mcp_memory.adapters.faiss_store.persistence.snapshot import load_snapshot
 from local_mcp_memory.application.errors import StoreError
 from local_mcp_memory.domain.errors import DomainError
 

@@ -7,9 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from local_mcp_memory.adapters.faiss_store.lines import about, checked_line, decode_line, decode_manifest, encode_line, read_line
-from local_mcp_memory.application.errors import StoreCorrupt
-from local_mcp_memory.adapters.faiss_store.records import (
+from local_mcp_memory.adapters.faiss_store.format.framing import about, checked_line, decode_line, decode_manifest, encode_line, read_line
+from local_mcp_memory.adapters.faiss_store.format.records import (
     FORMAT,
     Delete,
     DeleteLink,
@@ -31,6 +30,7 @@ from local_mcp_memory.adapters.faiss_store.records import (
     vector_bytes,
     vector_rows,
 )
+from local_mcp_memory.application.errors import StoreCorrupt
 from local_mcp_memory.domain.errors import InvalidValue
 from local_mcp_memory.domain.note import dedup_text
 from local_mcp_memory.domain.time import format_instant

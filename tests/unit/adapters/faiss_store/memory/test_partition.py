@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from local_mcp_memory.adapters.faiss_store import partition as partitioning
-from local_mcp_memory.adapters.faiss_store.partition import Partition, train
+from local_mcp_memory.adapters.faiss_store.memory import partition as partitioning
+from local_mcp_memory.adapters.faiss_store.memory.partition import Partition, train
 
 
 def unit(x: np.ndarray) -> np.ndarray:

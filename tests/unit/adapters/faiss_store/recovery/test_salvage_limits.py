@@ -11,7 +11,7 @@ import attrs
 import numpy as np
 
 from local_mcp_memory.adapters.faiss_store import FaissNoteStore
-from local_mcp_memory.adapters.faiss_store.salvage import as_export, salvage
+from local_mcp_memory.adapters.faiss_store.recovery.salvage import as_export, salvage
 from local_mcp_memory.domain.json_values import MAX_CHARS
 from tests.unit.adapters.faiss_store.stores import NS, note, vector
 
