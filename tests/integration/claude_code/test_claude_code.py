@@ -18,7 +18,7 @@ import pytest
 from tests.integration.http_server import HttpServer
 from tests.integration.serve import MCP_MEMORY
 
-CLAUDE = Path(__file__).resolve().parents[1] / "clients" / "node" / "node_modules" / ".bin" / "claude"
+CLAUDE = Path(__file__).resolve().parents[2] / "clients" / "node" / "node_modules" / ".bin" / "claude"
 CONNECTED = "✔ Connected"
 
 

@@ -21,7 +21,7 @@ import pytest
 
 from tests.fakes.embedding_servers import FakeOllamaServer
 from tests.integration.serve import MCP_MEMORY, StdioServer, server_env
-from tests.integration.test_claude_code import CLAUDE, ClaudeCode, end_services
+from tests.integration.claude_code.test_claude_code import CLAUDE, ClaudeCode, end_services
 
 
 @pytest.fixture

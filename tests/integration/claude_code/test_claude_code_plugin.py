@@ -10,9 +10,9 @@ from pathlib import Path
 
 from local_mcp_memory.entrypoints import claude_settings
 from tests.integration.serve import MCP_MEMORY
-from tests.integration.test_claude_code import CONNECTED, ClaudeCode, end_services
+from tests.integration.claude_code.test_claude_code import CONNECTED, ClaudeCode, end_services
 
-REPOSITORY = Path(__file__).resolve().parents[2]
+REPOSITORY = Path(__file__).resolve().parents[3]
 PLUGIN = REPOSITORY / "plugins" / "mcp-memory"
 
 

@@ -30,10 +30,10 @@ import pytest
 from bench.hook_runs import add_notes
 from tests.fakes.anthropic_api import FakeAnthropicApi, Recorded, text, tool_use
 from tests.integration.serve import MCP_MEMORY, server_env
-from tests.integration.test_claude_code import CLAUDE, ClaudeCode, end_services, services_of
+from tests.integration.claude_code.test_claude_code import CLAUDE, ClaudeCode, end_services, services_of
 from tests.secrets_corpus import corpus_text, surviving
 
-REPOSITORY = Path(__file__).resolve().parents[2]
+REPOSITORY = Path(__file__).resolve().parents[3]
 RECALLED = "UserPromptSubmit hook success:"
 NOTES = [
     {"title": "Deploying", "text": "Production deploys run `fly deploy --app shop-prod` from main after CI is green; never deploy on Fridays."},

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from local_mcp_memory.entrypoints.claude_settings import HOOKS, MARKER
 from tests.integration.serve import MCP_MEMORY, server_env
-from tests.integration.test_claude_code import CONNECTED, ClaudeCode, end_services
+from tests.integration.claude_code.test_claude_code import CONNECTED, ClaudeCode, end_services
 
 
 def run(home: Path, cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:

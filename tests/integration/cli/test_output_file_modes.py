@@ -13,7 +13,7 @@ import pytest
 
 from tests.integration.serve import MCP_MEMORY, server_env
 from tests.integration.small_store import build as build_small_store
-from tests.integration.test_lifecycle_cli import fill, local_mcp_memory
+from tests.integration.cli.test_lifecycle_cli import fill, local_mcp_memory
 
 
 def mode(path: Path) -> int:

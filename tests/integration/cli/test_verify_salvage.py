@@ -14,8 +14,8 @@ from local_mcp_memory.entrypoints.bootstrap import compose
 from local_mcp_memory.entrypoints.export_format import read_export
 from tests.integration.serve import MCP_MEMORY, server_env
 from tests.integration.small_store import Written, build as build_small_store
-from tests.integration.test_faiss_store_durability import flip_byte
-from tests.integration.test_store_damage import FORMAT2, snapshot_of, tree
+from tests.integration.faiss_store.test_faiss_store_durability import flip_byte
+from tests.integration.faiss_store.test_store_damage import FORMAT2, snapshot_of, tree
 
 
 def run(home: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -18,7 +18,7 @@ import structlog
 from local_mcp_memory.adapters.embedders.local import MODEL_SHA256, LocalOnnxEmbedder, default_tokenizer_path
 from local_mcp_memory.application.errors import EmbedderNotConfigured
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 REFERENCE = json.loads((ROOT / "tests/data/minilm_reference.json").read_text())
 INT8_REFERENCE = json.loads((ROOT / "tests/data/minilm_int8_reference.json").read_text())
 

@@ -19,7 +19,7 @@ from local_mcp_memory.domain.note import NoteFilter
 from tests.integration import store_worker
 from tests.integration.store_worker import NS, PROJECT, expected_note, expected_vector
 
-WORKER = str(Path(__file__).with_name("store_worker.py"))
+WORKER = str(Path(__file__).parents[1] / "store_worker.py")
 CYCLES = 24
 
 

@@ -16,7 +16,7 @@ from local_mcp_memory.adapters.faiss_store.memory import partition as partitioni
 from local_mcp_memory.application.ports import CandidateQuery
 from local_mcp_memory.domain.identifiers import CanonicalProjectId, GroupId, Namespace, NoteId
 from local_mcp_memory.domain.note import Note, NoteFilter
-from tests.integration.test_faiss_store_durability import flip_byte
+from tests.integration.faiss_store.test_faiss_store_durability import flip_byte
 from tests.unit.adapters.faiss_store.memory.test_partition import topics, unit
 
 NS = Namespace("local", "partition-model", 64)

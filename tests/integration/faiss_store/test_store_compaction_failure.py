@@ -44,7 +44,7 @@ def write_with_file_size_limit(data: Path, limit: int, compact_after: int) -> su
         [sys.executable, "-c", WRITER, str(data), str(limit), str(compact_after)],
         capture_output=True,
         timeout=60,
-        cwd=Path(__file__).parents[2],
+        cwd=Path(__file__).parents[3],
     )
 
 

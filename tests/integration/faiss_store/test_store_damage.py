@@ -19,9 +19,9 @@ from local_mcp_memory.entrypoints.bootstrap import LazyServices, compose
 from local_mcp_memory.entrypoints.mcp.protocol import McpOptions
 from local_mcp_memory.entrypoints.server import build_dispatcher
 from tests.integration.small_store import NS, PROJECTS, Written, build as build_small_store, note, vector
-from tests.integration.test_faiss_store_durability import flip_byte
+from tests.integration.faiss_store.test_faiss_store_durability import flip_byte
 
-FORMAT2 = Path(__file__).parents[1] / "data" / "format2_store"
+FORMAT2 = Path(__file__).parents[2] / "data" / "format2_store"
 
 
 @pytest.fixture

@@ -26,7 +26,7 @@ from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.remote.webelement import WebElement
 
 from tests.fakes.embedding_servers import FakeOllamaServer
-from tests.integration.browser import console, resource_urls, set_color_scheme, start_browser, wait_for
+from tests.integration.http.browser import console, resource_urls, set_color_scheme, start_browser, wait_for
 from tests.integration.http_server import HttpServer, rpc
 
 MODEL, OTHER_MODEL = "nomic-embed-text", "mxbai-embed-large"

@@ -13,7 +13,7 @@ import pytest
 
 from tests.integration.http_server import HttpServer, rpc
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 ASSETS = REPO / "entrypoints" / "http" / "dashboard"
 TOKEN = "dashboard-http-token-0123"
 CONTENT_TYPES = {".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".svg": "image/svg+xml"}

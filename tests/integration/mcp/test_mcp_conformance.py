@@ -36,7 +36,7 @@ import pytest
 
 from tests.integration.http_server import HttpServer, rpc
 
-CONFORMANCE = Path(__file__).resolve().parents[1] / "clients" / "conformance"
+CONFORMANCE = Path(__file__).resolve().parents[2] / "clients" / "conformance"
 NODE = CONFORMANCE / "node_modules" / ".bin" / "node"
 CLI = CONFORMANCE / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
 

@@ -23,7 +23,7 @@ from local_mcp_memory.entrypoints.methods import METHODS
 from tests.integration.http_server import HttpServer
 from tests.integration.serve import MCP_MEMORY, server_env
 
-SESSION_SCRIPT = Path(__file__).resolve().parents[1] / "clients" / "sdk_session.py"
+SESSION_SCRIPT = Path(__file__).resolve().parents[2] / "clients" / "sdk_session.py"
 SDK1_ENV = "MCP_SDK1_PYTHON"
 
 def sdk_python(sdk: str) -> str:

@@ -30,7 +30,7 @@ from tests.integration.serve import StdioServer, server_env
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 LAYERS = ("domain", "application", "adapters", "entrypoints")
 PACKAGE = "local_mcp_memory"
 BIN = Path(sys.executable).parent

@@ -10,7 +10,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def build_wheel(out: Path, transport: str | None) -> Path:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from tests.postgres_server import BASE
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 RUN = f"""
 import sys, time
 sys.path.insert(0, {str(ROOT)!r})

@@ -24,7 +24,7 @@ from local_mcp_memory.adapters.text_analysis import ANALYSIS
 from local_mcp_memory.application.ports import CandidateQuery
 from local_mcp_memory.domain.note import Note, NoteFilter
 from tests.contracts.test_note_store_contract import ELSEWHERE, NS, PROJECT, make_note, unit
-from tests.integration.postgres_steps import open_at_once
+from tests.integration.postgres_store.postgres_steps import open_at_once
 from tests.postgres_server import EmbeddedPostgres, postgres, postgres_url  # noqa: F401
 
 OLD_ANALYSIS = "plain-words-0"

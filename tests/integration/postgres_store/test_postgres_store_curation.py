@@ -25,7 +25,7 @@ from local_mcp_memory.application.ports import CandidateQuery
 from local_mcp_memory.domain.link import Link, LinkKey, Relation
 from local_mcp_memory.domain.note import Note, NoteFilter
 from tests.contracts.test_note_store_contract import ELSEWHERE, NS, PROJECT, T0, make_note, unit
-from tests.integration.postgres_steps import open_at_once
+from tests.integration.postgres_store.postgres_steps import open_at_once
 from tests.postgres_server import postgres, postgres_url  # noqa: F401
 
 WORKER = str(Path(__file__).with_name("postgres_worker.py"))

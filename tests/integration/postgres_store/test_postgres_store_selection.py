@@ -25,7 +25,7 @@ from tests.integration.http_server import HttpServer, rpc
 from tests.integration.serve import MCP_MEMORY, StdioServer, server_env
 from tests.postgres_server import TEAM_PASSWORD, EmbeddedPostgres, postgres, postgres_url  # noqa: F401
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 LOCAL = "local:all-MiniLM-L6-v2:64"
 
 

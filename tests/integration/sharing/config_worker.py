@@ -16,7 +16,7 @@ from pathlib import Path
 
 import attrs
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT))
 
 from tests.fakes.hashing_embedder_factory import HashingEmbedderFactory  # noqa: E402

@@ -24,7 +24,7 @@ from tests.integration.serve import StdioServer
 PER_WRITER = 200
 WRITERS = ("a", "b")
 T0 = datetime(2024, 3, 1, 10, 0, tzinfo=timezone.utc)
-STORE_WORKER = str(Path(__file__).with_name("store_worker.py"))
+STORE_WORKER = str(Path(__file__).parents[1] / "store_worker.py")
 NAMESPACE = "local:all-MiniLM-L6-v2:384"
 
 

@@ -16,7 +16,7 @@ import pytest
 
 from tests.fakes.embedding_servers import FakeOllamaServer
 from tests.integration.http_server import HttpServer, rpc
-from tests.integration.mutations import FUZZ_PROJECT, Mutator
+from tests.integration.transports.mutations import FUZZ_PROJECT, Mutator
 from tests.integration.serve import StdioServer
 
 REQUESTS_PER_TRANSPORT = 5_000
