@@ -3,6 +3,7 @@ persisted in the snapshot, loaded by other processes, kept right by later writes
 
 from __future__ import annotations
 
+import shutil
 import uuid
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
@@ -12,7 +13,7 @@ import numpy as np
 import pytest
 
 from local_mcp_memory.adapters.faiss_store import FaissNoteStore
-from local_mcp_memory.adapters.faiss_store.memory import partition as partitioning
+from local_mcp_memory.adapters.faiss_store.memory.partition import MIN_VECTORS
 from local_mcp_memory.application.ports import CandidateQuery
 from local_mcp_memory.domain.identifiers import CanonicalProjectId, GroupId, Namespace, NoteId
 from local_mcp_memory.domain.note import Note, NoteFilter
@@ -22,7 +23,7 @@ from tests.unit.adapters.faiss_store.memory.test_partition import topics, unit
 NS = Namespace("local", "partition-model", 64)
 PROJECT = CanonicalProjectId("/tmp/partition-project")
 T0 = datetime(2024, 3, 1, tzinfo=timezone.utc)
-COUNT = 2400
+COUNT = MIN_VECTORS + 1_232  # the real threshold: a partition is trained at compaction
 
 
 def note(index: int, group: str | None = None) -> Note:
@@ -41,22 +42,27 @@ def found(store: FaissNoteStore, q: np.ndarray, where: NoteFilter, k: int) -> li
     return [int(answer.notes[c.id].note.text.split()[1]) for c in answer.semantic]
 
 
-@pytest.fixture
-def small_threshold(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(partitioning, "MIN_VECTORS", 1000)
-
-
-@pytest.fixture
-def partitioned(tmp_path: Path, small_threshold: None) -> tuple[Path, np.ndarray, np.ndarray]:
-    """A compacted store of COUNT notes around topics; its directory, vectors and queries."""
+@pytest.fixture(scope="module")
+def written(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, np.ndarray, np.ndarray]:
+    """A compacted store of COUNT notes around topics, written once (a thousand notes per
+    durable write); its directory, vectors and queries."""
     vectors, centres = topics(COUNT, dim=NS.dim, seed=11)
-    store = FaissNoteStore(tmp_path / "data", compact_after_records=10**9)
-    for i in range(COUNT):
-        store.put(note(i), NS, vectors[i])
+    data = tmp_path_factory.mktemp("partitioned") / "data"
+    store = FaissNoteStore(data, compact_after_records=10**9)
+    for start in range(0, COUNT, 1_000):
+        store.put_many([(note(i), vectors[i]) for i in range(start, min(COUNT, start + 1_000))], NS)
     store.compact()
     store.close()
     rng = np.random.default_rng(12)
     queries = unit(centres[rng.integers(0, len(centres), 40)] + 0.15 * rng.standard_normal((40, NS.dim)))
+    return data, vectors, queries
+
+
+@pytest.fixture
+def partitioned(written, tmp_path: Path) -> tuple[Path, np.ndarray, np.ndarray]:
+    """A copy of the written store for one test to change."""
+    data, vectors, queries = written
+    shutil.copytree(data, tmp_path / "data")
     return tmp_path / "data", vectors, queries
 
 
