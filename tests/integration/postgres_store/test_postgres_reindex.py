@@ -1,9 +1,10 @@
 """PostgreSQL keeps each note's keyword terms, derived at write time: when the text analysis
 changes (``text_analysis.ANALYSIS``), opening the store derives them again. Databases whose
-terms were written by another analysis are simulated by writing through the real store with
-``codec.note_terms`` replaced by a plain lower-casing word split (no stemming, no stopwords),
-then taking the schema back to what that server left (version 2, no recorded analysis) or
-recording that analysis's name."""
+terms were written by another analysis are built by writing through the real store, then
+deriving every note's terms again with ``schema.reindex_terms`` given a plain lower-casing word
+split (no stemming, no stopwords), and taking the schema back to what that server left
+(version 2, no recorded analysis) or recording that analysis's name. Each re-index on open is
+seen in the database itself: a trigger records every statement that empties ``postings``."""
 
 from __future__ import annotations
 
@@ -37,26 +38,43 @@ def old_terms(note: Note) -> list[str]:
 
 
 def write_with_old_analysis(url: str, notes: list[Note], *, as_version_2: bool = True, deleted: int = 0) -> None:
-    """``notes`` written (vector ``unit(i)``) by a server whose analysis is ``old_terms``;
-    the last ``deleted`` of them deleted again. ``as_version_2``: the schema taken back to
-    version 2, which recorded no analysis; else version 3 recording ``OLD_ANALYSIS``."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(codec, "note_terms", old_terms)
-        store = PostgresNoteStore(url)
-        try:
-            for start in range(0, len(notes), 1_000):
-                chunk = notes[start : start + 1_000]
-                store.put_many([(n, unit(start + i)) for i, n in enumerate(chunk)], NS)
-            for note in notes[len(notes) - deleted :]:
-                assert store.delete(note.id)
-        finally:
-            store.close()
+    """``notes`` written (vector ``unit(i)``) as a server whose analysis is ``old_terms`` left
+    them; the last ``deleted`` of them deleted again. ``as_version_2``: the schema taken back
+    to version 2, which recorded no analysis; else version 3 recording ``OLD_ANALYSIS``."""
+    write_fresh(url, notes, deleted=deleted)
     with psycopg.connect(url, autocommit=True) as conn, conn.transaction():
+        schema.reindex_terms(conn, old_terms)
         if as_version_2:
             conn.execute("DROP TABLE mcp_memory_meta")
             conn.execute("DELETE FROM mcp_memory_schema WHERE version > 2")
         else:
             conn.execute("UPDATE mcp_memory_meta SET value = %s WHERE key = 'analysis'", (OLD_ANALYSIS,))
+
+
+def record_reindexes(url: str) -> None:
+    """From now on the database records each statement that empties ``postings`` (a
+    re-index's first step), with how many postings it removed."""
+    with psycopg.connect(url, autocommit=True) as conn, conn.transaction():
+        conn.execute("CREATE TABLE reindex_runs (at serial PRIMARY KEY, removed bigint NOT NULL)")
+        conn.execute(
+            """CREATE FUNCTION record_reindex() RETURNS trigger LANGUAGE plpgsql AS $$
+               BEGIN INSERT INTO reindex_runs (removed) SELECT count(*) FROM gone; RETURN NULL; END $$"""
+        )
+        conn.execute(
+            """CREATE TRIGGER reindex_runs AFTER DELETE ON postings REFERENCING OLD TABLE AS gone
+               FOR EACH STATEMENT EXECUTE FUNCTION record_reindex()"""
+        )
+
+
+def reindex_runs(url: str) -> list[int]:
+    """The postings each recorded re-index removed, in order."""
+    with psycopg.connect(url) as conn:
+        return [removed for (removed,) in conn.execute("SELECT removed FROM reindex_runs ORDER BY at")]
+
+
+def postings_count(url: str) -> int:
+    with psycopg.connect(url) as conn:
+        return conn.execute("SELECT count(*) FROM postings").fetchone()[0]
 
 
 def write_fresh(url: str, notes: list[Note], *, deleted: int = 0) -> None:
@@ -160,36 +178,30 @@ def test_scores_after_reindexing_equal_those_of_a_database_written_fresh(postgre
         postgres.drop_database(fresh)
 
 
-def test_a_recorded_analysis_that_differs_is_reindexed_and_the_same_one_is_not(
-    postgres_url: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_recorded_analysis_that_differs_is_reindexed_and_the_same_one_is_not(postgres_url: str) -> None:
     notes = mixed_notes()
     write_with_old_analysis(postgres_url, notes, as_version_2=False)
     assert recorded(postgres_url) == (list(range(1, LATEST + 1)), OLD_ANALYSIS)
-    runs: list[int] = []
-    real = schema.reindex_terms
-    monkeypatch.setattr(schema, "reindex_terms", lambda conn: runs.append(real(conn)) or runs[-1])
+    old_postings = postings_count(postgres_url)
+    record_reindexes(postgres_url)
     PostgresNoteStore(postgres_url).close()
-    assert runs == [len(notes)]
+    assert reindex_runs(postgres_url) == [old_postings]
     assert recorded(postgres_url)[1] == ANALYSIS
     before = index_rows(postgres_url)
     PostgresNoteStore(postgres_url).close()  # the analysis recorded is the current one
-    assert runs == [len(notes)]
+    assert reindex_runs(postgres_url) == [old_postings]
     assert index_rows(postgres_url) == before
 
 
-def test_servers_opening_a_database_of_another_analysis_at_once_reindex_it_once(
-    postgres_url: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_servers_opening_a_database_of_another_analysis_at_once_reindex_it_once(postgres_url: str) -> None:
     notes = mixed_notes()
     write_with_old_analysis(postgres_url, notes)
-    runs: list[int] = []
-    real = schema.reindex_terms
-    monkeypatch.setattr(schema, "reindex_terms", lambda conn: runs.append(real(conn)) or runs[-1])
+    old_postings = postings_count(postgres_url)
+    record_reindexes(postgres_url)
     opened, failed = open_at_once(postgres_url, 5)
     try:
         assert failed == []
-        assert runs == [len(notes)]
+        assert reindex_runs(postgres_url) == [old_postings]
         assert recorded(postgres_url) == (list(range(1, LATEST + 1)), ANALYSIS)
         for store in opened:
             found = store.candidates(CandidateQuery(NoteFilter(PROJECT), 10, text="painted")).keyword
