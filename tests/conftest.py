@@ -39,11 +39,14 @@ SLOW_MODULES = {
     "test_lifecycle_store.py",
     "test_faiss_store_partition.py",
     "test_stdio_shared_data_dir.py",
-    # the data commands end to end with the local model, restarts and signals (their use
-    # cases are covered quickly by tests/unit/application/)
+    # the data commands and the stdio server end to end with the local model, restarts and
+    # signals (their use cases are covered quickly by tests/unit/application/, tests/contracts/
+    # and tests/unit/entrypoints/methods/)
     "test_sync_cli.py",
     "test_lifecycle_cli.py",
     "test_curation_stdio.py",
+    "test_knowledge_stdio.py",
+    "test_newer_wins_stdio.py",
     "test_context_cli.py",
     # histories of concurrent clients on several real servers, checked, restarted
     "test_history.py",

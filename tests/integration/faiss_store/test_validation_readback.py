@@ -275,6 +275,7 @@ def test_an_import_line_of_bad_bytes_is_refused_with_its_line(raw: bytes) -> Non
 # -- any accepted JSON value ---------------------------------------------------------
 
 
+@pytest.mark.slow  # a sweep: forty values, each through a restart and a compaction
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(value=any_json_values)
 def test_any_json_value_accepted_reads_back_equal_after_restart_and_compaction(tmp_path: Path, value: Any) -> None:
