@@ -281,8 +281,8 @@ def _lock_keyword_tables(conn: psycopg.Connection) -> None:
             pause = min(pause * 2, 0.2)
 
 
-def reindex_terms(conn: psycopg.Connection, terms: Callable[[Note], list[str]] = codec.note_terms) -> int:
-    """Derive every note's keyword terms again with the current analysis (``terms``; another
+def reindex_terms(conn: psycopg.Connection, analysis: Callable[[Note], list[str]] = codec.note_terms) -> int:
+    """Derive every note's keyword terms again with the current analysis (``analysis``; another
     one only to build, in tests, a database as an older server left it): ``postings`` and
     ``notes.length`` rewritten, ``keyword_totals`` recounted; how many notes. Inside the
     caller's transaction (``migrate``'s, under the lock); idempotent."""
@@ -296,7 +296,7 @@ def reindex_terms(conn: psycopg.Connection, terms: Callable[[Note], list[str]] =
             while rows := cursor.fetchmany(REINDEX_BATCH):
                 ids, lengths, owners, terms, counts = [], [], [], [], []
                 for key, doc in rows:
-                    found = Counter(terms(codec.note_of(doc)))
+                    found = Counter(analysis(codec.note_of(doc)))
                     ids.append(key)
                     lengths.append(sum(found.values()))
                     owners += [key] * len(found)
