@@ -50,6 +50,8 @@ SLOW_MODULES = {
     "test_context_cli.py",
     # histories of concurrent clients on several real servers, checked, restarted
     "test_history.py",
+    # the multilingual model: ten times slower than MiniLM
+    "test_multilingual_embedder.py",
 }
 
 SLOW_PARAMETERS = {
