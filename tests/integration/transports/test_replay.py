@@ -12,7 +12,7 @@ from pathlib import Path
 from local_mcp_memory.entrypoints.methods.table import METHODS
 from scripts.replay import replay, steps
 
-RECORDED = Path(__file__).resolve().parents[1] / "data" / "replay.jsonl"
+RECORDED = Path(__file__).resolve().parents[2] / "data" / "replay.jsonl"
 
 
 def test_every_method_answers_as_recorded_over_stdio_and_http(tmp_path: Path) -> None:
