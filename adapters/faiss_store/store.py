@@ -355,6 +355,12 @@ class FaissNoteStore:
             self._live.sync()
             return self._live.state.vector(note_id.value, str(namespace))
 
+    def vectors(self, note_ids: Iterable[NoteId], namespace: Namespace) -> dict[NoteId, Vector]:
+        with self._reading():
+            self._live.sync()
+            found = {n: self._live.state.vector(n.value, str(namespace)) for n in note_ids}
+        return {n: v for n, v in found.items() if v is not None}
+
     def namespaces(self) -> dict[Namespace, int]:
         with self._reading():
             self._live.sync()

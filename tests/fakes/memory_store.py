@@ -237,6 +237,11 @@ class InMemoryNoteStore:
             row = self._vectors.get(namespace, {}).get(note_id.value)
             return None if row is None else row.copy()
 
+    def vectors(self, note_ids: Iterable[NoteId], namespace: Namespace) -> dict[NoteId, Vector]:
+        with self._lock:
+            rows = self._vectors.get(namespace, {})
+            return {n: rows[n.value].copy() for n in note_ids if n.value in rows}
+
     def namespaces(self) -> dict[Namespace, int]:
         with self._lock:
             return {ns: len(rows) for ns, rows in self._vectors.items() if rows}
