@@ -58,6 +58,7 @@ import numpy as np
 import psycopg
 import structlog
 
+from local_mcp_memory.adapters.cosines import cosine_table
 from local_mcp_memory.adapters.keyword_index import rank
 from local_mcp_memory.adapters.postgres_store import codec, curation
 from local_mcp_memory.adapters.postgres_store.connection import connect, failures, open_pool
@@ -486,6 +487,9 @@ class PostgresNoteStore:
                 (note_id.value, str(namespace)),
             ).fetchone()
         return None if found is None else found[0].to_numpy().astype(np.float32)
+
+    def cosines(self, note_ids: Iterable[NoteId], namespace: Namespace) -> dict[NoteId, dict[NoteId, float]]:
+        return cosine_table(self.vectors(note_ids, namespace))
 
     def vectors(self, note_ids: Iterable[NoteId], namespace: Namespace) -> dict[NoteId, Vector]:
         wanted = sorted({n.value for n in note_ids})

@@ -470,6 +470,22 @@ def test_vectors_reads_many_notes_at_once_and_leaves_out_those_without_one(store
     assert set(store.vectors([first.id, second.id], NS)) == {first.id}
 
 
+def test_cosines_are_the_dot_products_of_every_two_notes_with_a_vector(store: NoteStore) -> None:
+    notes = [make_note(f"n{i}") for i in range(3)]
+    for i, note in enumerate(notes):
+        store.put(note, NS, unit(i + 1))
+    without = make_note("elsewhere")
+    store.put(without, OTHER, unit(5, OTHER.dim))
+    found = store.cosines([n.id for n in notes] + [without.id], NS)
+    assert set(found) == {n.id for n in notes}
+    for i, a in enumerate(notes):
+        assert set(found[a.id]) == {n.id for n in notes} - {a.id}
+        for j, b in enumerate(notes):
+            if i != j:
+                assert found[a.id][b.id] == pytest.approx(float(unit(i + 1) @ unit(j + 1)), abs=1e-5)
+    assert store.cosines([notes[0].id], NS) == {notes[0].id: {}}
+
+
 def test_disk_bytes_is_a_non_negative_count(store: NoteStore) -> None:
     store.put(make_note(), NS, unit(1))
     assert store.disk_bytes() >= 0
