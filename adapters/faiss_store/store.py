@@ -52,6 +52,7 @@ from pathlib import Path
 import faiss
 import structlog
 
+from local_mcp_memory.adapters.cosines import cosine_table
 from local_mcp_memory.adapters.faiss_store.format.files import FileLock, tree_bytes
 from local_mcp_memory.adapters.faiss_store.format.framing import checked_line
 from local_mcp_memory.adapters.faiss_store.format.records import (
@@ -354,6 +355,15 @@ class FaissNoteStore:
         with self._reading():
             self._live.sync()
             return self._live.state.vector(note_id.value, str(namespace))
+
+    def cosines(self, note_ids: Iterable[NoteId], namespace: Namespace) -> dict[NoteId, dict[NoteId, float]]:
+        return cosine_table(self.vectors(note_ids, namespace))
+
+    def vectors(self, note_ids: Iterable[NoteId], namespace: Namespace) -> dict[NoteId, Vector]:
+        with self._reading():
+            self._live.sync()
+            found = {n: self._live.state.vector(n.value, str(namespace)) for n in note_ids}
+        return {n: v for n, v in found.items() if v is not None}
 
     def namespaces(self) -> dict[Namespace, int]:
         with self._reading():
