@@ -7,6 +7,7 @@ scan per question. Nothing is persisted; ``disk_bytes`` is 0. Thread-safe.
 
 from __future__ import annotations
 
+import operator
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
@@ -236,6 +237,15 @@ class InMemoryNoteStore:
         with self._lock:
             row = self._vectors.get(namespace, {}).get(note_id.value)
             return None if row is None else row.copy()
+
+    def cosines(self, note_ids: Iterable[NoteId], namespace: Namespace) -> dict[NoteId, dict[NoteId, float]]:
+        found = self.vectors(note_ids, namespace)
+        return {a: {b: float(sum(map(operator.mul, u, v))) for b, v in found.items() if b != a} for a, u in found.items()}
+
+    def vectors(self, note_ids: Iterable[NoteId], namespace: Namespace) -> dict[NoteId, Vector]:
+        with self._lock:
+            rows = self._vectors.get(namespace, {})
+            return {n: rows[n.value].copy() for n in note_ids if n.value in rows}
 
     def namespaces(self) -> dict[Namespace, int]:
         with self._lock:
