@@ -215,29 +215,39 @@ class KeywordIndex:
         slots, raw, weight = index.scores(query_tokens)
         if top_k <= 0 or raw.shape[0] == 0:
             return []
-        want = max(4 * top_k, 64)
+        want, decided = max(4 * top_k, 64), {}  # decided: slot -> accepted, asked once each
         while True:  # the best ``want`` raw scores, more while the filter or ties need them
             complete = want >= raw.shape[0]
-            if complete:
-                best = np.argsort(-raw, kind="stable")
-            else:
-                best = np.argpartition(-raw, want)[:want]
-                best = best[np.argsort(-raw[best], kind="stable")]
+            best = np.arange(raw.shape[0]) if complete else np.argpartition(-raw, want)[:want]
             scores = np.minimum(1.0, raw[best] / weight)
-            ranks = np.floor(scores * RANK_SCALE)  # non-increasing, as ``best`` is by raw score
-            if accept is None:
-                chosen = np.arange(best.shape[0])
-            else:
-                chosen = np.flatnonzero(accept([index.ids[slot] for slot in slots[best].tolist()]))
-            if chosen.shape[0] >= top_k:
-                last = ranks[chosen[top_k - 1]]  # the k-th accepted's rank: its ties may enter
-                if complete or ranks[-1] < last:
-                    chosen = chosen[ranks[chosen] >= last]
-                    break
-            elif complete:
-                break
+            ranks = np.floor(scores * RANK_SCALE)
+            window = slots[best]
+            ids = [index.ids[slot] for slot in window.tolist()]
+            order = np.lexsort((np.array(ids), -index.created[window], -ranks))  # the one order of candidates
+            picked = _first_accepted(order, window, ids, top_k, accept, decided)
+            # exact once the window holds every note ranked at least as the k-th picked
+            if complete or (len(picked) == top_k and ranks.min() < ranks[picked[-1]]):
+                return [(ids[i], float(scores[i])) for i in picked]
             want *= 4
-        picked = slots[best[chosen]]
-        ids = [index.ids[slot] for slot in picked.tolist()]
-        ranked = np.lexsort((np.array(ids), -index.created[picked], -ranks[chosen]))[:top_k]
-        return [(ids[i], float(scores[chosen[i]])) for i in ranked.tolist()]
+
+
+def _first_accepted(
+    order: np.ndarray, window: np.ndarray, ids: list[str], top_k: int,
+    accept: Callable[[list[str]], np.ndarray] | None, decided: dict[int, bool],
+) -> list[int]:
+    """The first ``top_k`` positions of ``order`` that ``accept`` lets through, asking it in
+    batches about the notes not ``decided`` yet (each note asked about once per search)."""
+    if accept is None:
+        return order[:top_k].tolist()
+    picked: list[int] = []
+    step = max(2 * top_k, 64)
+    for start in range(0, order.shape[0], step):
+        chunk = order[start : start + step].tolist()
+        unknown = [i for i in chunk if int(window[i]) not in decided]
+        if unknown:
+            for i, ok in zip(unknown, accept([ids[i] for i in unknown]).tolist()):
+                decided[int(window[i])] = bool(ok)
+        picked += [i for i in chunk if decided[int(window[i])]]
+        if len(picked) >= top_k:
+            return picked[:top_k]
+    return picked

@@ -353,6 +353,9 @@ class StoreMaintenance(Protocol):
 
     def vector(self, note_id: NoteId, namespace: Namespace) -> Vector | None: ...
 
+    def vectors(self, note_ids: Sequence[NoteId], namespace: Namespace) -> dict[NoteId, Vector]:
+        """``vector`` of each id, in one read: the notes that have one in ``namespace``."""
+
     def iter_globals(self, project_id: CanonicalProjectId | None = None) -> Iterable[GlobalEntry]: ...
 
     def namespaces(self) -> dict[Namespace, int]:

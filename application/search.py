@@ -134,11 +134,8 @@ def _newer_first(
     """``ranking.newer_first`` over the ``NEWER_DEPTH`` best, whatever the topK (so that its
     first results stay the same), with their vectors and which of them speak of a change."""
     head = ranked[:NEWER_DEPTH]
-    vectors = {}
-    for found in head:
-        vector = services.maintenance.vector(NoteId(found.id), namespace)
-        if vector is not None:
-            vectors[found.id] = tuple(map(float, vector))
+    stored = services.maintenance.vectors([NoteId(found.id) for found in head], namespace)
+    vectors = {note_id.value: tuple(map(float, vector)) for note_id, vector in stored.items()}
     changed = [c.id for c in head if UPDATE_CUE.search(notes[c.id].note.text)]
     return newer_first(head, vectors, adjacent, changed=changed) + ranked[NEWER_DEPTH:]
 

@@ -365,6 +365,12 @@ class FaissNoteStore:
             self._live.sync()
             return self._live.state.vector(note_id.value, str(namespace))
 
+    def vectors(self, note_ids: Sequence[NoteId], namespace: Namespace) -> dict[NoteId, Vector]:
+        with self._reading():
+            self._live.sync()
+            found = {note_id: self._live.state.vector(note_id.value, str(namespace)) for note_id in note_ids}
+        return {note_id: vector for note_id, vector in found.items() if vector is not None}
+
     def namespaces(self) -> dict[Namespace, int]:
         with self._reading():
             self._live.sync()

@@ -105,6 +105,23 @@ def filter_sql(where: NoteFilter, alias: str, params: dict[str, Any], *, by_id: 
     ``where.include_superseded``: on ``notes`` by the row's own ``expires`` and a lookup of
     the links into it, or with ``by_id`` by its ``note`` column not being in the ``hidden``
     CTE (``hidden_cte``, which the statement must then define)."""
+    parts = scope_conditions(where, alias, params)
+    if where.now is not None:
+        params["now"] = where.now
+    if by_id:
+        if hides(where):
+            parts.append(f"{alias}.note NOT IN (SELECT id FROM hidden)")
+        return " AND ".join(parts)
+    if where.now is not None:
+        parts.append(f"({alias}.expires IS NULL OR {alias}.expires > %(now)s)")
+    if not where.include_superseded:
+        superseded = SUPERSEDED_SQL.format(live=_live_source(where))
+        parts.append(f"NOT EXISTS ({superseded} AND l.to_id = {alias}.id)")
+    return " AND ".join(parts)
+
+
+def scope_conditions(where: NoteFilter, alias: str, params: dict[str, Any]) -> list[str]:
+    """The conditions of ``where``'s project, group, tags and time window."""
     params["project"] = where.project_id.value
     parts = [f"{alias}.project = %(project)s"]
     if where.group_id is not None:
@@ -119,18 +136,7 @@ def filter_sql(where: NoteFilter, alias: str, params: dict[str, Any], *, by_id: 
     if where.window.until is not None:
         params["until"] = where.window.until
         parts.append(f"{alias}.created < %(until)s")
-    if where.now is not None:
-        params["now"] = where.now
-    if by_id:
-        if hides(where):
-            parts.append(f"{alias}.note NOT IN (SELECT id FROM hidden)")
-        return " AND ".join(parts)
-    if where.now is not None:
-        parts.append(f"({alias}.expires IS NULL OR {alias}.expires > %(now)s)")
-    if not where.include_superseded:
-        superseded = SUPERSEDED_SQL.format(live=_live_source(where))
-        parts.append(f"NOT EXISTS ({superseded} AND l.to_id = {alias}.id)")
-    return " AND ".join(parts)
+    return parts
 
 
 class Part(NamedTuple):

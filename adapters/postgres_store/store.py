@@ -550,6 +550,15 @@ class PostgresNoteStore:
             ).fetchone()
         return None if found is None else found[0].to_numpy().astype(np.float32)
 
+    def vectors(self, note_ids: Sequence[NoteId], namespace: Namespace) -> dict[NoteId, Vector]:
+        with failures(self._url, "read the note store"), self._pool.connection() as conn:
+            rows = conn.execute(
+                """SELECT v.note, v.embedding FROM vectors v JOIN namespaces ns ON ns.id = v.space
+                   WHERE v.note = ANY(%s) AND ns.name = %s""",
+                ([note_id.value for note_id in note_ids], str(namespace)),
+            ).fetchall()
+        return {NoteId(key): embedding.to_numpy().astype(np.float32) for key, embedding in rows}
+
     def iter_globals(self, project_id: CanonicalProjectId | None = None) -> Iterable[GlobalEntry]:
         condition = "TRUE" if project_id is None else "project = %(project)s"
         params = {} if project_id is None else {"project": project_id.value}
@@ -608,10 +617,32 @@ def _notes_estimate(conn: psycopg.Connection) -> float:
     return max(0.0, float(conn.execute("SELECT reltuples FROM pg_class WHERE oid = 'notes'::regclass").fetchone()[0]))
 
 
+class _Docs(Mapping[str, StoredNote]):
+    """The stored notes of an answer, each decoded when first read: a hybrid search reads
+    the candidates it ranks, and most neighbours are never read (decoding every doc of an
+    answer, about 160, took as long as the rest of the search)."""
+
+    def __init__(self) -> None:
+        self.raw: dict[str, tuple[str, str]] = {}
+        self._decoded: dict[str, StoredNote] = {}
+
+    def __getitem__(self, key: str) -> StoredNote:
+        found = self._decoded.get(key)
+        if found is None:
+            found = self._decoded[key] = codec.stored_note(*self.raw[key])
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.raw)
+
+    def __len__(self) -> int:
+        return len(self.raw)
+
+
 def _answer(rows: list[tuple], with_neighbours: bool) -> Candidates:
     semantic, keyword, spread = [], [], NO_SPREAD
     neighbours: dict[str, list[tuple[int, Neighbour]]] = {}
-    notes: dict[str, StoredNote] = {}
+    notes = _Docs()
     for kind, key, created, score, std, n, seed, doc, home in rows:
         if created is not None:
             created = created.astimezone(timezone.utc)
@@ -624,7 +655,7 @@ def _answer(rows: list[tuple], with_neighbours: bool) -> Candidates:
         elif kind == "n":
             neighbours.setdefault(seed, []).append((n, Neighbour(key, created, None if score is None else float(score))))
         else:
-            notes[key] = codec.stored_note(doc, home)
+            notes.raw[key] = (doc, home)
     semantic.sort(key=lambda c: (-c.score, -c.created_at.timestamp(), c.id))
     keyword.sort(key=lambda c: (-rank(c.score), -c.created_at.timestamp(), c.id))
     near: dict[str, list[Neighbour]] = {}

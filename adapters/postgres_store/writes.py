@@ -86,12 +86,12 @@ def _tags_literal(note: Note) -> str:
     return "{" + ",".join('"' + t.replace("\\", "\\\\").replace('"', '\\"') + '"' for t in tags) + "}"
 
 
-_BATCH = """unnest(%(id)s::text[], %(project)s::text[], %(grp)s::text[], %(created)s::timestamptz[], %(tags)s::text[],
-    %(length)s::int[], %(doc)s::text[], %(expires)s::timestamptz[], %(importance)s::real[], %(dedup)s::bytea[])
+_BATCH = """unnest(%(id)b::text[], %(project)b::text[], %(grp)b::text[], %(created)b::timestamptz[], %(tags)b::text[],
+    %(length)b::int[], %(doc)b::text[], %(expires)b::timestamptz[], %(importance)b::real[], %(dedup)b::bytea[])
     WITH ORDINALITY AS u(id, project, grp, created, tags, length, doc, expires, importance, dedup, ord)"""
 
 _LEAVE_OLD = f"""WITH old AS (SELECT n.id, n.project, n.length, u.project AS new_project FROM notes n
-                            JOIN unnest(%(id)s::text[], %(project)s::text[]) AS u(id, project) ON u.id = n.id),
+                            JOIN unnest(%(id)b::text[], %(project)b::text[]) AS u(id, project) ON u.id = n.id),
         gone AS (SELECT project, count(*) AS n, sum(length) AS terms, bool_or(project <> new_project) AS moved
                  FROM old GROUP BY project),
         counted AS (UPDATE keyword_totals k SET notes = k.notes - g.n, terms = k.terms - g.terms, seq = k.seq + g.moved::int
@@ -108,25 +108,25 @@ _NOTES = f"""INSERT INTO notes (id, project, grp, created, written, home, tags, 
         doc = EXCLUDED.doc, expires = EXCLUDED.expires, dedup = EXCLUDED.dedup, importance = EXCLUDED.importance"""
 
 _COUNT_NEW = f"""WITH new AS (SELECT project, count(*) AS n, sum(length) AS terms
-                            FROM unnest(%(project)s::text[], %(length)s::int[]) AS u(project, length) GROUP BY project),
+                            FROM unnest(%(project)b::text[], %(length)b::int[]) AS u(project, length) GROUP BY project),
         counted AS (INSERT INTO keyword_totals AS k (project, notes, terms, seq) SELECT project, n, terms, 1 FROM new
                     ON CONFLICT (project) DO UPDATE SET notes = k.notes + EXCLUDED.notes, terms = k.terms + EXCLUDED.terms,
                                                         seq = k.seq + 1
                     RETURNING k.project, k.seq)
-    {CHANGED.format(rows="SELECT u.project, u.id, c.seq FROM unnest(%(project)s::text[], %(id)s::text[]) AS u(project, id) JOIN counted c ON c.project = u.project")}"""
+    {CHANGED.format(rows="SELECT u.project, u.id, c.seq FROM unnest(%(project)b::text[], %(id)b::text[]) AS u(project, id) JOIN counted c ON c.project = u.project")}"""
 
-_POSTINGS_GONE = "DELETE FROM postings WHERE note = ANY(%(id)s)"
+_POSTINGS_GONE = "DELETE FROM postings WHERE note = ANY(%(id)b)"
 
 _POSTINGS = """INSERT INTO postings (project, term, note, tf, length, grp, created, tags)
     SELECT n.project, u.term, n.id, u.tf, n.length, n.grp, n.created, n.tags
-    FROM unnest(%(owners)s::text[], %(terms)s::text[], %(tfs)s::int[]) AS u(id, term, tf) JOIN notes n ON n.id = u.id"""
+    FROM unnest(%(owners)b::text[], %(terms)b::text[], %(tfs)b::int[]) AS u(id, term, tf) JOIN notes n ON n.id = u.id"""
 
 _VECTORS = """INSERT INTO vectors (note, space, project, grp, created, written, tags, embedding)
     SELECT n.id, %(space)s, n.project, n.grp, n.created, n.written, n.tags, u.embedding
-    FROM unnest(%(with_row)s::text[], %(rows)s::vector[]) AS u(id, embedding) JOIN notes n ON n.id = u.id
+    FROM unnest(%(with_row)b::text[], %(rows)b::vector[]) AS u(id, embedding) JOIN notes n ON n.id = u.id
     ON CONFLICT (note, space) DO UPDATE SET embedding = EXCLUDED.embedding"""
 
 _OTHER_VECTORS = """UPDATE vectors v SET project = n.project, grp = n.grp, created = n.created, written = n.written, tags = n.tags
-    FROM notes n WHERE n.id = ANY(%(id)s) AND v.note = n.id
+    FROM notes n WHERE n.id = ANY(%(id)b) AND v.note = n.id
       AND (v.project, v.grp, v.created, v.written, v.tags) IS DISTINCT FROM (n.project, n.grp, n.created, n.written, n.tags)"""
 """A note's other vectors follow its fields; a row just written already has them."""

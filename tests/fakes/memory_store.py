@@ -246,6 +246,11 @@ class InMemoryNoteStore:
             row = self._vectors.get(namespace, {}).get(note_id.value)
             return None if row is None else row.copy()
 
+    def vectors(self, note_ids: Sequence[NoteId], namespace: Namespace) -> dict[NoteId, Vector]:
+        with self._lock:
+            rows = self._vectors.get(namespace, {})
+            return {note_id: rows[note_id.value].copy() for note_id in note_ids if note_id.value in rows}
+
     def namespaces(self) -> dict[Namespace, int]:
         with self._lock:
             return {ns: len(rows) for ns, rows in self._vectors.items() if rows}
