@@ -183,10 +183,6 @@ class KeywordIndex:
             index.add_counts(doc_id, created, counts)
         self._projects[project] = index
 
-    def drop(self, project: str) -> None:
-        """Forget a project's index (built again on its next search)."""
-        self._projects.pop(project, None)
-
     def size(self, project: str) -> int | None:
         """How many notes the project's index holds; None when it is not built."""
         index = self._projects.get(project)

@@ -15,7 +15,8 @@ one snapshot together with the counter of that snapshot (``load``: 100k notes in
 second); before every search, the changes since are applied (``catch_up``: one indexed
 query, usually no rows). Several server processes on one database each keep their own
 index and each stays exact. Projects are kept least recently searched first out: at most
-``max_notes`` notes over all projects held (``PostgresKeywords``), the one searched always.
+``max_notes`` notes over all projects held (``PostgresKeywords``), the one searched always;
+searches of different projects do not wait for each other.
 
 What a search may return is decided by the database (``accept``): the filter of the
 question (group, tags, window, expiry, supersession) on the notes the index proposes, in
@@ -63,13 +64,22 @@ def _counts(terms: list[str] | None, tfs: list[int] | None) -> dict[str, int]:
     return {} if terms is None else dict(zip(terms, tfs))
 
 
+class _Held:
+    """One project's index and how far into the feed it has read (None: not built yet)."""
+
+    def __init__(self) -> None:
+        self.index = KeywordIndex(None, term=codec.term)
+        self.seen: int | None = None
+        self.lock = threading.Lock()
+
+
 class PostgresKeywords:
-    """The keyword indexes of one store object. Thread-safe: one lock around catch-up and
-    search (a search takes about a millisecond once its project is held)."""
+    """The keyword indexes of one store object. Thread-safe: a lock per project around its
+    build, catch-up and search (searches of different projects run side by side), and one
+    around the list of projects held."""
 
     def __init__(self, max_notes: int = MAX_NOTES) -> None:
-        self._index = KeywordIndex(None, term=codec.term)
-        self._seen: OrderedDict[str, int] = OrderedDict()  # project -> feed position, LRU first
+        self._held: OrderedDict[str, _Held] = OrderedDict()  # least recently searched first
         self._max_notes = max_notes
         self._lock = threading.Lock()
 
@@ -79,40 +89,47 @@ class PostgresKeywords:
         """The ``depth`` best notes of ``project`` for ``query`` that ``accept`` lets through,
         as ``KeywordIndex.search`` orders them, with every change committed before the call."""
         with self._lock:
-            if project in self._seen:
-                self._catch_up(conn, project)
-                self._seen.move_to_end(project)
+            held = self._held.setdefault(project, _Held())
+            self._held.move_to_end(project)
+        with held.lock:
+            if held.seen is None:
+                self._load(conn, project, held)
             else:
-                self._load(conn, project)
-                self._evict(keep=project)
-            return self._index.search(project, query, depth, accept)
+                self._catch_up(conn, project, held)
+            found = held.index.search(project, query, depth, accept)
+        self._evict(keep=project)
+        return found
 
-    def _load(self, conn: psycopg.Connection, project: str) -> None:
+    def _load(self, conn: psycopg.Connection, project: str, held: _Held) -> None:
         with conn.transaction():
             conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             found = conn.execute("SELECT seq FROM keyword_totals WHERE project = %s", (project,)).fetchone()
             cursor = conn.cursor(name="keyword_load")
             cursor.itersize = 5000
             cursor.execute(LOAD_SQL, {"project": project})
-            self._index.build(project, ((key, created, _counts(terms, tfs)) for key, created, terms, tfs in cursor))
+            held.index.build(project, ((key, created, _counts(terms, tfs)) for key, created, terms, tfs in cursor))
             cursor.close()
-        self._seen[project] = 0 if found is None else int(found[0])
+        held.seen = 0 if found is None else int(found[0])
 
-    def _catch_up(self, conn: psycopg.Connection, project: str) -> None:
-        rows = conn.execute(CHANGES_SQL, {"project": project, "seen": self._seen[project]}).fetchall()
+    def _catch_up(self, conn: psycopg.Connection, project: str, held: _Held) -> None:
+        assert held.seen is not None
+        rows = conn.execute(CHANGES_SQL, {"project": project, "seen": held.seen}).fetchall()
         for seq, key, present, created, terms, tfs in sorted(rows, key=lambda row: row[0]):
             if present:
-                self._index.add_counts(project, key, created, _counts(terms, tfs))
+                held.index.add_counts(project, key, created, _counts(terms, tfs))
             else:
-                self._index.remove(project, key)
-            self._seen[project] = max(self._seen[project], int(seq))
+                held.index.remove(project, key)
+            held.seen = max(held.seen, int(seq))
 
     def _evict(self, keep: str) -> None:
-        held = sum(self._index.size(project) or 0 for project in self._seen)
-        for project in list(self._seen):
-            if held <= self._max_notes:
-                return
-            if project != keep:
-                held -= self._index.size(project) or 0
-                self._index.drop(project)
-                del self._seen[project]
+        """Drop the least recently searched projects while more than ``max_notes`` notes are
+        held (a search still using a dropped one finishes with it; the next builds it again)."""
+        with self._lock:
+            sizes = {project: held.index.size(project) or 0 for project, held in self._held.items()}
+            total = sum(sizes.values())
+            for project in list(self._held):
+                if total <= self._max_notes:
+                    return
+                if project != keep:
+                    total -= sizes[project]
+                    del self._held[project]

@@ -178,3 +178,38 @@ def test_a_server_holding_fewer_notes_than_its_projects_reloads_them_and_stays_e
     finally:
         small.close()
         writer.close()
+
+
+def test_searches_of_many_threads_while_another_server_writes_end_exact(postgres_url: str) -> None:  # noqa: F811
+    import threading
+
+    reader, writer = PostgresNoteStore(postgres_url), PostgresNoteStore(postgres_url)
+    projects = [CanonicalProjectId(f"/team/threads-{i}") for i in range(3)]
+    failures: list[BaseException] = []
+
+    def search(project: CanonicalProjectId) -> None:
+        try:
+            for _ in range(15):
+                answers(reader, NoteFilter(project))
+        except BaseException as exc:  # noqa: BLE001  (reported by the test below)
+            failures.append(exc)
+
+    try:
+        rng = np.random.default_rng(5)
+        for project in projects:
+            writer.put_many([(a_note(project, rng, i), np.eye(NS.dim, dtype=np.float32)[0]) for i in range(20)], NS)
+        threads = [threading.Thread(target=search, args=(projects[i % 3],)) for i in range(6)]
+        for thread in threads:
+            thread.start()
+        for i in range(10):  # meanwhile the other server writes into every project
+            project = projects[i % 3]
+            writer.put(a_note(project, rng, 30 + i), NS, np.eye(NS.dim, dtype=np.float32)[1])
+            writer.delete(next(iter(writer.list_recent(NoteFilter(project), 1))).note.id)
+        for thread in threads:
+            thread.join()
+        assert not failures, failures
+        for project in projects:
+            assert_exact(reader, postgres_url, NoteFilter(project))
+    finally:
+        reader.close()
+        writer.close()
