@@ -125,6 +125,7 @@ class PostgresNoteStore:
         self._purging = threading.Lock()
         self._analyzing = threading.Lock()
         self._unanalyzed = 0  # notes this server wrote since the statistics were taken
+        self._bulk = 0  # bulk blocks open: statistics wait for their end
         self._keywords = PostgresKeywords(keyword_notes)
         with failures(self._url, "open the note store"):
             with connect(self._url, timeout) as conn:
@@ -274,10 +275,21 @@ class PostgresNoteStore:
         again at the end (``schema.build_hnsw``): inserting each vector into the graph cost
         most of an import's time (pgvector builds a graph of many vectors at once several
         times faster). Searches meanwhile scan the namespace exactly; a server that dies
-        inside the block leaves the index missing, and the next store to open builds it."""
+        inside the block leaves the index missing, and the next store to open builds it.
+        Statistics (``ANALYZE``) are taken once, at the end, not after every tenth more notes."""
         if count < BULK_MIN or namespace.dim > HNSW_MAX_DIM:
             yield
             return
+        self._bulk += 1  # and ``ANALYZE`` once at the end, not after every tenth more notes
+        try:
+            with self._index_put_off(namespace, count):
+                yield
+        finally:
+            self._bulk -= 1
+        self._after_write(0)
+
+    @contextlib.contextmanager
+    def _index_put_off(self, namespace: Namespace, count: int) -> Iterator[None]:
         with failures(self._url, "write to the note store"):
             space = self._space(namespace)
             with self._pool.connection() as conn:
@@ -340,7 +352,7 @@ class PostgresNoteStore:
         ``ANALYZE_GROWTH``), and the periodic purge, at most once every ``purge_every``
         seconds per server. Neither runs twice at once, nor is ever the write's failure."""
         self._unanalyzed += notes
-        if self._unanalyzed > max(ANALYZE_MIN_NOTES, ANALYZE_GROWTH * self._analyzed):
+        if not self._bulk and self._unanalyzed > max(ANALYZE_MIN_NOTES, ANALYZE_GROWTH * self._analyzed):
             self._analyze()
         if time.monotonic() < self._purge_due or not self._purging.acquire(blocking=False):
             return
