@@ -35,8 +35,9 @@ import psycopg
 from local_mcp_memory.adapters.keyword_index import KeywordIndex
 from local_mcp_memory.adapters.postgres_store import codec
 
-MAX_NOTES = 2_000_000
-"""Notes held in the keyword indexes of one process, over all projects (about 0.5 KB each)."""
+MAX_NOTES = 1_000_000
+"""Notes held in the keyword indexes of one process, over all projects: about 1-1.5 KB each
+(a server holding a project of 100k notes with the local model loaded: 400 MiB)."""
 
 _CREATED_US = "(extract(epoch FROM n.created) * 1000000)::bigint"
 _TERMS = "array_agg(p.term ORDER BY p.term) FILTER (WHERE p.term IS NOT NULL), array_agg(p.tf ORDER BY p.term) FILTER (WHERE p.term IS NOT NULL)"
