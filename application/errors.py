@@ -12,6 +12,8 @@
     └── StoreError                  the store cannot be read or written (path)
         └── StoreCorrupt            a file on disk is not what its format says
 
+    ImportFileInvalid               a line of an export file broke its format (line, field, rule)
+
 Every message says what to do next, except where that is a method of a transport: the
 edge adds those (``InvalidRequest.field`` is a path in the domain's attribute names, such
 as ``top_k`` or ``embedder.base_url``; the edge names it as its callers do). No message
@@ -97,3 +99,15 @@ class StoreUnavailable(StoreError):
     """The store's server cannot be reached or refused the connection now (unreachable,
     timed out, shutting down, starting up, a login refused): the same request may succeed
     later, without a restart."""
+
+
+class ImportFileInvalid(Exception):
+    """An export file cannot be imported: ``line`` (1-based) broke the format at ``field``
+    (a dotted path inside the line's record, None for the line as a whole). Raised before
+    anything is written."""
+
+    def __init__(self, line: int, field: str | None, rule: str) -> None:
+        self.line = line
+        self.field = field
+        self.rule = rule
+        super().__init__(f"line {line}" + (f", field {field}" if field else "") + f": {rule}")

@@ -41,6 +41,16 @@ class Export:
     links: list[Link] = attrs.field(factory=list)
 
 
+@attrs.frozen
+class ExportFile:
+    """What an export file holds, read back and checked whole (``ports.ExportReader``): its
+    notes, global settings and links, in the file's order."""
+
+    notes: list[ExportedNote]
+    globals: list[GlobalEntry]
+    links: list[Link] = attrs.field(factory=list)
+
+
 def export_notes(command: ExportNotes, services: Services) -> Export:
     project = None if command.project_id is None else services.project(command.project_id)
     now = services.clock.now()

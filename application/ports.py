@@ -7,7 +7,10 @@ classes). The store is three ports, one per kind of consumer — ``NoteWriter``,
 ``ConfigRepository`` — and ``Clock`` and ``EmbedderFactory`` each have a fake in
 ``tests/fakes/`` and one contract test suite in ``tests/contracts/`` that the fake and
 every real adapter pass. ``ProjectResolver`` has one adapter, checked by properties
-(``tests/unit/adapters/test_system.py``); ``Progress`` is a plain callable.
+(``tests/unit/adapters/test_system.py``); ``Progress`` is a plain callable. ``ExportWriter``
+and ``ExportReader``, the export file the commands write and read, have one adapter
+(``adapters.export_file``) and its own tests. Each port holds what its consumers call and
+nothing more.
 
 Units and conventions shared by all ports:
 
@@ -24,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, BinaryIO, Literal, Protocol
 
 import attrs
 
@@ -33,6 +36,9 @@ from local_mcp_memory.application.settings import EmbedderSettings, Settings
 from local_mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, Namespace, NoteId
 from local_mcp_memory.domain.link import Link, LinkKey
 from local_mcp_memory.domain.note import GlobalEntry, Note, NoteFilter
+
+if TYPE_CHECKING:  # the use cases' own types, which import this module
+    from local_mcp_memory.application.export_notes import Export, ExportFile
 
 Vector = Sequence[float]
 EmbedKind = Literal["query", "passage"]
@@ -183,12 +189,6 @@ class Embedder(Protocol):
     fewer vectors than texts.
     """
 
-    @property
-    def provider(self) -> str: ...
-
-    @property
-    def model(self) -> str: ...
-
     def embed(self, texts: Sequence[str], kind: EmbedKind) -> Sequence[Vector]: ...
 
 
@@ -229,6 +229,18 @@ class MarkdownFolder(Protocol):
     def files(self) -> Iterator[FolderFile | Skipped]: ...
 
     def read(self, path: str) -> Document | Skipped | None: ...
+
+
+class ExportWriter(Protocol):
+    def write(self, export: Export, out: BinaryIO, exported_at: datetime, vectors: bool) -> None:
+        """``export`` as one export file on ``out``: a header (``exported_at``, the counts),
+        then its notes (with their vectors when ``vectors``), global settings and links."""
+
+
+class ExportReader(Protocol):
+    def read(self, lines: Iterable[bytes]) -> ExportFile:
+        """The export file of ``lines``, every line checked before anything is returned;
+        ``errors.ImportFileInvalid`` names the first line that breaks the format."""
 
 
 class NoteWriter(Protocol):

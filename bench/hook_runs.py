@@ -20,9 +20,10 @@ def add_notes(home: Path, project: str, notes: list[dict[str, Any]]) -> list[str
     """Store ``notes`` (``text``, optional ``title``/``group``) with the real local model."""
     from local_mcp_memory.application.add_note import AddNote, add_note
     from local_mcp_memory.domain.identifiers import GroupId
-    from local_mcp_memory.entrypoints.bootstrap import compose
+    from local_mcp_memory.entrypoints.composition.compose import compose
+    from local_mcp_memory.entrypoints.composition.settings import ServerOptions
 
-    services = compose(config_path=home / "config.json", data_dir=home / "data", environ={})
+    services = compose(ServerOptions.resolve({}, home / "config.json", home / "data"))
     try:
         return [
             add_note(AddNote(project, GroupId(n.get("group", "kb")), n["text"], title=n.get("title")), services).id.value

@@ -32,10 +32,11 @@ def scored_prompts(data: dict[str, Any]) -> list[dict[str, Any]]:
     from local_mcp_memory.application.add_note import AddNote, add_note
     from local_mcp_memory.application.search import SearchNotes, search
     from local_mcp_memory.domain.identifiers import GroupId
-    from local_mcp_memory.entrypoints.bootstrap import compose
+    from local_mcp_memory.entrypoints.composition.compose import compose
+    from local_mcp_memory.entrypoints.composition.settings import ServerOptions
 
     with tempfile.TemporaryDirectory() as home:
-        services = compose(config_path=Path(home) / "config.json", data_dir=Path(home) / "data", environ={})
+        services = compose(ServerOptions.resolve({}, Path(home) / "config.json", Path(home) / "data"))
         keys = {}
         for note in data["notes"]:
             added = add_note(AddNote(PROJECT, GroupId(note["topic"]), note["text"], title=note["title"]), services)

@@ -25,7 +25,8 @@ from bench.knowledge import SETS
 from local_mcp_memory.application.add_note import AddNote, add_note, new_note
 from local_mcp_memory.application.suggestions import possibly_superseded
 from local_mcp_memory.domain.identifiers import GroupId
-from local_mcp_memory.entrypoints.bootstrap import compose
+from local_mcp_memory.entrypoints.composition.compose import compose
+from local_mcp_memory.entrypoints.composition.settings import ServerOptions
 
 
 def texts() -> list[str]:
@@ -43,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     whole, step = [], []
     with tempfile.TemporaryDirectory(prefix="mcp-memory-bench-") as home, store_urls(args.store) as store_for:
-        services = compose(config_path=Path(home) / "config.json", data_dir=Path(home) / "data", store_url=store_for(), environ={})
+        services = compose(ServerOptions.resolve({}, Path(home) / "config.json", Path(home) / "data", store_for()))
         try:
             add_note(AddNote("bench", GroupId("g"), "warm up"), services)  # loads the model
             for i, text in enumerate(texts() * args.rounds):

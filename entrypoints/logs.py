@@ -4,7 +4,7 @@ Importing structlog costs ~70 ms (more where ``rich`` is installed), which is ha
 budget for answering ``initialize``. So entrypoints log through ``get_logger()``, a proxy
 that imports structlog the first time a line is logged, and the composition root calls
 ``configure`` (which only records the settings) at start-up; ``ensure_configured`` applies
-them, once, before the first line or before the adapters load (``bootstrap.build``).
+them, once, before the first line or before the adapters load (``composition.compose.compose``).
 
 Output is unchanged: JSON lines on stderr with ``level`` and an ISO ``timestamp`` (UTC).
 Nothing is ever written to stdout. When ``configure`` was never called (tests), structlog

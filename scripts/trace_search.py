@@ -23,22 +23,24 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from local_mcp_memory.entrypoints import bootstrap  # noqa: E402
+from local_mcp_memory.entrypoints.composition.compose import LazyServices, compose, configure_logging  # noqa: E402
+from local_mcp_memory.entrypoints.composition.settings import ServerOptions  # noqa: E402
 from local_mcp_memory.entrypoints.http.app import HttpApp  # noqa: E402
 from local_mcp_memory.entrypoints.http.guard import Policy  # noqa: E402
 from local_mcp_memory.entrypoints.server import build_dispatcher  # noqa: E402
-from local_mcp_memory.entrypoints.stdio import StdioServer  # noqa: E402
+from local_mcp_memory.entrypoints.rpc.stdio import StdioServer  # noqa: E402
 from tests.fakes.hashing_embedder_factory import HashingEmbedderFactory  # noqa: E402
 
 STORES = ("adapters/faiss_store/", "adapters/postgres_store/")
 
 
 def main() -> int:
-    bootstrap.configure_logging({"MCP_MEMORY_LOG_LEVEL": "WARNING"})  # JSON lines on stderr
+    configure_logging({"MCP_MEMORY_LOG_LEVEL": "WARNING"})  # JSON lines on stderr
     home = Path(tempfile.mkdtemp())
-    services = bootstrap.LazyServices(
-        lambda: bootstrap.compose(
-            config_path=home / "config.json", data_dir=home / "data", environ={}, embedders=HashingEmbedderFactory()
+    services = LazyServices(
+        lambda: compose(
+            ServerOptions.resolve({}, home / "config.json", home / "data"),
+            embedders=HashingEmbedderFactory(),
         )
     )
     dispatcher = build_dispatcher(services)

@@ -37,7 +37,7 @@ from local_mcp_memory.entrypoints.http import responses, streamable
 from local_mcp_memory.entrypoints.http.guard import Policy, RequestHeaders, check, cors_headers
 from local_mcp_memory.entrypoints.http.responses import Response
 from local_mcp_memory.entrypoints.http.static import StaticFiles, is_static
-from local_mcp_memory.entrypoints.jsonrpc import Dispatcher, decode_message
+from local_mcp_memory.entrypoints.rpc.dispatcher import Dispatcher, decode_message
 from local_mcp_memory.entrypoints.logs import get_logger
 
 DEFAULT_MAX_BODY = 8 * 1024 * 1024

@@ -12,7 +12,7 @@ from __future__ import annotations
 import attrs
 import msgspec
 
-from local_mcp_memory.entrypoints.errors import INTERNAL_ERROR, INVALID_REQUEST
+from local_mcp_memory.entrypoints.rpc.errors import INTERNAL_ERROR, INVALID_REQUEST
 
 JSON = b"application/json"
 JSONRPC_PATHS = frozenset({"/rpc", "/mcp"})

@@ -40,11 +40,12 @@ import attrs
 import uvicorn
 
 from local_mcp_memory.application.errors import StoreError, StoreUnavailable
-from local_mcp_memory.entrypoints.bootstrap import LazyServices, ServerOptions, http_section
+from local_mcp_memory.entrypoints.composition.compose import LazyServices
+from local_mcp_memory.entrypoints.composition.settings import ServerOptions, http_section
 from local_mcp_memory.entrypoints.http.app import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY, HttpApp
 from local_mcp_memory.entrypoints.http.guard import Policy, is_loopback
 from local_mcp_memory.entrypoints.http.streamable import DEFAULT_SESSION_IDLE
-from local_mcp_memory.entrypoints.jsonrpc import Dispatcher
+from local_mcp_memory.entrypoints.rpc.dispatcher import Dispatcher
 from local_mcp_memory.entrypoints.logs import get_logger
 
 TOKEN_ENV = "MCP_MEMORY_HTTP_TOKEN"

@@ -28,11 +28,11 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from local_mcp_memory.entrypoints.errors import RpcError
+from local_mcp_memory.entrypoints.rpc.errors import RpcError
 from local_mcp_memory.entrypoints.http import responses
 from local_mcp_memory.entrypoints.http.guard import RequestHeaders
 from local_mcp_memory.entrypoints.http.responses import Response
-from local_mcp_memory.entrypoints.jsonrpc import decode_message, error_reply
+from local_mcp_memory.entrypoints.rpc.dispatcher import decode_message, error_reply
 from local_mcp_memory.entrypoints.logs import get_logger
 from local_mcp_memory.entrypoints.mcp_revisions import PROTOCOL_VERSIONS
 
@@ -46,7 +46,7 @@ DEFAULT_SESSION_IDLE = 3600.0
 Clock = Callable[[], float]
 
 Parse = Callable[[bytes], Awaitable[Any]]
-"""``jsonrpc.decode_message``, run off the event loop."""
+"""``rpc.dispatcher.decode_message``, run off the event loop."""
 Answer = Callable[[Any], Awaitable[bytes | None]]
 """``Dispatcher.answer``, run off the event loop."""
 

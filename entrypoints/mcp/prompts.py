@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import msgspec
 
-from local_mcp_memory.entrypoints.errors import INVALID_PARAMS, RpcError, to_rpc_error
+from local_mcp_memory.entrypoints.rpc.errors import INVALID_PARAMS, RpcError, to_rpc_error
 from local_mcp_memory.entrypoints.mcp.resources import one_page
 
 if TYPE_CHECKING:  # imported on the first prompts/get, not at start-up

@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import msgspec
 
-from local_mcp_memory.entrypoints.jsonrpc import Route
+from local_mcp_memory.entrypoints import methods as memory_methods
+from local_mcp_memory.entrypoints.rpc.dispatcher import Route
 from local_mcp_memory.entrypoints.mcp import texts
 from local_mcp_memory.entrypoints.version import VERSION
 from local_mcp_memory.entrypoints.mcp_revisions import LATEST_PROTOCOL_VERSION, PROTOCOL_VERSIONS
@@ -37,7 +38,7 @@ from local_mcp_memory.entrypoints.mcp.tools import DEFAULT_TOOLS, ToolSet
 
 if TYPE_CHECKING:
     from local_mcp_memory.application.services import Services
-    from local_mcp_memory.entrypoints.methods import Method
+    from local_mcp_memory.entrypoints.methods.method import Method
 
 SERVER_NAME = "mcp-memory"
 SERVER_VERSION = VERSION  # importlib.metadata would cost ~30 ms at start-up (a test pins them equal)
@@ -84,18 +85,13 @@ def _empty(params: Any) -> dict[str, Any]:
     return {}
 
 
-def load_methods() -> Mapping[str, Method]:
-    """The ``memory.*`` method table, and with it the application (imported on first use)."""
-    from local_mcp_memory.entrypoints.methods import METHODS
-
-    return METHODS
-
-
 def mcp_routes(
     services: Callable[[], Services],
     options: McpOptions,
-    methods: Callable[[], Mapping[str, Method]] = load_methods,
+    methods: Callable[[], Mapping[str, Method]] = memory_methods.method_table,
 ) -> dict[str, Route]:
+    """The MCP methods; tools and resources serve the method table ``methods()`` returns
+    (called on the first listing or call: it imports the application)."""
     tools = ToolSet(methods, services, options.project, options.bounds, options.tools)
     resources = ResourceSet(methods, services, options.project)
     prompts = PromptSet(services)

@@ -27,7 +27,7 @@ Failure modes of ``resources/read``:
   a projectId the server refuses, a note that does not exist, was deleted or has expired):
   -32002 (``RESOURCE_NOT_FOUND``) with ``data.uri`` and ``data.reason``;
 * the store's and unexpected failures as the error table maps them
-  (``entrypoints.errors.to_rpc_error``: -32006, -32603, ...).
+  (``entrypoints.rpc.errors.to_rpc_error``: -32006, -32603, ...).
 
 An unknown ``cursor`` is -32602 naming ``cursor``. A project with nothing stored has a
 session context all the same (it says so): only a refused projectId is unknown.
@@ -45,16 +45,16 @@ from urllib.parse import quote, unquote
 import attrs
 import msgspec
 
-from local_mcp_memory.entrypoints.errors import INVALID_PARAMS, NOT_FOUND, RpcError, to_rpc_error
+from local_mcp_memory.entrypoints.rpc.errors import INVALID_PARAMS, NOT_FOUND, RpcError, to_rpc_error
 
 if TYPE_CHECKING:  # imported on the first read, not at start-up
     from local_mcp_memory.application.services import Services
-    from local_mcp_memory.entrypoints.methods import Method
+    from local_mcp_memory.entrypoints.methods.method import Method
 
 RESOURCE_NOT_FOUND = -32002
 """MCP's code for a ``resources/read`` of a URI that names no resource (``data.uri``).
 Only ``resources/read`` answers it; the ``memory.*`` methods use -32002 for an
-unreachable embedder (``entrypoints.errors``)."""
+unreachable embedder (``entrypoints.rpc.errors``)."""
 
 NOTES = "memory://notes/"
 CONTEXT = "memory://context/"

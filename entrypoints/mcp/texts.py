@@ -1,28 +1,11 @@
-"""What the agent reads beyond one tool: the server's instructions, the phrases several
-tool descriptions share, and descriptions of the common argument fields. Each tool's own
-title, description and advice on cut results are in its method's module
-(``entrypoints.methods``).
+"""What the agent reads beyond one tool: the server's instructions and descriptions of the
+common argument fields. Each tool's own title, description and advice on cut results are
+in its method's module, and the phrases several of them share in ``entrypoints.methods.texts``.
 """
 
 from __future__ import annotations
 
-GROUP_RULE = (
-    '"global" for project-wide conventions and decisions, "feature-<name>" for a feature, "task-<id>" for a task; '
-    'letters, digits, "-" and "_".'
-)
-
-PROJECT_RULE = "Omit it for this session's project; else an absolute or ~ path, or an opaque id."
-
-GROUPS = f"groupId: {GROUP_RULE}"
-PROJECT = f"projectId: {PROJECT_RULE}"
-EXPIRY = "RFC 3339, in the future: the note is forgotten then (a freeze, a temporary workaround)."
-
-STANDARD_KEYS = (
-    "Standard keys: global.memory.embedder.provider (\"ollama\" | \"openai\", a recommendation), "
-    "global.memory.embedder.model (e.g. \"nomic-embed-text\"), "
-    "global.memory.groupDefaults (e.g. {\"featurePrefix\": \"feature-\", \"taskPrefix\": \"task-\"}), "
-    "global.project.conventions (a string or an object)."
-)
+from local_mcp_memory.entrypoints.methods.texts import EXPIRY, GROUP_RULE, GROUPS, PROJECT_RULE
 
 INSTRUCTIONS = f"""\
 mcp-memory is this project's long-term memory, kept on this machine across sessions.

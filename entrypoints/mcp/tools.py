@@ -18,7 +18,7 @@ A tool not listed is unknown to ``tools/call`` too.
   name: a JSON-RPC error -32602, as the MCP specification asks;
 * everything the method itself fails with (bad arguments, note not found, embedder or
   store errors): a result with ``isError: true`` and a text block the model can act on,
-  naming the field and the rule. Errors are mapped by ``entrypoints.errors.to_rpc_error``,
+  naming the field and the rule. Errors are mapped by ``entrypoints.rpc.errors.to_rpc_error``,
   which logs unexpected ones and answers them with a fixed message.
 
 A successful result carries the result as ``structuredContent`` (valid against
@@ -38,14 +38,14 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import msgspec
 
-from local_mcp_memory.entrypoints.errors import INVALID_PARAMS, NOT_FOUND, RpcError, to_rpc_error
+from local_mcp_memory.entrypoints.rpc.errors import INVALID_PARAMS, NOT_FOUND, RpcError, to_rpc_error
 from local_mcp_memory.entrypoints.mcp import schemas, texts
 from local_mcp_memory.entrypoints.mcp.bounds import TextBounds
 from local_mcp_memory.entrypoints.mcp.fit import Shape, with_truncated
 
 if TYPE_CHECKING:  # imported on the first listing or call, not at start-up
     from local_mcp_memory.application.services import Services
-    from local_mcp_memory.entrypoints.methods import Method
+    from local_mcp_memory.entrypoints.methods.method import Method
 
 NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 

@@ -9,7 +9,7 @@ from msgspec import UNSET, UnsetType
 from local_mcp_memory.application.add_note import AddNote, add_note
 from local_mcp_memory.application.services import Services
 from local_mcp_memory.domain.note import IMPORTANCE_DEFAULT
-from local_mcp_memory.entrypoints import wire
+from local_mcp_memory.entrypoints.methods import wire
 from local_mcp_memory.entrypoints.methods.method import Method
 
 

@@ -6,8 +6,8 @@ from local_mcp_memory.application.add_note import AddNote
 from local_mcp_memory.application.add_notes import AddNotes, add_notes
 from local_mcp_memory.application.services import Services
 from local_mcp_memory.domain.errors import InvalidValue
-from local_mcp_memory.entrypoints import wire
-from local_mcp_memory.entrypoints.mcp.texts import GROUPS, PROJECT
+from local_mcp_memory.entrypoints.methods import wire
+from local_mcp_memory.entrypoints.methods.texts import GROUPS, PROJECT
 from local_mcp_memory.entrypoints.methods.add_note import AddNoteParams
 from local_mcp_memory.entrypoints.methods.method import Method
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from local_mcp_memory.application.context import GetContext, get_context
 from local_mcp_memory.application.context_markdown import Budget
 from local_mcp_memory.application.services import Services
-from local_mcp_memory.entrypoints import wire
-from local_mcp_memory.entrypoints.mcp.texts import PROJECT
+from local_mcp_memory.entrypoints.methods import wire
+from local_mcp_memory.entrypoints.methods.texts import PROJECT
 from local_mcp_memory.entrypoints.methods.method import Method
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from local_mcp_memory.application.delete_note import DeleteNote, delete_note
 from local_mcp_memory.application.services import Services
-from local_mcp_memory.entrypoints import wire
+from local_mcp_memory.entrypoints.methods import wire
 from local_mcp_memory.entrypoints.methods.method import Method
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from local_mcp_memory.application.get_note import GetNote, get_note, superseded_by
 from local_mcp_memory.application.services import Services
-from local_mcp_memory.entrypoints import wire
+from local_mcp_memory.entrypoints.methods import wire
 from local_mcp_memory.entrypoints.methods.method import Method
 
 

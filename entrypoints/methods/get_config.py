@@ -7,7 +7,7 @@ from msgspec import UNSET, UnsetType
 
 from local_mcp_memory.application.get_config import ConfigView, get_config
 from local_mcp_memory.application.services import Services
-from local_mcp_memory.entrypoints import wire
+from local_mcp_memory.entrypoints.methods import wire
 from local_mcp_memory.entrypoints.build_defaults import DEFAULT_TRANSPORT
 from local_mcp_memory.entrypoints.methods.method import Method
 

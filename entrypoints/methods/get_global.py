@@ -9,8 +9,8 @@ from local_mcp_memory.application.services import Services, at
 from local_mcp_memory.application.upsert_global import KV_NAMESPACE
 from local_mcp_memory.domain.identifiers import GlobalKey
 from local_mcp_memory.domain.time import format_instant
-from local_mcp_memory.entrypoints import wire
-from local_mcp_memory.entrypoints.mcp.texts import PROJECT, STANDARD_KEYS
+from local_mcp_memory.entrypoints.methods import wire
+from local_mcp_memory.entrypoints.methods.texts import PROJECT, STANDARD_KEYS
 from local_mcp_memory.entrypoints.methods.method import Method
 
 

@@ -6,7 +6,7 @@ from local_mcp_memory.application.links import LinkNotes, link_notes
 from local_mcp_memory.application.services import Services, at
 from local_mcp_memory.domain.identifiers import NoteId
 from local_mcp_memory.domain.link import LinkKey, Relation
-from local_mcp_memory.entrypoints import wire
+from local_mcp_memory.entrypoints.methods import wire
 from local_mcp_memory.entrypoints.methods.method import Method
 
 RELATIONS = (

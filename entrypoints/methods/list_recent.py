@@ -5,7 +5,7 @@ from __future__ import annotations
 from local_mcp_memory.application.get_note import superseded_by
 from local_mcp_memory.application.list_recent import ListRecent, list_recent
 from local_mcp_memory.application.services import Services
-from local_mcp_memory.entrypoints import wire
+from local_mcp_memory.entrypoints.methods import wire
 from local_mcp_memory.entrypoints.methods.method import Method
 
 

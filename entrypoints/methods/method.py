@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from local_mcp_memory.entrypoints.wire import Params, View
+from local_mcp_memory.entrypoints.methods.wire import Params, View
 
 if TYPE_CHECKING:
     from local_mcp_memory.application.services import Services

@@ -7,7 +7,7 @@ from __future__ import annotations
 from local_mcp_memory.application import DEFAULT_BATCH
 from local_mcp_memory.application.reembed import Reembed, reembed
 from local_mcp_memory.application.services import Services
-from local_mcp_memory.entrypoints import wire
+from local_mcp_memory.entrypoints.methods import wire
 from local_mcp_memory.entrypoints.methods.method import Method
 
 CALL_LIMIT = 500

@@ -7,7 +7,7 @@ from typing import Literal
 from local_mcp_memory.application.links import GetRelated, RelatedNote, related
 from local_mcp_memory.application.services import Services, at
 from local_mcp_memory.domain.link import Relation
-from local_mcp_memory.entrypoints import wire
+from local_mcp_memory.entrypoints.methods import wire
 from local_mcp_memory.entrypoints.methods.method import Method
 
 

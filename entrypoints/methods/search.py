@@ -6,7 +6,7 @@ from local_mcp_memory.application.get_note import superseded_by
 from local_mcp_memory.application.search import Mode, SearchNotes, search
 from local_mcp_memory.application.services import Services, at
 from local_mcp_memory.domain.time import TimeWindow
-from local_mcp_memory.entrypoints import wire
+from local_mcp_memory.entrypoints.methods import wire
 from local_mcp_memory.entrypoints.methods.method import Method
 
 

@@ -7,7 +7,7 @@ from msgspec import UNSET, UnsetType
 
 from local_mcp_memory.application.services import Services
 from local_mcp_memory.application.set_config import UNCHANGED, SetConfig, SetEmbedder, set_config
-from local_mcp_memory.entrypoints import wire
+from local_mcp_memory.entrypoints.methods import wire
 from local_mcp_memory.entrypoints.methods.method import Method
 
 

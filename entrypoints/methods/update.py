@@ -9,7 +9,7 @@ from msgspec import UNSET, UnsetType
 from local_mcp_memory.application.services import Services, at
 from local_mcp_memory.application.update_note import UpdateNote, update_note
 from local_mcp_memory.domain.note import NotePatch
-from local_mcp_memory.entrypoints import wire
+from local_mcp_memory.entrypoints.methods import wire
 from local_mcp_memory.entrypoints.methods.method import Method
 
 

@@ -7,8 +7,8 @@ from typing import Any
 from local_mcp_memory.application.services import Services, at
 from local_mcp_memory.application.upsert_global import KV_NAMESPACE, UpsertGlobal, upsert_global
 from local_mcp_memory.domain.identifiers import GlobalKey
-from local_mcp_memory.entrypoints import wire
-from local_mcp_memory.entrypoints.mcp.texts import PROJECT, STANDARD_KEYS
+from local_mcp_memory.entrypoints.methods import wire
+from local_mcp_memory.entrypoints.methods.texts import PROJECT, STANDARD_KEYS
 from local_mcp_memory.entrypoints.methods.method import Method
 
 

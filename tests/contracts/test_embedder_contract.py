@@ -53,11 +53,6 @@ def _unit(vectors: object) -> np.ndarray:
     return matrix
 
 
-def test_names_its_provider_and_model(embedder: Embedder) -> None:
-    assert isinstance(embedder.provider, str) and embedder.provider
-    assert isinstance(embedder.model, str) and embedder.model
-
-
 def test_returns_one_unit_vector_per_text(embedder: Embedder) -> None:
     texts = ["the cache is invalidated on write", "we deploy on fridays", "tests run in CI"]
     vectors = _unit(embedder.embed(texts, "passage"))

@@ -1,7 +1,8 @@
 """The ``EmbedderFactory`` contract, run against ``DefaultEmbedderFactory`` and the
-``HashingEmbedderFactory`` fake: ``create`` is cheap (no request leaves the process), the
-embedder reports the provider and model the settings name, and an unknown provider is
-refused with ``EmbedderNotConfigured`` naming it."""
+``HashingEmbedderFactory`` fake: ``create`` is cheap (no request leaves the process) for
+every provider it knows, and an unknown provider is refused with ``EmbedderNotConfigured``
+naming it. Which adapter a provider gets is the real factory's own test
+(``tests/unit/adapters/embedders/test_factory.py``)."""
 
 from __future__ import annotations
 
@@ -39,11 +40,11 @@ def factory(request: pytest.FixtureRequest) -> Iterator[EmbedderFactory]:
 
 
 @pytest.mark.parametrize("settings", KNOWN, ids=lambda s: f"{s.provider}:{s.effective_model}")
-def test_the_embedder_reports_the_provider_and_model_the_settings_name(
+def test_creating_an_embedder_for_a_known_provider_sends_no_request(
     factory: EmbedderFactory, settings: EmbedderSettings
 ) -> None:
-    embedder = factory.create(settings)
-    assert (embedder.provider, embedder.model) == (settings.provider, settings.effective_model)
+    embedder = factory.create(settings)  # the real factory's client refuses every request
+    assert callable(embedder.embed)
 
 
 def test_an_unknown_provider_is_not_configured_and_named(factory: EmbedderFactory) -> None:

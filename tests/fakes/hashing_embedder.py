@@ -22,20 +22,10 @@ _WORD = re.compile(r"\w+")
 class HashingEmbedder:
     """Feature-hashing bag of words; ``kind`` is ignored. Output: float32, shape (n, dim)."""
 
-    def __init__(self, dim: int = 64, provider: str = "test", model: str = "hashing") -> None:
+    def __init__(self, dim: int = 64) -> None:
         if dim < 1:
             raise ValueError(f"HashingEmbedder dim must be >= 1 (got {dim})")
         self._dim = dim
-        self._provider = provider
-        self._model = model
-
-    @property
-    def provider(self) -> str:
-        return self._provider
-
-    @property
-    def model(self) -> str:
-        return self._model
 
     @property
     def dim(self) -> int:

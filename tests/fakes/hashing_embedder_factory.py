@@ -19,4 +19,4 @@ class HashingEmbedderFactory:
     def create(self, settings: EmbedderSettings) -> HashingEmbedder:
         if settings.provider not in EmbedderSettings.DEFAULT_MODELS:
             raise EmbedderNotConfigured(settings.provider, f"unknown embedder provider {settings.provider!r}")
-        return HashingEmbedder(self.dim, provider=settings.provider, model=settings.effective_model)
+        return HashingEmbedder(self.dim)

@@ -8,7 +8,7 @@ import json
 import os
 from pathlib import Path
 
-from local_mcp_memory.entrypoints import claude_settings
+from local_mcp_memory.entrypoints.cli import claude_settings
 from tests.integration.serve import MCP_MEMORY
 from tests.integration.test_claude_code import CONNECTED, ClaudeCode, end_services
 

@@ -22,13 +22,14 @@ import uvicorn
 from tests.fakes.hashing_embedder_factory import HashingEmbedderFactory
 from tests.fakes.memory_config import InMemoryConfigRepository
 from tests.fakes.memory_store import InMemoryNoteStore
-from local_mcp_memory.entrypoints.bootstrap import LazyServices, compose
-from local_mcp_memory.entrypoints.errors import INVALID_PARAMS, RpcError
+from local_mcp_memory.entrypoints.composition.compose import LazyServices, compose
+from local_mcp_memory.entrypoints.composition.settings import ServerOptions
+from local_mcp_memory.entrypoints.rpc.errors import INVALID_PARAMS, RpcError
 from local_mcp_memory.entrypoints.http.app import HttpApp
 from local_mcp_memory.entrypoints.http.guard import Policy
 from local_mcp_memory.entrypoints.http.serve import uvicorn_config
-from local_mcp_memory.entrypoints.jsonrpc import Dispatcher
-from local_mcp_memory.entrypoints.server import memory_routes
+from local_mcp_memory.entrypoints.rpc.dispatcher import Dispatcher
+from local_mcp_memory.entrypoints import methods
 from tests.integration.http_server import HttpServer, free_port, rpc
 
 MCP_HEADERS = {"accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18"}
@@ -52,16 +53,14 @@ class InProcessServer:
     def __init__(self, home: Path) -> None:
         services = LazyServices(
             lambda: compose(
-                config_path=home / "config.json",
-                data_dir=home / "data",
-                environ={},
+                ServerOptions.resolve({}, home / "config.json", home / "data"),
                 embedders=HashingEmbedderFactory(),
                 store=InMemoryNoteStore(),
                 config=InMemoryConfigRepository(),
             )
         )
         routes = {
-            **memory_routes(services),
+            **methods.routes(services),
             "initialize": _stand_in_initialize,
             "notifications/initialized": lambda params: None,
             "ping": lambda params: {},

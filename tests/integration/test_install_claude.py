@@ -7,7 +7,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from local_mcp_memory.entrypoints.claude_settings import HOOKS, MARKER
+from local_mcp_memory.entrypoints.cli.claude_settings import HOOKS, MARKER
 from tests.integration.serve import MCP_MEMORY, server_env
 from tests.integration.test_claude_code import CONNECTED, ClaudeCode, end_services
 

@@ -19,7 +19,8 @@ from tests.fakes.hashing_embedder_factory import HashingEmbedderFactory
 from local_mcp_memory.application.add_note import AddNote, add_note
 from local_mcp_memory.domain.identifiers import GroupId
 from local_mcp_memory.domain.note import Tags
-from local_mcp_memory.entrypoints.bootstrap import compose
+from local_mcp_memory.entrypoints.composition.compose import compose
+from local_mcp_memory.entrypoints.composition.settings import ServerOptions
 from tests.fakes.embedding_servers import FakeOllamaServer
 from tests.integration.serve import MCP_MEMORY, StdioServer, server_env
 
@@ -31,9 +32,7 @@ NOTE_ID = "0b7a4c1e-5d2f-4a3b-8c9d-1e2f3a4b5c6d"
 def fill(home: Path, count: int) -> None:
     """``count`` notes in ``home/data``, namespace LOCAL recorded in ``home/config.json``."""
     services = compose(
-        config_path=home / "config.json",
-        data_dir=home / "data",
-        environ={},
+        ServerOptions.resolve({}, home / "config.json", home / "data"),
         embedders=HashingEmbedderFactory(),
     )
     for i in range(count):

@@ -22,9 +22,10 @@ from local_mcp_memory.application.services import Services
 from local_mcp_memory.application.upsert_global import UpsertGlobal, upsert_global
 from local_mcp_memory.domain.identifiers import GlobalKey, GroupId
 from local_mcp_memory.domain.note import Tags
-from local_mcp_memory.entrypoints.bootstrap import compose
-from local_mcp_memory.entrypoints.export_format import read_export
-from local_mcp_memory.entrypoints.lifecycle_cli import export_command, import_command
+from local_mcp_memory.entrypoints.composition.compose import compose
+from local_mcp_memory.entrypoints.composition.settings import ServerOptions
+from local_mcp_memory.adapters.export_file import read_export
+from local_mcp_memory.entrypoints.cli.lifecycle import export_command, import_command
 
 T0 = datetime(2024, 1, 15, 10, 30, tzinfo=timezone.utc)
 
@@ -33,9 +34,7 @@ def services_on(data_dir: Path, clock: ManualClock | None = None) -> Services:
     """A server's services on ``data_dir``, its config file beside it (as another process
     on the same files would have them)."""
     return compose(
-        config_path=data_dir.with_suffix(".json"),
-        data_dir=data_dir,
-        environ={},
+        ServerOptions.resolve({}, data_dir.with_suffix(".json"), data_dir),
         embedders=HashingEmbedderFactory(),
         clock=clock or ManualClock(T0),
     )

@@ -19,7 +19,7 @@ from urllib.parse import quote
 import jsonschema
 import pytest
 
-from local_mcp_memory.entrypoints.methods import METHODS
+from local_mcp_memory.entrypoints.methods.table import METHODS
 from tests.integration.http_server import HttpServer
 from tests.integration.serve import MCP_MEMORY, server_env
 

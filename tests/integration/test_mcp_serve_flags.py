@@ -35,7 +35,7 @@ def test_a_bad_max_text_chars_is_a_usage_error(tmp_path: Path) -> None:
 
 def test_serve_lists_the_default_tools_and_every_method_with_tools_all(tmp_path: Path) -> None:
     from local_mcp_memory.entrypoints.mcp.tools import DEFAULT_TOOLS
-    from local_mcp_memory.entrypoints.methods import METHODS
+    from local_mcp_memory.entrypoints.methods.table import METHODS
 
     every = {name.replace(".", "_") for name in METHODS}
     cases = [((), {}, DEFAULT_TOOLS), (("--tools", "all"), {}, every), ((), {"MCP_MEMORY_TOOLS": "all"}, every), (("--tools", "default"), {"MCP_MEMORY_TOOLS": "all"}, DEFAULT_TOOLS)]

@@ -20,7 +20,9 @@ from local_mcp_memory.application.add_note import AddNote, add_note
 from local_mcp_memory.application.upsert_global import UpsertGlobal, upsert_global
 from local_mcp_memory.domain.identifiers import GlobalKey, GroupId, NoteId
 from local_mcp_memory.domain.note import Tags
-from local_mcp_memory.entrypoints.bootstrap import POSTGRES_EXTRA, compose
+from local_mcp_memory.entrypoints.composition.compose import compose
+from local_mcp_memory.entrypoints.composition.settings import ServerOptions
+from local_mcp_memory.entrypoints.composition.settings import POSTGRES_EXTRA
 from tests.integration.http_server import HttpServer, rpc
 from tests.integration.serve import MCP_MEMORY, StdioServer, server_env
 from tests.postgres_server import TEAM_PASSWORD, EmbeddedPostgres, postgres, postgres_url  # noqa: F401
@@ -188,9 +190,7 @@ def test_the_config_file_keeps_its_store_section_through_updates_and_refuses_unk
 def fill_local(home: Path) -> list[str]:
     """Notes and a global in ``home``'s local store, namespace LOCAL; the notes' ids."""
     services = compose(
-        config_path=home / "config.json",
-        data_dir=home / "data",
-        environ={},
+        ServerOptions.resolve({}, home / "config.json", home / "data"),
         embedders=HashingEmbedderFactory(),
     )
     ids = []

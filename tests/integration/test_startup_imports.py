@@ -47,4 +47,5 @@ def test_the_mcp_handshake_imports_no_heavy_library(tmp_path: Path) -> None:
 def test_initialize_does_not_load_the_use_cases(tmp_path: Path) -> None:
     modules, replies = imported_during(HANDSHAKE[:2], tmp_path)
     assert "result" in replies[1]
-    assert not any(m.startswith(("local_mcp_memory.application.", "local_mcp_memory.entrypoints.methods", "local_mcp_memory.entrypoints.wire")) and m != "local_mcp_memory.application.errors" for m in modules)
+    light = {"local_mcp_memory.application.errors", "local_mcp_memory.entrypoints.methods", "local_mcp_memory.entrypoints.methods.texts"}
+    assert not any(m.startswith(("local_mcp_memory.application.", "local_mcp_memory.entrypoints.methods")) and m not in light for m in modules)

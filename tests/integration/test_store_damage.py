@@ -15,7 +15,8 @@ from local_mcp_memory.adapters.faiss_store import FaissNoteStore
 from local_mcp_memory.application.errors import StoreCorrupt
 from local_mcp_memory.application.ports import CandidateQuery, StoredNote
 from local_mcp_memory.domain.note import NoteFilter
-from local_mcp_memory.entrypoints.bootstrap import LazyServices, compose
+from local_mcp_memory.entrypoints.composition.compose import LazyServices, compose
+from local_mcp_memory.entrypoints.composition.settings import ServerOptions
 from local_mcp_memory.entrypoints.mcp.protocol import McpOptions
 from local_mcp_memory.entrypoints.server import build_dispatcher
 from tests.integration.small_store import NS, PROJECTS, Written, build as build_small_store, note, vector
@@ -91,7 +92,7 @@ def test_damage_is_answered_32006_naming_the_file_not_32603(small, tmp_path: Pat
     sidecar = snapshot_of(data) / "sidecar.json"
     flip_byte(sidecar, 40)
     services = LazyServices(
-        lambda: compose(config_path=tmp_path / "config.json", data_dir=data, environ={}, embedders=HashingEmbedderFactory())
+        lambda: compose(ServerOptions.resolve({}, tmp_path / "config.json", data), embedders=HashingEmbedderFactory())
     )
     dispatcher = build_dispatcher(services, McpOptions(project=str(tmp_path)))
     note_id = next(iter(written.notes)).value

@@ -21,10 +21,11 @@ from local_mcp_memory.application.services import Services
 from local_mcp_memory.domain.errors import InvalidValue
 from local_mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, GroupId, Namespace, NoteId
 from local_mcp_memory.domain.note import GlobalEntry, Note
-from local_mcp_memory.entrypoints.bootstrap import compose
-from local_mcp_memory.entrypoints.errors import ImportFileInvalid
-from local_mcp_memory.entrypoints.export_format import read_export
-from local_mcp_memory.entrypoints.lifecycle_cli import export_command
+from local_mcp_memory.entrypoints.composition.compose import compose
+from local_mcp_memory.entrypoints.composition.settings import ServerOptions
+from local_mcp_memory.application.errors import ImportFileInvalid
+from local_mcp_memory.adapters.export_file import read_export
+from local_mcp_memory.entrypoints.cli.lifecycle import export_command
 from local_mcp_memory.entrypoints.server import build_dispatcher
 from tests.strategies import any_json_values
 
@@ -40,9 +41,7 @@ class Server:
 
     def _build(self) -> Services:
         return compose(
-            config_path=self.data_dir.with_suffix(".json"),
-            data_dir=self.data_dir,
-            environ={},
+            ServerOptions.resolve({}, self.data_dir.with_suffix(".json"), self.data_dir),
             embedders=HashingEmbedderFactory(),
         )
 

@@ -10,8 +10,9 @@ from pathlib import Path
 from tests.fakes.hashing_embedder_factory import HashingEmbedderFactory
 from local_mcp_memory.adapters.faiss_store import FaissNoteStore
 from local_mcp_memory.application.import_notes import ImportNotes, import_notes
-from local_mcp_memory.entrypoints.bootstrap import compose
-from local_mcp_memory.entrypoints.export_format import read_export
+from local_mcp_memory.entrypoints.composition.compose import compose
+from local_mcp_memory.entrypoints.composition.settings import ServerOptions
+from local_mcp_memory.adapters.export_file import read_export
 from tests.integration.serve import MCP_MEMORY, server_env
 from tests.integration.small_store import Written, build as build_small_store
 from tests.integration.test_faiss_store_durability import flip_byte
@@ -60,9 +61,7 @@ def salvaged_into_a_new_store(home: Path, data: Path) -> tuple[subprocess.Comple
     with out.open("rb") as stream:
         export = read_export(stream)
     services = compose(
-        config_path=home / "config.json",
-        data_dir=home / "new",
-        environ={},
+        ServerOptions.resolve({}, home / "config.json", home / "new"),
         embedders=HashingEmbedderFactory(),
     )
     import_notes(ImportNotes(export.notes, export.globals, links=export.links), services)

@@ -20,7 +20,8 @@ from local_mcp_memory.application.services import Services
 from local_mcp_memory.application.settings import EmbedderSettings
 from local_mcp_memory.application.sync_folder import SyncFolder, sync_folder
 from local_mcp_memory.domain.identifiers import NoteId
-from local_mcp_memory.entrypoints.bootstrap import compose
+from local_mcp_memory.entrypoints.composition.compose import compose
+from local_mcp_memory.entrypoints.composition.settings import ServerOptions
 from tests.fakes.hashing_embedder import HashingEmbedder
 from tests.fakes.memory_config import InMemoryConfigRepository
 from tests.postgres_server import postgres, postgres_url  # noqa: F401  (fixtures)
@@ -49,7 +50,7 @@ class InterleavingFactory:
         self.meanwhile: list[Callable[[], None]] = []
 
     def create(self, settings: EmbedderSettings) -> HashingEmbedder:
-        return InterleavingEmbedder(self.meanwhile, provider=settings.provider, model=settings.effective_model)
+        return InterleavingEmbedder(self.meanwhile)
 
 
 @pytest.fixture(params=["faiss", "postgresql"])
@@ -75,9 +76,11 @@ def open_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Calla
 
 def server(tmp_path: Path, name: str, store: NoteStore, factory: InterleavingFactory) -> Services:
     return compose(
-        config_path=tmp_path / f"{name}.json", data_dir=tmp_path / "data", environ={},
-        embedders=factory, store=store, config=InMemoryConfigRepository(),
-    )  # fmt: skip
+        ServerOptions.resolve({}, tmp_path / f"{name}.json", tmp_path / "data"),
+        embedders=factory,
+        store=store,
+        config=InMemoryConfigRepository(),
+    )
 
 
 @pytest.fixture

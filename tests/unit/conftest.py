@@ -5,7 +5,8 @@ from pathlib import Path
 import pytest
 
 from local_mcp_memory.application.services import Services
-from local_mcp_memory.entrypoints.bootstrap import compose
+from local_mcp_memory.entrypoints.composition.compose import compose
+from local_mcp_memory.entrypoints.composition.settings import ServerOptions
 from tests.fakes.hashing_embedder_factory import HashingEmbedderFactory
 from tests.fakes.manual_clock import ManualClock
 from tests.fakes.memory_config import InMemoryConfigRepository
@@ -25,9 +26,7 @@ def config() -> InMemoryConfigRepository:
 @pytest.fixture
 def services(tmp_path: Path, clock: ManualClock, config: InMemoryConfigRepository) -> Services:
     return compose(
-        config_path=tmp_path / "config.json",
-        data_dir=tmp_path / "data",
-        environ={},
+        ServerOptions.resolve({}, tmp_path / "config.json", tmp_path / "data"),
         embedders=HashingEmbedderFactory(),
         store=InMemoryNoteStore(),
         clock=clock,
@@ -39,9 +38,7 @@ def services(tmp_path: Path, clock: ManualClock, config: InMemoryConfigRepositor
 def fresh(tmp_path: Path, clock: ManualClock) -> Services:
     """A second, empty server: the target of an import."""
     return compose(
-        config_path=tmp_path / "fresh.json",
-        data_dir=tmp_path / "fresh",
-        environ={},
+        ServerOptions.resolve({}, tmp_path / "fresh.json", tmp_path / "fresh"),
         embedders=HashingEmbedderFactory(),
         store=InMemoryNoteStore(),
         clock=clock,

@@ -20,8 +20,8 @@ from local_mcp_memory.domain.errors import InvalidValue
 from local_mcp_memory.domain.identifiers import CanonicalProjectId, GroupId, Namespace, NoteId
 from local_mcp_memory.domain.note import Note, Tags
 from local_mcp_memory.domain.time import format_instant
-from local_mcp_memory.entrypoints.export_format import NoteLine, read_export, write_export
-from local_mcp_memory.entrypoints.wire import stored_view
+from local_mcp_memory.adapters.export_file import NoteLine, read_export, write_export
+from local_mcp_memory.entrypoints.methods.wire import stored_view
 from tests.strategies import namespaces, notes
 
 NOW = datetime(2024, 1, 15, 10, 30, tzinfo=timezone.utc)

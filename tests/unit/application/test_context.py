@@ -21,7 +21,8 @@ from local_mcp_memory.application.settings import EmbedderSettings
 from local_mcp_memory.application.upsert_global import UpsertGlobal, upsert_global
 from local_mcp_memory.domain.identifiers import GlobalKey, GroupId, NoteId
 from local_mcp_memory.domain.note import Note, Tags
-from local_mcp_memory.entrypoints.bootstrap import compose
+from local_mcp_memory.entrypoints.composition.compose import compose
+from local_mcp_memory.entrypoints.composition.settings import ServerOptions
 from tests.fakes.manual_clock import ManualClock
 from tests.fakes.memory_config import InMemoryConfigRepository
 from tests.fakes.memory_store import InMemoryNoteStore
@@ -238,8 +239,11 @@ class UnreachableEmbedders:
 def test_without_a_query_the_text_needs_no_embedder_but_a_query_does(tmp_path: Path, clock: ManualClock) -> None:
     store = InMemoryNoteStore()
     services = compose(
-        config_path=tmp_path / "config.json", data_dir=tmp_path / "data", environ={},
-        embedders=UnreachableEmbedders(), store=store, clock=clock, config=InMemoryConfigRepository(),
+        ServerOptions.resolve({}, tmp_path / "config.json", tmp_path / "data"),
+        embedders=UnreachableEmbedders(),
+        store=store,
+        clock=clock,
+        config=InMemoryConfigRepository(),
     )
     setting(services, "global.project.conventions", "Small PRs.")
     assert "Small PRs." in context_text(GetContext("proj"), services)

@@ -19,7 +19,8 @@ from local_mcp_memory.application.settings import EmbedderSettings
 from local_mcp_memory.domain.identifiers import GroupId
 from local_mcp_memory.domain.note import Tags
 from local_mcp_memory.domain.time import TimeWindow
-from local_mcp_memory.entrypoints.bootstrap import compose
+from local_mcp_memory.entrypoints.composition.compose import compose
+from local_mcp_memory.entrypoints.composition.settings import ServerOptions
 from tests.fakes.manual_clock import ManualClock
 from tests.fakes.memory_config import InMemoryConfigRepository
 from tests.fakes.memory_store import InMemoryNoteStore
@@ -56,9 +57,7 @@ class TableEmbedderFactory:
 
 def services_with(tmp_path: Path, embedder: TableEmbedder) -> Services:
     return compose(
-        config_path=tmp_path / "config.json",
-        data_dir=tmp_path / "data",
-        environ={},
+        ServerOptions.resolve({}, tmp_path / "config.json", tmp_path / "data"),
         embedders=TableEmbedderFactory(embedder),
         store=InMemoryNoteStore(),
         clock=ManualClock(),

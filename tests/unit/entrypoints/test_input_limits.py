@@ -12,8 +12,8 @@ import pytest
 
 from local_mcp_memory.application.services import Services
 from local_mcp_memory.domain.json_values import MAX_CHARS
-from local_mcp_memory.entrypoints.export_format import read_export
-from tests.unit.entrypoints.test_export_format import HEADER, NOTE, jsonl, refusal
+from local_mcp_memory.adapters.export_file import read_export
+from tests.unit.adapters.test_export_file import HEADER, NOTE, jsonl, refusal
 from tests.unit.steps import add, rpc
 
 # {"k":"…"} is 8 characters around the string

@@ -11,7 +11,7 @@ from local_mcp_memory.application.import_notes import ImportNotes
 from local_mcp_memory.application.list_recent import ListRecent
 from local_mcp_memory.application.reembed import Reembed
 from local_mcp_memory.application.search import SearchNotes
-from local_mcp_memory.entrypoints.cli import _parser
+from local_mcp_memory.entrypoints.cli.main import _parser
 from local_mcp_memory.entrypoints.methods import add_notes, list_recent, search
 
 

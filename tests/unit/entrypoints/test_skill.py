@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from local_mcp_memory.application.search import DEFAULT_MODE, MODES
-from local_mcp_memory.entrypoints.methods import METHODS
+from local_mcp_memory.entrypoints.methods.table import METHODS
 
 SKILL = Path(__file__).resolve().parents[3] / "skills" / "mcp-memory" / "SKILL.md"
 

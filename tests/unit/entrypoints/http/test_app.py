@@ -11,7 +11,7 @@ import structlog
 
 from local_mcp_memory.entrypoints.http.app import HttpApp
 from local_mcp_memory.entrypoints.http.guard import Policy
-from local_mcp_memory.entrypoints.jsonrpc import Dispatcher
+from local_mcp_memory.entrypoints.rpc.dispatcher import Dispatcher
 
 
 class RefusingPool(Executor):

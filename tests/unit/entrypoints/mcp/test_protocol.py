@@ -18,7 +18,7 @@ from local_mcp_memory.entrypoints.mcp import TextBounds
 from local_mcp_memory.entrypoints.mcp.protocol import LATEST_PROTOCOL_VERSION, PROTOCOL_VERSIONS, SERVER_VERSION
 from local_mcp_memory.entrypoints.mcp.schemas import compact, self_contained
 from local_mcp_memory.entrypoints.mcp.tools import DEFAULT_TOOLS
-from local_mcp_memory.entrypoints.methods import METHODS
+from local_mcp_memory.entrypoints.methods.table import METHODS
 from tests.unit.entrypoints.mcp.dispatch_client import Client
 
 

@@ -4,7 +4,7 @@ the note views, and the helpers that turn a request field into a value object.
 msgspec checks the *shape* of a message (types, required and unknown fields); the value
 objects built here check its *meaning*, each refusal placed at the field it came from.
 Field paths are in domain names (``group_id``, ``patch.tags``); the error table
-(``entrypoints.errors``) gives them their wire names (``groupId``, ``patch.tags``).
+(``entrypoints.rpc.errors``) gives them their wire names (``groupId``, ``patch.tags``).
 """
 
 from __future__ import annotations

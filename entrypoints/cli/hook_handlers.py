@@ -24,7 +24,7 @@ from local_mcp_memory.application.recall import DEFAULT_FLOOR, RecallPrompt, rec
 from local_mcp_memory.application.services import Services
 from local_mcp_memory.application.session_digest import DigestLimits, digest
 from local_mcp_memory.domain.identifiers import GroupId
-from local_mcp_memory.entrypoints.bootstrap import default_project, transcript_events, transcript_stats
+from local_mcp_memory.entrypoints.composition.adapters import default_project, transcript_events, transcript_stats
 
 EVENTS = ("session-start", "user-prompt-submit", "stop", "session-end", "pre-compact")
 CAPTURE_EVENTS = ("stop", "session-end", "pre-compact")
@@ -45,7 +45,7 @@ class HookSettings:
 
     @classmethod
     def from_json(cls, data: Any) -> HookSettings:
-        """The settings a hook sent (``hook_cli.hook_settings``), defaults for the rest."""
+        """The settings a hook sent (``cli.hooks.hook_settings``), defaults for the rest."""
         if not isinstance(data, dict):
             return cls()
         fields = {f.name for f in attrs.fields(cls)}

@@ -8,7 +8,7 @@ from local_mcp_memory.application.capture_session import CaptureSession, capture
 from local_mcp_memory.application.recall import RecallPrompt, recall
 from local_mcp_memory.application.services import Services
 from local_mcp_memory.application.session_digest import Command, Prompt
-from local_mcp_memory.entrypoints.hook_handlers import handle
+from local_mcp_memory.entrypoints.cli.hook_handlers import handle
 from tests.unit.application.test_session_capture import made
 from tests.unit.steps import add
 

@@ -81,15 +81,10 @@ def _group(text: str) -> str:
 def run(args: argparse.Namespace) -> int:
     from local_mcp_memory.application.errors import ApplicationError
     from local_mcp_memory.domain.errors import DomainError
-    from local_mcp_memory.entrypoints.bootstrap import (
-        LOG_LEVEL_ENV,
-        ServerOptions,
-        compose,
-        configure_logging,
-        markdown_folder,
-        store_problem,
-        store_setting_at_start,
-    )
+    from local_mcp_memory.entrypoints.composition.adapters import markdown_folder
+    from local_mcp_memory.entrypoints.composition.compose import compose, configure_logging
+    from local_mcp_memory.entrypoints.composition.settings import ServerOptions, store_problem, store_setting_at_start
+    from local_mcp_memory.entrypoints.logs import LOG_LEVEL_ENV
 
     configure_logging({LOG_LEVEL_ENV: "WARNING", **os.environ})
     err = sys.stderr
@@ -104,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
         err.write(f"mcp-memory sync: {args.dir}: {exc.strerror or exc}\n")
         return EXIT_FAILED
     try:
-        services = compose(options=options)
+        services = compose(options)
         try:
             if args.watch:
                 return watch_command(services, folder, watch, args, sys.stdout, err)
@@ -121,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
 
 def sync_command(services: Services, folder: MarkdownFolder, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from local_mcp_memory.application.sync_folder import sync_folder
-    from local_mcp_memory.entrypoints.progress import StopOnInterrupt
+    from local_mcp_memory.entrypoints.cli.progress import StopOnInterrupt
 
     with StopOnInterrupt(err) as stop, _bar(err) as bar:
 
@@ -174,7 +169,7 @@ def watch_command(services: Services, folder: MarkdownFolder, watch: Any, args: 
 
 def _command(args: argparse.Namespace) -> SyncFolder:
     from local_mcp_memory.application.sync_folder import SyncFolder
-    from local_mcp_memory.entrypoints.bootstrap import default_project
+    from local_mcp_memory.entrypoints.composition.adapters import default_project
 
     return SyncFolder(project_id=args.project or default_project(os.getcwd()), group_id=args.group)
 
@@ -222,7 +217,7 @@ def _bar(err: TextIO) -> Iterator[Progress]:
     or a sync still running after ``BAR_AFTER_SECONDS`` (a large file's many sections)."""
     import time
 
-    from local_mcp_memory.entrypoints.progress import ProgressBar
+    from local_mcp_memory.entrypoints.cli.progress import ProgressBar
 
     bar = ProgressBar("sync", err)
     started, shown = time.monotonic(), False
@@ -260,7 +255,7 @@ def _stop_on_signals() -> Iterator[threading.Event]:
 
 
 def _reason(exc: BaseException) -> str:
-    from local_mcp_memory.entrypoints.errors import explain
+    from local_mcp_memory.entrypoints.rpc.errors import explain
 
     if isinstance(exc, OSError) and exc.strerror:
         return f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror

@@ -10,7 +10,7 @@ import pytest
 import structlog
 
 from local_mcp_memory.application.errors import NoteNotFound
-from local_mcp_memory.entrypoints.jsonrpc import MAX_DEPTH, Dispatcher
+from local_mcp_memory.entrypoints.rpc.dispatcher import MAX_DEPTH, Dispatcher
 
 
 def _boom(params: Any) -> Any:
@@ -68,6 +68,13 @@ def test_invalid_requests_get_minus_32600(message: str) -> None:
 def test_an_unknown_method_is_minus_32601_at_once() -> None:
     reply = call('{"jsonrpc": "2.0", "id": 1, "method": "server/discover"}')
     assert reply["error"] == {"code": -32601, "message": "Method not found: server/discover", "data": {"method": "server/discover"}}
+
+
+def test_routes_are_looked_up_in_each_table_given_in_order() -> None:
+    tables = Dispatcher({"first": lambda params: "first", "both": lambda params: "first"}, {"both": lambda params: "second", "second": lambda params: "second"})
+    answers = {name: json.loads(tables.handle(json.dumps({"jsonrpc": "2.0", "id": 1, "method": name}).encode()) or b"{}") for name in ("first", "second", "both", "none")}
+    assert [answers[name].get("result") for name in ("first", "second", "both")] == ["first", "second", "first"]
+    assert answers["none"]["error"]["code"] == -32601
 
 
 def test_notifications_get_no_reply_even_when_they_fail() -> None:

@@ -22,8 +22,8 @@ from typing import BinaryIO, TextIO
 import msgspec
 
 from local_mcp_memory.application.drop_namespace import DropNamespace, drop_namespace
-from local_mcp_memory.application.errors import ApplicationError
-from local_mcp_memory.application.export_notes import ExportNotes, export_notes
+from local_mcp_memory.application.errors import ApplicationError, ImportFileInvalid
+from local_mcp_memory.application.export_notes import ExportFile, ExportNotes, export_notes
 from local_mcp_memory.application.import_notes import ImportNotes, import_notes
 from local_mcp_memory.application.ports import Progress
 from local_mcp_memory.application.reembed import Reembed, reembed
@@ -31,10 +31,10 @@ from local_mcp_memory.application.services import Services
 from local_mcp_memory.application.stats import GetStats, get_stats
 from local_mcp_memory.domain.errors import DomainError
 from local_mcp_memory.domain.identifiers import Namespace
-from local_mcp_memory.entrypoints.errors import ImportFileInvalid, explain
-from local_mcp_memory.entrypoints.export_format import ExportFile, read_export, write_export
+from local_mcp_memory.entrypoints.composition.adapters import export_reader, export_writer
+from local_mcp_memory.entrypoints.rpc.errors import explain
 from local_mcp_memory.entrypoints.methods.stats import stats_view
-from local_mcp_memory.entrypoints.progress import ProgressBar, StopOnInterrupt
+from local_mcp_memory.entrypoints.cli.progress import ProgressBar, StopOnInterrupt
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -44,15 +44,9 @@ EXIT_INTERRUPTED = 130
 
 def run(args: argparse.Namespace) -> int:
     """Run a parsed data command against the store and config that its flags name."""
-    from local_mcp_memory.entrypoints.bootstrap import (
-        LOG_LEVEL_ENV,
-        ServerOptions,
-        compose,
-        configure_logging,
-        is_database_store,
-        store_problem,
-        store_setting_at_start,
-    )
+    from local_mcp_memory.entrypoints.composition.compose import compose, configure_logging
+    from local_mcp_memory.entrypoints.composition.settings import ServerOptions, is_database_store, store_problem, store_setting_at_start
+    from local_mcp_memory.entrypoints.logs import LOG_LEVEL_ENV
 
     configure_logging({LOG_LEVEL_ENV: "WARNING", **os.environ})
     name, err = args.command, sys.stderr
@@ -80,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
 
     def against_the_store() -> int:
-        services = compose(options=options)
+        services = compose(options)
         try:
             return _dispatch(args, services, export_file, err)
         finally:
@@ -111,7 +105,7 @@ def export_command(
     """To ``out`` (written whole or not at all) or, with None or ``-``, to stdout."""
     export = export_notes(ExportNotes(project, vectors), services)
     with _output(out) as stream:
-        write_export(export, stream, services.clock.now(), vectors)
+        export_writer().write(export, stream, services.clock.now(), vectors)
     err.write(f"exported {export.note_count} notes, {len(export.globals)} global settings and {len(export.links)} links\n")
     return EXIT_OK
 
@@ -157,7 +151,7 @@ def stats_command(services: Services, out: TextIO, *, project: str | None) -> in
 
 
 def verify_command(data_dir: Path, out: TextIO) -> int:
-    from local_mcp_memory.entrypoints.bootstrap import check_local_store
+    from local_mcp_memory.entrypoints.composition.adapters import check_local_store
 
     if not data_dir.is_dir():
         out.write(f"{data_dir}: no such directory\n")
@@ -175,7 +169,7 @@ def verify_command(data_dir: Path, out: TextIO) -> int:
 
 
 def salvage_command(data_dir: Path, out: str, *, err: TextIO) -> int:
-    from local_mcp_memory.entrypoints.bootstrap import salvage_local_store
+    from local_mcp_memory.entrypoints.composition.adapters import salvage_local_store
 
     target = Path(out).absolute()
     if not data_dir.is_dir():
@@ -186,7 +180,7 @@ def salvage_command(data_dir: Path, out: str, *, err: TextIO) -> int:
         return EXIT_FAILED
     found, export, unusable = salvage_local_store(data_dir)
     with _output(str(target)) as stream:
-        write_export(export, stream, datetime.now(timezone.utc), vectors=any(v is not None for _f, _h, v in found.notes.values()))
+        export_writer().write(export, stream, datetime.now(timezone.utc), vectors=any(v is not None for _f, _h, v in found.notes.values()))
     err.writelines(f"  {problem}\n" for problem in found.problems)
     err.write(
         f"salvaged {export.note_count} notes, {len(export.globals)} global settings and {len(export.links)} links into {out}; "
@@ -266,9 +260,9 @@ def _private_file(path: Path) -> BinaryIO:
 
 def _read(path: str) -> ExportFile:
     if path == "-":
-        return read_export(sys.stdin.buffer)
+        return export_reader().read(sys.stdin.buffer)
     with open(path, "rb") as stream:
-        return read_export(stream)
+        return export_reader().read(stream)
 
 
 def _reason(exc: BaseException) -> str:

@@ -13,9 +13,10 @@ or None when nothing is to be answered (notifications, a batch of notifications)
     a reply that cannot be encoded                            -32603 for that request
     anything else unexpected                                  -32603, logged on stderr
 
-Routes take the request's ``params`` as decoded JSON (None when absent) and return any
-value msgspec can encode. Whatever they raise is answered through
-``entrypoints.errors.to_rpc_error``.
+It knows no method: it serves the route tables it is given (``entrypoints.methods.routes``
+for ``memory.*``, ``entrypoints.mcp.mcp_routes`` for MCP), looked up in order. Routes take
+the request's ``params`` as decoded JSON (None when absent) and return any value msgspec
+can encode. Whatever they raise is answered through ``entrypoints.rpc.errors.to_rpc_error``.
 """
 
 from __future__ import annotations
@@ -25,9 +26,8 @@ from typing import Any
 
 import msgspec
 
-from local_mcp_memory.entrypoints.errors import (
+from local_mcp_memory.entrypoints.rpc.errors import (
     INTERNAL_ERROR,
-    INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
@@ -35,7 +35,7 @@ from local_mcp_memory.entrypoints.errors import (
     to_rpc_error,
 )
 from local_mcp_memory.entrypoints.logs import get_logger
-from local_mcp_memory.entrypoints.nesting import nested_deeper_than
+from local_mcp_memory.entrypoints.rpc.nesting import nested_deeper_than
 
 MAX_DEPTH = 256
 """The deepest nesting of arrays and objects a message may have (params are held to 64
@@ -76,8 +76,8 @@ def error_reply(error: RpcError, request_id: Any = None) -> bytes:
 
 
 class Dispatcher:
-    def __init__(self, routes: Mapping[str, Route]) -> None:
-        self._routes = routes  # looked up per request: a lazy Mapping may load routes on first use
+    def __init__(self, *tables: Mapping[str, Route]) -> None:
+        self._tables = tables  # looked up per request: a lazy table may load its routes on first use
 
     def handle(self, data: bytes) -> bytes | None:
         """The reply to the message in ``data``; never raises (see the module docstring)."""
@@ -113,7 +113,7 @@ class Dispatcher:
         if problem:
             return _error(request_id if valid_id and request_id is not _NO_ID else None, RpcError(INVALID_REQUEST, f"Invalid request: {problem}"))
         method = message["method"]
-        route = self._routes.get(method)
+        route = next((found for table in self._tables if (found := table.get(method)) is not None), None)
         try:
             if route is None:
                 raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}", {"method": method})
@@ -158,22 +158,3 @@ def _error(request_id: Any, error: RpcError) -> dict[str, Any]:
     if error.data is not None:
         body["data"] = error.data
     return {"jsonrpc": "2.0", "id": request_id, "error": body}
-
-
-def memory_route(method: Any, services: Callable[[], Any]) -> Route:
-    """A route serving one ``entrypoints.methods.Method`` with the given services."""
-    decode = _params_decoder(method.params)
-
-    def route(params: Any) -> Any:
-        return method.run(decode(params), services())
-
-    return route
-
-
-def _params_decoder(params_type: type) -> Callable[[Any], Any]:
-    def decode(params: Any) -> Any:
-        if isinstance(params, list):
-            raise RpcError(INVALID_PARAMS, "Invalid params: params must be an object with named fields", {"field": None, "rule": "params must be an object"})
-        return msgspec.convert({} if params is None else params, params_type)
-
-    return decode

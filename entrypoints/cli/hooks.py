@@ -179,8 +179,8 @@ def _give_up() -> None:
 
 def _run_hook(args: argparse.Namespace, started: float, timeout: float, log: _Log) -> str:
     from local_mcp_memory.entrypoints import logs
-    from local_mcp_memory.entrypoints.hook_service import ServiceUnavailable, ask, socket_path, spawn
-    from local_mcp_memory.entrypoints.paths import resolve_paths
+    from local_mcp_memory.entrypoints.cli.hook_service import ServiceUnavailable, ask, socket_path, spawn
+    from local_mcp_memory.entrypoints.composition.paths import resolve_paths
 
     logs.configure({logs.LOG_LEVEL_ENV: "WARNING", **os.environ})
     payload = _read_input(log)
@@ -234,10 +234,11 @@ def _read_input(log: _Log) -> dict[str, Any] | None:
 
 
 def _in_process(request: dict[str, Any], args: argparse.Namespace, log: _Log) -> str:
-    from local_mcp_memory.entrypoints.bootstrap import ServerOptions, compose
-    from local_mcp_memory.entrypoints.hook_handlers import handle
+    from local_mcp_memory.entrypoints.composition.compose import compose
+    from local_mcp_memory.entrypoints.composition.settings import ServerOptions
+    from local_mcp_memory.entrypoints.cli.hook_handlers import handle
 
-    services = compose(options=ServerOptions.resolve(os.environ, args.config, args.data_dir, args.store))
+    services = compose(ServerOptions.resolve(os.environ, args.config, args.data_dir, args.store))
     try:
         return handle(request, services, log)
     finally:
@@ -249,9 +250,10 @@ def _in_process(request: dict[str, Any], args: argparse.Namespace, log: _Log) ->
 
 def service_main(args: argparse.Namespace) -> int:
     from local_mcp_memory.entrypoints import logs
-    from local_mcp_memory.entrypoints.bootstrap import ServerOptions, compose
-    from local_mcp_memory.entrypoints.hook_handlers import handle
-    from local_mcp_memory.entrypoints.hook_service import IDLE_ENV, ServiceUnavailable, serve, socket_path
+    from local_mcp_memory.entrypoints.composition.compose import compose
+    from local_mcp_memory.entrypoints.composition.settings import ServerOptions
+    from local_mcp_memory.entrypoints.cli.hook_handlers import handle
+    from local_mcp_memory.entrypoints.cli.hook_service import IDLE_ENV, ServiceUnavailable, serve, socket_path
 
     logs.configure(os.environ)
     log = _Log()
@@ -263,7 +265,7 @@ def service_main(args: argparse.Namespace) -> int:
         return 1
     idle = _seconds(os.environ, IDLE_ENV, 600.0) or 600.0
     try:
-        services = compose(options=options)
+        services = compose(options)
     except Exception as exc:  # the hooks waiting for it see it gone and work in-process
         log("service_not_started", reason=type(exc).__name__, detail=str(exc)[:300])
         return 1

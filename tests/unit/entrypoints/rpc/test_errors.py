@@ -11,7 +11,7 @@ import pytest
 from local_mcp_memory.application.errors import DimensionChanged, InvalidRequest, NamespaceStillHome
 from local_mcp_memory.application.services import Services
 from local_mcp_memory.entrypoints.build_defaults import DEFAULT_TRANSPORT
-from local_mcp_memory.entrypoints.errors import DIMENSION_MISMATCH, INVALID_PARAMS, explain, to_rpc_error
+from local_mcp_memory.entrypoints.rpc.errors import DIMENSION_MISMATCH, INVALID_PARAMS, explain, to_rpc_error
 from local_mcp_memory.entrypoints.mcp import McpOptions
 from local_mcp_memory.entrypoints.server import build_dispatcher
 

@@ -16,8 +16,8 @@ from local_mcp_memory.application.export_notes import Export, ExportedNote
 from local_mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, Namespace, NoteId
 from local_mcp_memory.domain.link import Link, LinkKey, Relation
 from local_mcp_memory.domain.note import GlobalEntry, Note
-from local_mcp_memory.entrypoints.errors import ImportFileInvalid
-from local_mcp_memory.entrypoints.export_format import read_export, write_export
+from local_mcp_memory.application.errors import ImportFileInvalid
+from local_mcp_memory.adapters.export_file import read_export, write_export
 from tests.strategies import json_values, namespaces, notes
 
 NOW = datetime(2024, 1, 15, 10, 30, tzinfo=timezone.utc)

@@ -1,5 +1,5 @@
 """``mcp-memory install-claude`` and ``uninstall-claude``: Claude Code's MCP registration and
-hooks for users who do not install the plugin (``entrypoints.claude_settings`` does the
+hooks for users who do not install the plugin (``entrypoints.cli.claude_settings`` does the
 files). Importing this module costs only argparse: ``entrypoints.cli`` imports it to build
 its parser.
 """
@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from local_mcp_memory.entrypoints import subcommands
+from local_mcp_memory.entrypoints.cli import subcommands
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -64,7 +64,7 @@ def add_claude_commands(commands: argparse._SubParsersAction, epilog: str) -> No
 
 def _files(args: argparse.Namespace, err: TextIO) -> tuple[Path, Path] | int:
     """The settings file and the MCP file of the scope, or the exit code of an error told on ``err``."""
-    from local_mcp_memory.entrypoints import claude_settings
+    from local_mcp_memory.entrypoints.cli import claude_settings
 
     if args.scope == "user":
         if args.project_dir is not None:
@@ -79,7 +79,7 @@ def _files(args: argparse.Namespace, err: TextIO) -> tuple[Path, Path] | int:
 
 
 def install_main(args: argparse.Namespace) -> int:
-    from local_mcp_memory.entrypoints import claude_settings as cs
+    from local_mcp_memory.entrypoints.cli import claude_settings as cs
 
     out, err = sys.stdout, sys.stderr
     files = _files(args, err)
@@ -113,7 +113,7 @@ def install_main(args: argparse.Namespace) -> int:
 
 
 def uninstall_main(args: argparse.Namespace) -> int:
-    from local_mcp_memory.entrypoints import claude_settings as cs
+    from local_mcp_memory.entrypoints.cli import claude_settings as cs
 
     files = _files(args, sys.stderr)
     if isinstance(files, int):
@@ -126,7 +126,7 @@ def uninstall_main(args: argparse.Namespace) -> int:
 
 
 def _apply(command: str, changes: list[Any], err: TextIO) -> list[Path] | None:
-    from local_mcp_memory.entrypoints import claude_settings as cs
+    from local_mcp_memory.entrypoints.cli import claude_settings as cs
 
     try:
         return cs.apply(changes)

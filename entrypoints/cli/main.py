@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from local_mcp_memory.application import DEFAULT_BATCH, MAX_BATCH
-from local_mcp_memory.entrypoints import subcommands
+from local_mcp_memory.entrypoints.cli import subcommands
 from local_mcp_memory.entrypoints.build_defaults import DEFAULT_TRANSPORT
 from local_mcp_memory.entrypoints.version import VERSION
 
@@ -79,23 +79,23 @@ def _parser() -> argparse.ArgumentParser:
     )
     _add_path_flags(serve)
     _add_data_commands(commands)
-    from local_mcp_memory.entrypoints.sync_cli import add_parser as add_sync
+    from local_mcp_memory.entrypoints.cli.sync import add_parser as add_sync
 
     add_sync(commands, _add_path_flags, EXIT_CODES)
-    from local_mcp_memory.entrypoints.context_cli import add_session_commands
+    from local_mcp_memory.entrypoints.cli.context import add_session_commands
 
     add_session_commands(commands, _add_path_flags, EXIT_CODES)
-    from local_mcp_memory.entrypoints.claude_cli import add_claude_commands
+    from local_mcp_memory.entrypoints.cli.claude import add_claude_commands
 
     add_claude_commands(commands, EXIT_CODES)
-    from local_mcp_memory.entrypoints.hook_cli import add_parsers as add_hook_commands
+    from local_mcp_memory.entrypoints.cli.hooks import add_parsers as add_hook_commands
 
     add_hook_commands(commands, _add_path_flags, EXIT_CODES)
     return parser
 
 
 def _hook_parser() -> argparse.ArgumentParser:
-    from local_mcp_memory.entrypoints.hook_cli import add_parsers as add_hook_commands
+    from local_mcp_memory.entrypoints.cli.hooks import add_parsers as add_hook_commands
 
     parser = argparse.ArgumentParser(prog="mcp-memory", epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_hook_commands(parser.add_subparsers(dest="command", required=True, metavar="COMMAND"), _add_path_flags, EXIT_CODES)
@@ -266,18 +266,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "serve":
         return _serve(args)
     if args.command == "sync":
-        from local_mcp_memory.entrypoints.sync_cli import run as sync
+        from local_mcp_memory.entrypoints.cli.sync import run as sync
 
         return sync(args)
     if args.command in ("context", "install-claude", "uninstall-claude", "hook", "service"):
         return args.handler(args)
-    from local_mcp_memory.entrypoints.lifecycle_cli import run
+    from local_mcp_memory.entrypoints.cli.lifecycle import run
 
     return run(args)
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from local_mcp_memory.entrypoints.bootstrap import LazyServices, ServerOptions, compose, configure_logging, default_project
+    from local_mcp_memory.entrypoints.composition.adapters import default_project
+    from local_mcp_memory.entrypoints.composition.compose import LazyServices, compose, configure_logging
+    from local_mcp_memory.entrypoints.composition.settings import ServerOptions
     from local_mcp_memory.entrypoints.mcp import McpOptions, TextBounds
     from local_mcp_memory.entrypoints.mcp.tools import DEFAULT_TOOLS
     from local_mcp_memory.entrypoints.server import build_dispatcher
@@ -299,10 +301,10 @@ def _serve(args: argparse.Namespace) -> int:
     project = os.path.abspath(os.path.expanduser(args.project)) if args.project else default_project(os.getcwd())
     listed = None if tools == "all" else DEFAULT_TOOLS
     mcp = McpOptions(project=project, bounds=TextBounds(note_chars=max_text_chars), tools=listed)
-    services = LazyServices(lambda: compose(options=options))
+    services = LazyServices(lambda: compose(options))
     dispatcher = build_dispatcher(services, mcp)
     if args.transport == "stdio":
-        from local_mcp_memory.entrypoints.stdio import run_stdio
+        from local_mcp_memory.entrypoints.rpc.stdio import run_stdio
 
         run_stdio(dispatcher, sys.stdin.buffer, sys.stdout.buffer, services.close)
         return 0
@@ -317,10 +319,6 @@ def _store_problem(options: object) -> str | None:
     """A store setting that cannot work at all (bad URL, the postgres extra missing), from
     the flag, the environment or the config file, found before the first request without
     loading the application (start-up is on the clock)."""
-    from local_mcp_memory.entrypoints.bootstrap import store_problem, store_setting_at_start
+    from local_mcp_memory.entrypoints.composition.settings import store_problem, store_setting_at_start
 
     return store_problem(store_setting_at_start(options))
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -8,10 +8,7 @@
     -32603 INTERNAL_ERROR                -32005 DIMENSION_MISMATCH
                                          -32006 STORE_UNAVAILABLE
 
-Entrypoint exceptions:
-
-    RpcError                a JSON-RPC error to answer with as it is (code, message, data)
-    ImportFileInvalid       a line of an export file broke its format (line, field, rule)
+``RpcError`` is a JSON-RPC error to answer with as it is (code, message, data).
 """
 
 from __future__ import annotations
@@ -22,6 +19,7 @@ from typing import Any
 
 import msgspec
 
+from local_mcp_memory.adapters.msgspec_errors import field_and_rule, wire_path
 from local_mcp_memory.application import errors as app
 from local_mcp_memory.domain.errors import InvalidValue
 from local_mcp_memory.domain.time import format_instant
@@ -59,41 +57,6 @@ class RpcError(Exception):
         self.message = message
         self.data = data
         super().__init__(message)
-
-
-class ImportFileInvalid(Exception):
-    """An export file cannot be imported: ``line`` (1-based) broke the format at ``field``
-    (a dotted path inside the line's record, None for the line as a whole). Raised before
-    anything is written."""
-
-    def __init__(self, line: int, field: str | None, rule: str) -> None:
-        self.line = line
-        self.field = field
-        self.rule = rule
-        super().__init__(f"line {line}" + (f", field {field}" if field else "") + f": {rule}")
-
-
-_AT = re.compile(r"^(?P<rule>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.DOTALL)
-_NAMED = re.compile(r"(?:missing required|unknown) field `(?P<name>[^`]+)`")
-
-
-def field_and_rule(exc: msgspec.ValidationError) -> tuple[str | None, str]:
-    """Where a msgspec validation failed, as a path (``patch.tags[0]``), and why."""
-    match = _AT.match(str(exc))
-    rule = match.group("rule") if match else str(exc)
-    path = (match.group("path") or "") if match else ""
-    named = _NAMED.search(rule)
-    if named:
-        path = f"{path}.{named.group('name')}"
-    return path.lstrip(".") or None, rule
-
-
-_SNAKE = re.compile(r"_([a-z0-9])")
-
-
-def wire_path(path: str | None) -> str | None:
-    """A field path in wire names: the domain's ``notes[2].created_at`` is ``notes[2].createdAt``."""
-    return None if path is None else _SNAKE.sub(lambda m: m.group(1).upper(), path)
 
 
 def request_rule(exc: app.InvalidRequest) -> str:

@@ -1,5 +1,5 @@
 """install-claude / uninstall-claude on Claude Code's settings files
-(entrypoints/claude_settings.py): every hook and the MCP server, owned by an exact marker,
+(entrypoints/cli/claude_settings.py): every hook and the MCP server, owned by an exact marker,
 strict JSON with numbers kept as written, idempotent, refusing what it cannot change safely."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from local_mcp_memory.entrypoints.claude_settings import (
+from local_mcp_memory.entrypoints.cli.claude_settings import (
     HOOKS,
     MARKER,
     SERVER_NAME,

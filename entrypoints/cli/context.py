@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from local_mcp_memory.entrypoints import subcommands
+from local_mcp_memory.entrypoints.cli import subcommands
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -87,14 +87,10 @@ def _limit(text: str) -> int:
 
 
 def context_main(args: argparse.Namespace) -> int:
-    from local_mcp_memory.entrypoints.bootstrap import (
-        LOG_LEVEL_ENV,
-        ServerOptions,
-        configure_logging,
-        default_project,
-        store_problem,
-        store_setting_at_start,
-    )
+    from local_mcp_memory.entrypoints.composition.adapters import default_project
+    from local_mcp_memory.entrypoints.composition.compose import configure_logging
+    from local_mcp_memory.entrypoints.composition.settings import ServerOptions, store_problem, store_setting_at_start
+    from local_mcp_memory.entrypoints.logs import LOG_LEVEL_ENV
 
     configure_logging({LOG_LEVEL_ENV: "WARNING", **os.environ})
     options = ServerOptions.resolve(os.environ, args.config, args.data_dir, args.store)
@@ -131,13 +127,13 @@ def _page(options: object, project: str, group: str | None, query: str | None, l
     from local_mcp_memory.application.errors import ApplicationError, InvalidRequest
     from local_mcp_memory.domain.errors import DomainError, InvalidValue
     from local_mcp_memory.domain.identifiers import GroupId
-    from local_mcp_memory.entrypoints.bootstrap import compose
-    from local_mcp_memory.entrypoints.errors import explain
+    from local_mcp_memory.entrypoints.composition.compose import compose
+    from local_mcp_memory.entrypoints.rpc.errors import explain
 
     command = GetContext(project, None if group is None else GroupId(group), query, limit)
     try:
         # without a query nothing is embedded: no embedder code is even imported
-        services = compose(options=options, embedders=None if query is not None else _NoEmbedders())
+        services = compose(options, embedders=None if query is not None else _NoEmbedders())
     except (ApplicationError, DomainError, OSError) as exc:
         raise _Refused(_reason(exc, explain), EXIT_FAILED) from None
     try:

@@ -1,4 +1,6 @@
-"""The export file: JSON Lines, UTF-8, format ``mcp-memory-export`` version 1.
+"""The export file: JSON Lines, UTF-8, format ``mcp-memory-export`` version 1. The
+application writes and reads it through the ports ``ExportWriter`` and ``ExportReader``
+(``EXPORT_FILE`` implements both); ``mcp-memory export``, ``import`` and ``salvage`` use it.
 
 Line 1 is the header; then one line per note, in the store's write order; then one line
 per global setting; then one line per link, oldest first. Every line is one JSON object
@@ -37,13 +39,14 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, BinaryIO
 
-import attrs
 import msgspec
 import numpy as np
 from msgspec import UNSET, Struct, UnsetType
 
 from local_mcp_memory.adapters.json_converter import CAMEL
-from local_mcp_memory.application.export_notes import Export, ExportedNote
+from local_mcp_memory.adapters.msgspec_errors import field_and_rule, wire_path
+from local_mcp_memory.application.errors import ImportFileInvalid
+from local_mcp_memory.application.export_notes import Export, ExportedNote, ExportFile
 from local_mcp_memory.application.services import at
 from local_mcp_memory.application.vectors import vector_problem
 from local_mcp_memory.domain.errors import InvalidValue
@@ -51,7 +54,6 @@ from local_mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, N
 from local_mcp_memory.domain.link import Link, LinkKey, Relation
 from local_mcp_memory.domain.note import GlobalEntry, require_within_size
 from local_mcp_memory.domain.time import format_instant, parse_instant
-from local_mcp_memory.entrypoints.errors import ImportFileInvalid, field_and_rule, wire_path
 
 FORMAT_NAME = "mcp-memory-export"
 VERSION = 1
@@ -105,14 +107,6 @@ class LinkLine(Struct, tag="link", tag_field="type", **_STRICT):
 
 
 _LINES: dict[str, type[Struct]] = {"note": NoteLine, "global": GlobalLine, "link": LinkLine}
-
-
-@attrs.frozen
-class ExportFile:
-    header: Header
-    notes: list[ExportedNote]
-    globals: list[GlobalEntry]
-    links: list[Link] = attrs.field(factory=list)
 
 
 # ---------------------------------------------------------------- writing
@@ -206,7 +200,7 @@ def read_export(lines: Iterable[bytes]) -> ExportFile:
     _counted(header.notes, len(notes), "notes", number)
     _counted(header.globals, len(globals_), "globals", number)
     _counted(header.links, len(links), "links", number)
-    return ExportFile(header, list(notes.values()), list(globals_.values()), links)
+    return ExportFile(list(notes.values()), list(globals_.values()), links)
 
 
 def _header(number: int, obj: Any) -> Header:
@@ -294,3 +288,13 @@ def _entry(line: GlobalLine) -> GlobalEntry:
     if line.id is not None and line.id != entry.id:
         raise InvalidValue("GlobalEntry", "id must be the one derived from projectId and key", line.id, "id")
     return entry
+
+
+class JsonLinesExportFile:
+    """The export file behind ``ports.ExportWriter`` and ``ports.ExportReader``."""
+
+    write = staticmethod(write_export)
+    read = staticmethod(read_export)
+
+
+EXPORT_FILE = JsonLinesExportFile()

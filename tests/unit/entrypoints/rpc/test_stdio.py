@@ -5,8 +5,8 @@ from __future__ import annotations
 import io
 import json
 
-from local_mcp_memory.entrypoints.jsonrpc import Dispatcher
-from local_mcp_memory.entrypoints.stdio import MAX_LINE, StdioServer
+from local_mcp_memory.entrypoints.rpc.dispatcher import Dispatcher
+from local_mcp_memory.entrypoints.rpc.stdio import MAX_LINE, StdioServer
 
 
 def serve(stdin: bytes) -> list[dict]:

@@ -8,7 +8,7 @@ import signal
 
 import pytest
 
-from local_mcp_memory.entrypoints.progress import ProgressBar, StopOnInterrupt
+from local_mcp_memory.entrypoints.cli.progress import ProgressBar, StopOnInterrupt
 
 
 class Terminal(io.StringIO):

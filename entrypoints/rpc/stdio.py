@@ -2,7 +2,7 @@
 
 stdout carries protocol lines only (logs go to stderr). Blank lines are skipped. Any other
 line, whatever its bytes (not UTF-8, not JSON, truncated, nested too deep), gets one reply
-line, an error object when it is no request (``entrypoints.jsonrpc``), and the next line
+line, an error object when it is no request (``entrypoints.rpc.dispatcher``), and the next line
 is served. A line longer than ``MAX_LINE`` bytes is answered with an invalid-request error
 and skipped.
 EOF on stdin, SIGINT and SIGTERM end the loop cleanly: a request being handled is
@@ -15,8 +15,8 @@ import signal
 from collections.abc import Callable
 from typing import BinaryIO
 
-from local_mcp_memory.entrypoints.errors import INVALID_REQUEST, RpcError
-from local_mcp_memory.entrypoints.jsonrpc import Dispatcher, error_reply
+from local_mcp_memory.entrypoints.rpc.errors import INVALID_REQUEST, RpcError
+from local_mcp_memory.entrypoints.rpc.dispatcher import Dispatcher, error_reply
 from local_mcp_memory.entrypoints.logs import get_logger
 
 MAX_LINE = 16 * 1024 * 1024

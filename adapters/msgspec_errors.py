@@ -1,0 +1,29 @@
+"""Where and why a msgspec decode failed, told in the wire's field names: shared by the
+JSON-RPC errors (``entrypoints.rpc.errors``) and the export file (``adapters.export_file``).
+Imports the standard library only, so the edge loads it at start-up for free."""
+
+from __future__ import annotations
+
+import re
+
+_AT = re.compile(r"^(?P<rule>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.DOTALL)
+_NAMED = re.compile(r"(?:missing required|unknown) field `(?P<name>[^`]+)`")
+
+
+def field_and_rule(exc: Exception) -> tuple[str | None, str]:
+    """Where a msgspec validation failed, as a path (``patch.tags[0]``), and why."""
+    match = _AT.match(str(exc))
+    rule = match.group("rule") if match else str(exc)
+    path = (match.group("path") or "") if match else ""
+    named = _NAMED.search(rule)
+    if named:
+        path = f"{path}.{named.group('name')}"
+    return path.lstrip(".") or None, rule
+
+
+_SNAKE = re.compile(r"_([a-z0-9])")
+
+
+def wire_path(path: str | None) -> str | None:
+    """A field path in wire names: the domain's ``notes[2].created_at`` is ``notes[2].createdAt``."""
+    return None if path is None else _SNAKE.sub(lambda m: m.group(1).upper(), path)
