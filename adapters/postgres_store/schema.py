@@ -367,21 +367,39 @@ inserts into a graph on disk."""
 
 def build_hnsw(conn: psycopg.Connection, space: int, dim: int) -> None:
     """Build the HNSW index of ``space`` if it is missing or invalid (a concurrent build
-    that failed), without blocking writes (``CONCURRENTLY``). ``conn`` is in autocommit."""
+    that failed), without blocking writes (``CONCURRENTLY``). One server builds it at a
+    time: under a session advisory lock taken by retrying ``pg_try_advisory_lock`` (a
+    session blocked inside ``pg_advisory_lock`` would hold a snapshot that the concurrent
+    build waits for), the index checked again once held. ``conn`` is in autocommit."""
     name = f"vectors_hnsw_{int(space)}"
-    valid = conn.execute(
-        "SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = %s", (name,)
-    ).fetchone()
-    if valid is not None and valid[0]:
-        return
-    if valid is not None:
-        conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}")
-    conn.execute(f"SET maintenance_work_mem = '{BUILD_MEMORY}'")
+    _hold_build_lock(conn)
     try:
-        conn.execute(hnsw_index_sql(space, dim).replace("CREATE INDEX", "CREATE INDEX CONCURRENTLY", 1))
+        valid = conn.execute(
+            "SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = %s", (name,)
+        ).fetchone()
+        if valid is not None and valid[0]:
+            return
+        if valid is not None:
+            conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}")
+        conn.execute(f"SET maintenance_work_mem = '{BUILD_MEMORY}'")
+        try:
+            conn.execute(hnsw_index_sql(space, dim).replace("CREATE INDEX", "CREATE INDEX CONCURRENTLY", 1))
+        finally:
+            conn.execute("RESET maintenance_work_mem")
+        log.info("postgres_store.hnsw_built", space=space)
     finally:
-        conn.execute("RESET maintenance_work_mem")
-    log.info("postgres_store.hnsw_built", space=space)
+        conn.execute("SELECT pg_advisory_unlock(%s)", (BUILD_LOCK_KEY,))
+
+
+BUILD_LOCK_KEY = LOCK_KEY + 1
+"""The session advisory lock of an HNSW build (``build_hnsw``)."""
+
+
+def _hold_build_lock(conn: psycopg.Connection) -> None:
+    pause = 0.05
+    while not conn.execute("SELECT pg_try_advisory_lock(%s)", (BUILD_LOCK_KEY,)).fetchone()[0]:
+        time.sleep(pause)
+        pause = min(pause * 2, 1.0)
 
 
 def repair_hnsw(conn: psycopg.Connection, max_dim: int) -> None:
