@@ -8,6 +8,7 @@ import attrs
 from local_mcp_memory.application.add_note import AddNote, new_note
 from local_mcp_memory.application.errors import InvalidRequest
 from local_mcp_memory.application.services import Services, at
+from local_mcp_memory.application.suggestions import possibly_superseded
 from local_mcp_memory.application.supersession import check_superseded, supersede
 from local_mcp_memory.domain.errors import InvalidValue
 from local_mcp_memory.domain.identifiers import Namespace, NoteId
@@ -29,27 +30,37 @@ class AddNotes:
 class NotesAdded:
     """``ids`` in the order of the request; ``duplicates`` the indexes of the entries
     that were duplicates (of a stored note or of an earlier entry), whose id is the
-    holder's."""
+    holder's. ``possibly_supersedes``: per entry, in order, the older stored notes of its
+    project it likely replaces (``suggestions``, as ``add_note`` answers them); none for a
+    duplicate."""
 
     ids: list[NoteId]
     namespace: Namespace
     duplicates: list[int]
+    possibly_supersedes: list[tuple[NoteId, ...]]
 
 
 def add_notes(command: AddNotes, services: Services) -> NotesAdded:
     """All or nothing: every note is checked before any is embedded, all are embedded in one
-    call and written in one durable store write, with dedup on write (SPEC §11)."""
+    call and written in one durable store write, with dedup on write (SPEC §11). Each entry's
+    suggestions come from one store search made before the write: the stored notes it likely
+    replaces, not other entries of the batch."""
     now = services.clock.now()
     notes = [_checked(i, c, services, now) for i, c in enumerate(command.notes)]
     for i, (entry, note) in enumerate(zip(command.notes, notes)):
         check_superseded(entry.supersedes, note.project_id, services, f"notes[{i}].supersedes")
     namespace, vectors = services.embedding.embed([n.text for n in notes], "passage")
+    similar = [possibly_superseded(n.project_id, n.text, n.created_at, namespace, v, services) for n, v in zip(notes, vectors)]
     holders = at("notes", services.writer.add, list(zip(notes, vectors)), namespace, now)
     duplicates = [i for i, (note, holder) in enumerate(zip(notes, holders)) if holder != note.id]
     services.counters.duplicates_refused += len(duplicates)
     for entry, holder in zip(command.notes, holders):
         supersede(holder, entry.supersedes, services)
-    return NotesAdded(holders, namespace, duplicates)
+    named = [
+        () if i in duplicates else tuple(n for n in map(NoteId, found) if n not in entry.supersedes)
+        for i, (entry, found) in enumerate(zip(command.notes, similar))
+    ]
+    return NotesAdded(holders, namespace, duplicates, named)
 
 
 def _checked(index: int, command: AddNote, services: Services, now: datetime) -> Note:

@@ -365,8 +365,15 @@ class StoreMaintenance(Protocol):
 
     def vector(self, note_id: NoteId, namespace: Namespace) -> Vector | None: ...
 
-    def vectors(self, note_ids: Sequence[NoteId], namespace: Namespace) -> dict[NoteId, Vector]:
-        """``vector`` of each id, in one read: the notes that have one in ``namespace``."""
+    def vectors(self, note_ids: Iterable[NoteId], namespace: Namespace) -> dict[NoteId, Vector]:
+        """The vectors of many notes in ``namespace`` in one read (one round trip to a
+        database): each of ``note_ids`` that has one there, as ``vector`` returns it; a note
+        without a vector in ``namespace``, or no longer existing, is missing from the answer."""
+
+    def cosines(self, note_ids: Iterable[NoteId], namespace: Namespace) -> dict[NoteId, dict[NoteId, float]]:
+        """The cosine of every two of ``note_ids`` that have a vector in ``namespace`` (one
+        ``vectors`` read, the products computed by the store): ``answer[a][b]``, both ways,
+        never ``a`` with itself; the others are missing from the answer."""
 
     def iter_globals(self, project_id: CanonicalProjectId | None = None) -> Iterable[GlobalEntry]: ...
 

@@ -22,7 +22,6 @@ time and held on the paraphrase set (``bench.retrieval_study``: bench/results/re
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Iterable, Mapping, Sequence
 
 from local_mcp_memory.application.ports import Candidate, Neighbour, Spread
@@ -174,75 +173,87 @@ def with_context(
     return [Candidate(c.id, c.created_at, -score / scale) for score, _, _, c in scores[:limit]]
 
 
-SAME_SUBJECT = 0.3
-"""Two results whose vectors have a cosine below this are never about the same subject
-(``newer_first``)."""
+SUBJECT_Z = 2.0
+"""Two of the best results are about one subject when their cosine stands at least this many
+standard deviations above the cosines each of them has with the other results of the window
+(``newer_first``). In standard deviations, so the same for every model: MiniLM's unrelated
+notes lie near cosine 0.1 and multilingual-e5's near 0.8, so no one cosine means "same
+subject" for both. Chosen with ``bench.newer_study`` (docs/knowledge-updates.md)."""
 
-SUBJECT_MARGIN = 0.225
-"""Two results are about the same subject when their cosine stands at least this far above
-the mean cosine of all pairs of the best results (``newer_first``). Chosen by leaving one
-LoCoMo conversation out among the settings that make the newer fact win for at least 80 %
-of the dev questions of the knowledge-update set (docs/retrieval.md)."""
-
-CHANGED_MARGIN = 0.2
-"""The margin for a pair whose newer note speaks of a change ("now", "moved to", "raised":
-``suggestions.UPDATE_CUE``); chosen as ``SUBJECT_MARGIN``."""
+CHANGED_Z = 1.5
+"""``SUBJECT_Z`` for a pair whose newer note speaks of a change ("now", "moved to", "raised":
+``suggestions.UPDATE_CUE``): half a standard deviation less, fixed before the study."""
 
 NEWER_DEPTH = 10
-"""How many of the best results ``newer_first`` looks at, whatever the topK."""
+"""How many of the best results ``newer_first`` may reorder, whatever the topK."""
 
+NEWER_WINDOW = 25
+"""How many of the best results ``newer_first`` measures similarity against (the window)."""
 
-def cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    """The cosine of two L2-normalized vectors: their dot product."""
-    return sum(map(operator.mul, a, b))
+NEWER_MIN_WINDOW = 5
+"""Fewer results with vectors than this say nothing of a spread: ``newer_first`` leaves them."""
 
 
 def newer_first(
     ranked: Sequence[Candidate],
-    vectors: Mapping[str, Sequence[float]],
+    cosines: Mapping[str, Mapping[str, float]],
     adjacent: Mapping[str, Iterable[str]],
-    same: float = SAME_SUBJECT,
-    margin: float = SUBJECT_MARGIN,
     changed: Iterable[str] = (),
-    changed_margin: float = CHANGED_MARGIN,
+    subject: float = SUBJECT_Z,
+    changed_subject: float = CHANGED_Z,
+    depth: int = NEWER_DEPTH,
 ) -> list[Candidate]:
-    """``ranked`` (highest first) with each note placed just above the best-ranked older
-    note about the same subject; each result then takes the score of its place.
+    """``ranked`` (highest first; the window) with each of its first ``depth`` notes placed
+    just above the best-ranked older one of them about the same subject; each of those then
+    takes the score of its place, and the rest of ``ranked`` stays as it is.
 
-    Two results are about one subject when their vectors' cosine is at least ``same`` and at
-    least ``margin`` above the mean cosine of all pairs of ``ranked``: in a conversation
-    every turn is somewhat like every other, while a fact and its update stand out among the
-    other notes of a project. Two notes written one right after the other in a group
-    (``adjacent``: each seed's neighbours, as ``with_context`` takes them) are context, the
-    answer after a question or the comment after a fact, not an update: never a pair. A
-    result without a vector is a subject of its own. When the newer note of a pair is one of
-    ``changed`` (its text speaks of a change), ``changed_margin`` replaces ``margin``. So an
-    update ranks right above what it updates, which moves down one place, and everything
-    else keeps its order."""
-    context = {(a, b) for a, near in adjacent.items() for b in near}
-    ids = [c.id for c in ranked if c.id in vectors]
-    if len(ids) < 2:
+    Two notes are about one subject when their cosine stands out from both notes' point of
+    view: at least ``subject`` standard deviations above the mean cosine each has with the
+    other results of the window that have a vector (the pair itself left out). In a
+    conversation every turn is somewhat like many others; a fact and its update stand out
+    among the other notes of a project. A note of ``changed`` (its text speaks of a change)
+    needs ``changed_subject`` as the newer of a pair. Two notes written one right after the
+    other in a group (``adjacent``: each seed's neighbours, as ``with_context`` takes them)
+    are context, the answer after a question, not an update: never a pair. ``cosines``:
+    every two results with a vector (``StoreMaintenance.cosines``). A result without one
+    is a subject of its own; fewer than ``NEWER_MIN_WINDOW`` with one: no change.
+    So an update ranks right above what it updates, which moves down one place, and
+    everything else keeps its order: a re-rank between two results, never a recency boost."""
+    window = [c.id for c in ranked if c.id in cosines]
+    if len(window) < NEWER_MIN_WINDOW:
         return list(ranked)
-    cos: dict[tuple[str, str], float] = {}
-    for i, a in enumerate(ids):
-        for b in ids[i + 1 :]:
-            cos[a, b] = cos[b, a] = cosine(vectors[a], vectors[b])
-    mean = sum(cos.values()) / len(cos)
-    cut = max(same, mean + margin)
+    head = list(ranked[:depth])
+    heads = [c.id for c in head if c.id in cosines]
+    cos = {(a, b): cosines[a][b] for a in heads for b in window if b != a}
+    sums = {a: sum(cos[a, b] for b in window if b != a) for a in heads}
+    squares = {a: sum(cos[a, b] ** 2 for b in window if b != a) for a in heads}
+    others = len(window) - 2
+
+    def standing(a: str, b: str) -> float:
+        """How many of ``a``'s standard deviations its cosine with ``b`` lies above its mean."""
+        value = cos[a, b]
+        mean = (sums[a] - value) / others
+        variance = (squares[a] - value * value) / others - mean * mean
+        return (value - mean) / variance**0.5 if variance > 1e-12 else 0.0
+
+    context = {(a, b) for a, near in adjacent.items() for b in near}
     cued = set(changed)
-    cut_cued = max(same, mean + changed_margin)
     pairs = {
         (a, b)
-        for (a, b), value in cos.items()
-        if (a, b) not in context and (b, a) not in context and value >= (cut_cued if b in cued else cut)
+        for a in heads
+        for b in heads
+        if a != b
+        and (a, b) not in context
+        and (b, a) not in context
+        and min(standing(a, b), standing(b, a)) >= (changed_subject if b in cued else subject)
     }
-    order = list(ranked)
-    for found in ranked:
+    order = list(head)
+    for found in head:
         older = [c for c in order if (c.id, found.id) in pairs and c.created_at < found.created_at]
         if older and order.index(older[0]) < order.index(found):
             order.remove(found)
             order.insert(order.index(older[0]), found)
-    return [Candidate(c.id, c.created_at, ranked[i].score) for i, c in enumerate(order)]
+    return [Candidate(c.id, c.created_at, head[i].score) for i, c in enumerate(order)] + list(ranked[depth:])
 
 
 IMPORTANCE_WEIGHT = 0.02

@@ -11,7 +11,7 @@ from local_mcp_memory.application.query_dates import named_period
 from local_mcp_memory.application.ranking import (
     CONTEXT_SEEDS,
     HYBRID_KEYWORD_WEIGHT,
-    NEWER_DEPTH,
+    NEWER_WINDOW,
     SPREAD_SAMPLE,
     blend,
     calibrated_neighbours,
@@ -118,7 +118,7 @@ def _hybrid(
         exact = calibrated_neighbours(unscored.values(), found.spread)
         fused = prior(dated(blend(semantic, keyword, HYBRID_KEYWORD_WEIGHT, depth, exact), period))
     adjacent = {seed: [n.id for n in near] for seed, near in links.items()}
-    ranked = with_context(fused, adjacent, limit=max(k, NEWER_DEPTH))
+    ranked = with_context(fused, adjacent, limit=max(k, NEWER_WINDOW))
     if period is None:  # a question about a named period wants what was true then
         ranked = _newer_first(ranked, adjacent, namespace, found.notes, services)
     return _hits(ranked[:k], found.notes)
@@ -131,13 +131,14 @@ def _newer_first(
     notes: Mapping[str, StoredNote],
     services: Services,
 ) -> list[Candidate]:
-    """``ranking.newer_first`` over the ``NEWER_DEPTH`` best, whatever the topK (so that its
-    first results stay the same), with their vectors and which of them speak of a change."""
-    head = ranked[:NEWER_DEPTH]
-    stored = services.maintenance.vectors([NoteId(found.id) for found in head], namespace)
-    vectors = {note_id.value: tuple(map(float, vector)) for note_id, vector in stored.items()}
-    changed = [c.id for c in head if UPDATE_CUE.search(notes[c.id].note.text)]
-    return newer_first(head, vectors, adjacent, changed=changed) + ranked[NEWER_DEPTH:]
+    """``ranking.newer_first`` over the ``NEWER_WINDOW`` best, whatever the topK (so that its
+    first results stay the same), with their cosines (one store read) and which of them
+    speak of a change."""
+    window = ranked[:NEWER_WINDOW]
+    found = services.maintenance.cosines([NoteId(c.id) for c in window], namespace)
+    cosines = {a.value: {b.value: value for b, value in row.items()} for a, row in found.items()}
+    changed = [c.id for c in window if UPDATE_CUE.search(notes[c.id].note.text)]
+    return newer_first(window, cosines, adjacent, changed) + ranked[NEWER_WINDOW:]
 
 
 def newer_first_hits(hits: Sequence[Hit], namespace: Namespace, services: Services) -> list[Hit]:

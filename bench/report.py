@@ -189,6 +189,44 @@ def paraphrase(files: dict[str, Result]) -> list[str]:
                    body, files, (name for name, _ in picked.values()))
 
 
+def knowledge(files: dict[str, Result]) -> list[str]:
+    picked = newest(
+        ((data.get("store", "faiss"), run["model"], part), when(name, data), name, figures)
+        for name, data in files.items()
+        if data.get("benchmark") == "knowledge"
+        for run in data.get("runs", [])
+        for part, figures in run["sets"].items()
+    )
+    if not picked:
+        return []
+    rows = []
+    for (store, model, part), (_, figures) in sorted(picked.items()):
+        modes, s = figures["modes"], figures["suggestions"]
+        rows.append([store, model, part, num(figures["pairs"]), num(modes["semantic"]["newer_wins"], 3),
+                     f"{num(modes['hybrid']['newer_wins'], 3)} / {num(modes['hybrid']['new_first'], 3)}",
+                     num(s["recall"], 3), num(s["false_alarms"], 3), num(s["extra"], 3)])
+    body = [
+        "Old/new fact pairs (`bench/sets/knowledge_update`): the share of questions whose new fact ranks",
+        "above the old one (newer wins) and first (new first), and what `add_note` suggests",
+        "(`possiblySupersedes`): recall of the old fact, false alarms on related and unrelated notes, and",
+        "new facts that name another note too (extra). No parameter was chosen on the held-out half.",
+        "",
+        *table(["store", "model", "set", "pairs", "semantic newer wins", "hybrid newer wins / new first",
+                "suggestion recall", "false alarms", "extra"], rows),
+    ]
+    return section("Knowledge updates", "python -m bench.knowledge [--store embedded] [--models ...]", body, files,
+                   (name for name, _ in picked.values()))
+
+
+def suggestion_cost(data: Result) -> list[str]:
+    rows = [["add_note (whole)", num(data["add_note_ms"]["p50"]), num(data["add_note_ms"]["p95"])],
+            ["its suggestion step", num(data["suggestion_ms"]["p50"]), num(data["suggestion_ms"]["p95"])]]
+    if "add_notes_batch_ms" in data:
+        rows += [[f"add_notes of {data['batch']} (whole)", num(data["add_notes_batch_ms"]["p50"]), num(data["add_notes_batch_ms"]["p95"])],
+                 [f"its {data['batch']} suggestion steps", num(data["batch_suggestions_ms"]["p50"]), num(data["batch_suggestions_ms"]["p95"])]]
+    return [f"{data['notes']} adds to one project, in-process, {data['store']} store.", "", *table(["", "p50 ms", "p95 ms"], rows)]
+
+
 def store_bench(files: dict[str, Result]) -> list[str]:
     picked = newest(
         ((data["meta"].get("projects"), data["meta"].get("vectors") or "random", row["system"], row["size"]),
@@ -365,6 +403,8 @@ SECTIONS = (
     keyword_scale,
     locomo,
     paraphrase,
+    knowledge,
+    newest_file("Suggestion cost", "python -m bench.suggestion_cost [--store embedded]", named("suggestion_cost"), suggestion_cost),
     newest_file("Start-up", "python -m bench.startup_bench", named("startup"), startup),
     newest_file("HTTP load", "python -m bench.http_load", named("http_load"), http_load),
     newest_file("Embedders", "python -m bench.embedder_bench", named("embedders"), embedders),

@@ -5,7 +5,9 @@
 Adds the notes of both knowledge-update halves (each made unique) to one project of a fresh
 store, ``--rounds`` times over, and times each ``add_note`` as a whole; after each, times the
 suggestion step alone (``suggestions.possibly_superseded``: one semantic store search and
-the rule) for a note about to be added. Writes ``bench/results/suggestion_cost.json``.
+the rule) for a note about to be added. Then the same texts again through ``add_notes`` in
+batches of ``BATCH``, each batch timed as a whole, and the suggestion steps of a batch about
+to be added (one search per entry) timed together. Writes ``bench/results/suggestion_cost.json``.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ if __package__ in (None, ""):  # run as a script: python bench/suggestion_cost.p
 from bench.client import latency_ms, store_urls, table, write_result
 from bench.knowledge import SETS
 from local_mcp_memory.application.add_note import AddNote, add_note, new_note
+from local_mcp_memory.application.add_notes import AddNotes, add_notes
 from local_mcp_memory.application.suggestions import possibly_superseded
 from local_mcp_memory.domain.identifiers import GroupId
 from local_mcp_memory.entrypoints.composition.compose import compose
@@ -37,12 +40,15 @@ def texts() -> list[str]:
     return out
 
 
+BATCH = 50
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench.suggestion_cost", description=__doc__.split("\n\n")[0])
     parser.add_argument("--store", help="postgresql://… (an empty database) or 'embedded'; default: the local store")
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args(argv)
-    whole, step = [], []
+    whole, step, batches, batch_steps = [], [], [], []
     with tempfile.TemporaryDirectory(prefix="mcp-memory-bench-") as home, store_urls(args.store) as store_for:
         services = compose(ServerOptions.resolve({}, Path(home) / "config.json", Path(home) / "data", store_for()))
         try:
@@ -56,13 +62,28 @@ def main(argv: list[str] | None = None) -> int:
                 started = time.perf_counter()
                 possibly_superseded(note.project_id, note.text, note.created_at, namespace, vector, services)
                 step.append(time.perf_counter() - started)
+            every = [f"{text} (batch {i})" for i, text in enumerate(texts() * args.rounds)]
+            for start in range(0, len(every) - BATCH + 1, BATCH):
+                entries = tuple(AddNote("bench", GroupId("g"), text) for text in every[start : start + BATCH])
+                started = time.perf_counter()
+                add_notes(AddNotes(entries), services)
+                batches.append(time.perf_counter() - started)
+                upcoming = [new_note(AddNote("bench", GroupId("g"), f"{e.text}, next"), services, services.clock.now()) for e in entries]
+                namespace, vectors = services.embedding.embed([n.text for n in upcoming], "passage")
+                started = time.perf_counter()
+                for note, vector in zip(upcoming, vectors):
+                    possibly_superseded(note.project_id, note.text, note.created_at, namespace, vector, services)
+                batch_steps.append(time.perf_counter() - started)
         finally:
             services.store.close()
     result = {"store": "postgresql" if args.store else "faiss", "notes": len(whole),
-              "add_note_ms": latency_ms(whole), "suggestion_ms": latency_ms(step)}
+              "add_note_ms": latency_ms(whole), "suggestion_ms": latency_ms(step),
+              "batch": BATCH, "add_notes_batch_ms": latency_ms(batches), "batch_suggestions_ms": latency_ms(batch_steps)}
     print(f"add_note and its suggestion step, in-process, {result['store']} store, {len(whole)} adds to one project\n")
     print(table(["", "p50 ms", "p95 ms"], [["add_note (whole)", result["add_note_ms"]["p50"], result["add_note_ms"]["p95"]],
-                                            ["suggestion step", result["suggestion_ms"]["p50"], result["suggestion_ms"]["p95"]]]))
+                                            ["suggestion step", result["suggestion_ms"]["p50"], result["suggestion_ms"]["p95"]],
+                                            [f"add_notes of {BATCH} (whole)", result["add_notes_batch_ms"]["p50"], result["add_notes_batch_ms"]["p95"]],
+                                            [f"its {BATCH} suggestion steps", result["batch_suggestions_ms"]["p50"], result["batch_suggestions_ms"]["p95"]]]))
     path = write_result(f"suggestion_cost{'_postgres' if args.store else ''}", result)
     print(f"\nwritten: {path}")
     return 0

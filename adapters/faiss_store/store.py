@@ -53,6 +53,7 @@ from pathlib import Path
 import faiss
 import structlog
 
+from local_mcp_memory.adapters.cosines import cosine_table
 from local_mcp_memory.adapters.faiss_store import answers
 from local_mcp_memory.adapters.faiss_store.disk import FileLock, tree_bytes
 from local_mcp_memory.adapters.faiss_store.generations import LOCK, Generations
@@ -365,11 +366,14 @@ class FaissNoteStore:
             self._live.sync()
             return self._live.state.vector(note_id.value, str(namespace))
 
-    def vectors(self, note_ids: Sequence[NoteId], namespace: Namespace) -> dict[NoteId, Vector]:
+    def cosines(self, note_ids: Iterable[NoteId], namespace: Namespace) -> dict[NoteId, dict[NoteId, float]]:
+        return cosine_table(self.vectors(note_ids, namespace))
+
+    def vectors(self, note_ids: Iterable[NoteId], namespace: Namespace) -> dict[NoteId, Vector]:
         with self._reading():
             self._live.sync()
-            found = {note_id: self._live.state.vector(note_id.value, str(namespace)) for note_id in note_ids}
-        return {note_id: vector for note_id, vector in found.items() if vector is not None}
+            found = {n: self._live.state.vector(n.value, str(namespace)) for n in note_ids}
+        return {n: v for n, v in found.items() if v is not None}
 
     def namespaces(self) -> dict[Namespace, int]:
         with self._reading():

@@ -58,6 +58,7 @@ import numpy as np
 import psycopg
 import structlog
 
+from local_mcp_memory.adapters.cosines import cosine_table
 from local_mcp_memory.adapters.keyword_index import rank
 from local_mcp_memory.adapters.postgres_store import codec, curation
 from local_mcp_memory.adapters.postgres_store.connection import connect, failures, open_pool
@@ -562,14 +563,20 @@ class PostgresNoteStore:
             ).fetchone()
         return None if found is None else found[0].to_numpy().astype(np.float32)
 
-    def vectors(self, note_ids: Sequence[NoteId], namespace: Namespace) -> dict[NoteId, Vector]:
+    def cosines(self, note_ids: Iterable[NoteId], namespace: Namespace) -> dict[NoteId, dict[NoteId, float]]:
+        return cosine_table(self.vectors(note_ids, namespace))
+
+    def vectors(self, note_ids: Iterable[NoteId], namespace: Namespace) -> dict[NoteId, Vector]:
+        wanted = sorted({n.value for n in note_ids})
+        if not wanted:
+            return {}
         with failures(self._url, "read the note store"), self._pool.connection() as conn:
             rows = conn.execute(
                 """SELECT v.note, v.embedding FROM vectors v JOIN namespaces ns ON ns.id = v.space
                    WHERE v.note = ANY(%s) AND ns.name = %s""",
-                ([note_id.value for note_id in note_ids], str(namespace)),
+                (wanted, str(namespace)),
             ).fetchall()
-        return {NoteId(key): embedding.to_numpy().astype(np.float32) for key, embedding in rows}
+        return {NoteId(note): embedding.to_numpy().astype(np.float32) for note, embedding in rows}
 
     def iter_globals(self, project_id: CanonicalProjectId | None = None) -> Iterable[GlobalEntry]:
         condition = "TRUE" if project_id is None else "project = %(project)s"

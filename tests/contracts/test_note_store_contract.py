@@ -136,15 +136,6 @@ def test_get_many_answers_the_stored_notes_and_leaves_out_unknown_ids(store: Not
     assert found[notes[2].id] == store.get(notes[2].id) and found[notes[0].id].namespace == NS
 
 
-def test_vectors_answers_the_vectors_held_in_the_namespace(store: NoteStore) -> None:
-    notes = [make_note(f"note {i}", minutes=i) for i in range(3)]
-    store.put_many([(n, axis(i)) for i, n in enumerate(notes)], NS)
-    found = store.vectors([notes[1].id, NoteId.new(), notes[2].id], NS)
-    assert found.keys() == {notes[1].id, notes[2].id}
-    assert np.allclose(found[notes[1].id], axis(1)) and np.allclose(found[notes[2].id], axis(2))
-    assert store.vectors([notes[1].id], Namespace("local", "other-model", NS.dim)) == {}
-
-
 def test_put_without_vector_changes_fields_and_keeps_the_vector(store: NoteStore) -> None:
     note = make_note("original")
     store.put(note, NS, unit(1))
@@ -473,6 +464,35 @@ def test_vector_is_the_stored_vector_or_none(store: NoteStore) -> None:
     assert np.allclose(store.vector(note.id, NS), unit(4), atol=1e-7)
     assert store.vector(note.id, OTHER) is None
     assert store.vector(NoteId.new(), NS) is None
+
+
+def test_vectors_reads_many_notes_at_once_and_leaves_out_those_without_one(store: NoteStore) -> None:
+    first, second, elsewhere = make_note("first"), make_note("second"), make_note("other")
+    store.put(first, NS, unit(1))
+    store.put(second, NS, unit(2))
+    store.put(elsewhere, OTHER, unit(3, OTHER.dim))
+    found = store.vectors([first.id, second.id, elsewhere.id, NoteId.new()], NS)
+    assert set(found) == {first.id, second.id}
+    assert np.allclose(found[first.id], unit(1), atol=1e-7) and np.allclose(found[second.id], unit(2), atol=1e-7)
+    assert store.vectors([], NS) == {}
+    store.delete(second.id)
+    assert set(store.vectors([first.id, second.id], NS)) == {first.id}
+
+
+def test_cosines_are_the_dot_products_of_every_two_notes_with_a_vector(store: NoteStore) -> None:
+    notes = [make_note(f"n{i}") for i in range(3)]
+    for i, note in enumerate(notes):
+        store.put(note, NS, unit(i + 1))
+    without = make_note("elsewhere")
+    store.put(without, OTHER, unit(5, OTHER.dim))
+    found = store.cosines([n.id for n in notes] + [without.id], NS)
+    assert set(found) == {n.id for n in notes}
+    for i, a in enumerate(notes):
+        assert set(found[a.id]) == {n.id for n in notes} - {a.id}
+        for j, b in enumerate(notes):
+            if i != j:
+                assert found[a.id][b.id] == pytest.approx(float(unit(i + 1) @ unit(j + 1)), abs=1e-5)
+    assert store.cosines([notes[0].id], NS) == {notes[0].id: {}}
 
 
 def test_disk_bytes_is_a_non_negative_count(store: NoteStore) -> None:

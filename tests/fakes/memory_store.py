@@ -7,6 +7,7 @@ scan per question. Nothing is persisted; ``disk_bytes`` is 0. Thread-safe.
 
 from __future__ import annotations
 
+import operator
 import threading
 from contextlib import AbstractContextManager, nullcontext
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -246,10 +247,14 @@ class InMemoryNoteStore:
             row = self._vectors.get(namespace, {}).get(note_id.value)
             return None if row is None else row.copy()
 
-    def vectors(self, note_ids: Sequence[NoteId], namespace: Namespace) -> dict[NoteId, Vector]:
+    def cosines(self, note_ids: Iterable[NoteId], namespace: Namespace) -> dict[NoteId, dict[NoteId, float]]:
+        found = self.vectors(note_ids, namespace)
+        return {a: {b: float(sum(map(operator.mul, u, v))) for b, v in found.items() if b != a} for a, u in found.items()}
+
+    def vectors(self, note_ids: Iterable[NoteId], namespace: Namespace) -> dict[NoteId, Vector]:
         with self._lock:
             rows = self._vectors.get(namespace, {})
-            return {note_id: rows[note_id.value].copy() for note_id in note_ids if note_id.value in rows}
+            return {n: rows[n.value].copy() for n in note_ids if n.value in rows}
 
     def namespaces(self) -> dict[Namespace, int]:
         with self._lock:

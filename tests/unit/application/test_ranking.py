@@ -131,48 +131,77 @@ def _unit(*xs: float) -> tuple[float, ...]:
     return tuple(x / norm for x in xs)
 
 
-def _spread_out(n: int) -> list[tuple[float, ...]]:
-    """``n`` vectors, each along its own axis: no two about one subject."""
-    return [tuple(1.0 if j == i else 0.0 for j in range(n + 2)) for i in range(n)]
+def _cosines(vectors: dict[str, tuple[float, ...]]) -> dict[str, dict[str, float]]:
+    return {a: {b: sum(x * y for x, y in zip(u, v)) for b, v in vectors.items() if b != a} for a, u in vectors.items()}
+
+
+def _others(n: int, dim: int = 12) -> list[tuple[float, ...]]:
+    """``n`` unrelated vectors: each mostly along its own axis, with a little of a shared one
+    (a different amount each), so that their cosines are low and spread."""
+    return [_unit(*(1.0 if j == i + 2 else 0.3 * (i + 1) / n if j == dim - 1 else 0.0 for j in range(dim))) for i in range(n)]
+
+
+def _window(ranked: list, subject: dict[int, tuple[float, ...]]) -> dict[str, tuple[float, ...]]:
+    """Vectors for ``ranked``: those at the positions of ``subject`` given, the rest unrelated."""
+    spare = iter(_others(len(ranked)))
+    return {c.id: subject[i] if i in subject else next(spare) for i, c in enumerate(ranked)}
+
+
+SAME = _unit(*([1.0, 0.2] + [0.0] * 9 + [0.3]))
+ALSO_SAME = _unit(*([1.0, 0.0] + [0.0] * 9 + [0.3]))
 
 
 def test_a_newer_note_about_the_same_subject_moves_just_above_the_older_and_takes_the_scores_of_the_places() -> None:
     ranked = [hit(0xA, 0.9, minutes=0), hit(0xB, 0.7, minutes=1), hit(0xC, 0.5, minutes=2), hit(0xD, 0.4, minutes=10)]
-    axes = _spread_out(4)
-    vectors = {ranked[0].id: _unit(1, 0, 0, 0, 0.1), ranked[1].id: axes[1], ranked[2].id: axes[2], ranked[3].id: _unit(1, 0, 0, 0, 0)}
+    ranked += [hit(0xE0 + i, 0.3 - i / 100, minutes=3 + i) for i in range(3)]
+    vectors = _window(ranked, {0: SAME, 3: ALSO_SAME})
 
-    out = newer_first(ranked, vectors, {}, same=0.3, margin=0.2)
+    out = newer_first(ranked, _cosines(vectors), {})
 
-    assert ids(out) == [0xD, 0xA, 0xB, 0xC]  # D updates A; B and C keep their order
-    assert [c.score for c in out] == [0.9, 0.7, 0.5, 0.4]
+    assert ids(out)[:4] == [0xD, 0xA, 0xB, 0xC]  # D updates A; B and C keep their order
+    assert [c.score for c in out] == [c.score for c in ranked]
 
 
 def test_an_older_note_below_a_newer_one_about_the_same_subject_stays_where_it_is() -> None:
     ranked = [hit(0xA, 0.9, minutes=10), hit(0xB, 0.7, minutes=1), hit(0xC, 0.5, minutes=0)]
-    vectors = {ranked[0].id: _unit(1, 0, 0), ranked[1].id: _unit(0, 1, 0), ranked[2].id: _unit(1, 0.1, 0)}
+    ranked += [hit(0xE0 + i, 0.3 - i / 100, minutes=3 + i) for i in range(3)]
 
-    assert newer_first(ranked, vectors, {}, same=0.3, margin=0.2) == ranked
+    assert newer_first(ranked, _cosines(_window(ranked, {0: SAME, 2: ALSO_SAME})), {}) == ranked
 
 
 def test_notes_written_one_right_after_the_other_are_context_not_an_update() -> None:
     ranked = [hit(0xA, 0.9, minutes=0), hit(0xB, 0.7, minutes=5), hit(0xC, 0.5, minutes=10)]
-    vectors = {ranked[0].id: _unit(1, 0, 0), ranked[1].id: _unit(0, 1, 0), ranked[2].id: _unit(1, 0.1, 0)}
+    ranked += [hit(0xE0 + i, 0.3 - i / 100, minutes=3 + i) for i in range(3)]
 
-    assert newer_first(ranked, vectors, {ranked[0].id: [ranked[2].id]}, same=0.3, margin=0.2) == ranked
+    assert newer_first(ranked, _cosines(_window(ranked, {0: SAME, 2: ALSO_SAME})), {ranked[0].id: [ranked[2].id]}) == ranked
 
 
 def test_when_every_result_is_alike_none_stands_out_as_an_update() -> None:
-    ranked = [hit(i, 1.0 - i / 10, minutes=i) for i in range(4)]  # newer ones below
-    vectors = {c.id: _unit(1, 0.1 * i) for i, c in enumerate(ranked)}  # all cosines near 1
+    ranked = [hit(i, 1.0 - i / 10, minutes=i) for i in range(8)]  # newer ones below
+    vectors = {c.id: _unit(1, 0.05 * i) for i, c in enumerate(ranked)}  # all cosines near 1
 
-    assert newer_first(ranked, vectors, {}, same=0.3, margin=0.2) == ranked
+    assert newer_first(ranked, _cosines(vectors), {}) == ranked
 
 
-def test_a_result_without_a_vector_keeps_its_place() -> None:
+def test_the_same_pair_stands_out_whatever_the_level_of_the_models_cosines() -> None:
+    ranked = [hit(0xA, 0.9, minutes=0), hit(0xB, 0.7, minutes=1), hit(0xC, 0.5, minutes=10)]
+    ranked += [hit(0xE0 + i, 0.3 - i / 100, minutes=3 + i) for i in range(4)]
+    low = _window(ranked, {0: SAME, 2: ALSO_SAME})
+    common = _unit(*([0.0] * 11 + [1.0]))
+    high = {k: _unit(*(3.0 * c + x for c, x in zip(common, v))) for k, v in low.items()}  # every cosine near 0.9
+
+    assert ids(newer_first(ranked, _cosines(low), {}))[:3] == ids(newer_first(ranked, _cosines(high), {}))[:3] == [0xC, 0xA, 0xB]
+
+
+def test_a_result_without_a_vector_keeps_its_place_and_a_small_window_changes_nothing() -> None:
     ranked = [hit(0xA, 0.9, minutes=0), hit(0xB, 0.7, minutes=5), hit(0xC, 0.6, minutes=9), hit(0xD, 0.5, minutes=1)]
-    vectors = {ranked[0].id: _unit(1, 0, 0), ranked[2].id: _unit(1, 0.05, 0), ranked[3].id: _unit(0, 0, 1)}
+    ranked += [hit(0xE0 + i, 0.3 - i / 100, minutes=3 + i) for i in range(3)]
+    vectors = _window(ranked, {0: SAME, 2: ALSO_SAME})
+    del vectors[ranked[1].id]
 
-    assert ids(newer_first(ranked, vectors, {}, same=0.3, margin=0.2)) == [0xC, 0xA, 0xB, 0xD]
+    assert ids(newer_first(ranked, _cosines(vectors), {}))[:4] == [0xC, 0xA, 0xB, 0xD]
+    few = {k: vectors[k] for k in (ranked[0].id, ranked[2].id, ranked[3].id)}
+    assert newer_first(ranked, _cosines(few), {}) == ranked
 
 
 @given(st.lists(st.tuples(st.floats(-1, 1), st.floats(-1, 1), st.integers(0, 1000)), min_size=0, max_size=12, unique_by=lambda t: t[2]))
@@ -180,18 +209,16 @@ def test_newer_first_is_a_permutation_keeping_every_score_in_its_place(rows: lis
     ranked = [hit(i, 1.0 - i / 100, minutes=m) for i, (_, _, m) in enumerate(rows)]
     vectors = {c.id: _unit(x + 0.01, y) for c, (x, y, _) in zip(ranked, rows)}
 
-    out = newer_first(ranked, vectors, {}, same=0.3, margin=0.2)
+    out = newer_first(ranked, _cosines(vectors), {}, subject=0.5, changed_subject=0.5)
 
     assert sorted(ids(out)) == sorted(ids(ranked))
     assert [c.score for c in out] == [c.score for c in ranked]
 
 
-def test_a_newer_note_that_speaks_of_a_change_needs_a_smaller_margin() -> None:
+def test_a_newer_note_that_speaks_of_a_change_needs_less_to_stand_out() -> None:
     ranked = [hit(0xA, 0.9, minutes=0), hit(0xB, 0.7, minutes=1), hit(0xC, 0.5, minutes=10)]
-    vectors = {ranked[0].id: _unit(1, 0, 0), ranked[1].id: _unit(0, 1, 0), ranked[2].id: _unit(0.6, 0, 0.8)}  # A·C = 0.6
+    ranked += [hit(0xE0 + i, 0.3 - i / 100, minutes=3 + i) for i in range(3)]
+    vectors = _window(ranked, {0: SAME, 2: ALSO_SAME})
 
-    plain = newer_first(ranked, vectors, {}, same=0.3, margin=0.45, changed_margin=0.3)
-    changed = newer_first(ranked, vectors, {}, same=0.3, margin=0.45, changed=[ranked[2].id], changed_margin=0.3)
-
-    assert ids(plain) == [0xA, 0xB, 0xC]  # mean 0.2: 0.6 is below 0.65, above 0.5
-    assert ids(changed) == [0xC, 0xA, 0xB]
+    assert ids(newer_first(ranked, _cosines(vectors), {}, subject=100.0, changed_subject=100.0))[:3] == [0xA, 0xB, 0xC]
+    assert ids(newer_first(ranked, _cosines(vectors), {}, [ranked[2].id], subject=100.0, changed_subject=1.0))[:3] == [0xC, 0xA, 0xB]

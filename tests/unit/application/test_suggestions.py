@@ -82,3 +82,17 @@ def test_a_close_note_that_does_not_stand_out_among_the_projects_is_not_named() 
 
     assert likely_replaced("Deploys ship on every merge", similar, RULE, Spread(50, 0.80, 0.03)) == []  # 1.7 std
     assert likely_replaced("Deploys ship on every merge", similar, RULE, Spread(50, 0.20, 0.10)) == ["a"]
+
+
+def test_add_notes_answers_per_entry_the_stored_notes_each_likely_replaces(services: Services) -> None:
+    start = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+    def entry(text: str, days: int) -> dict:
+        return {"projectId": "proj", "groupId": "g", "text": text, "createdAt": (start + timedelta(days=days)).strftime("%Y-%m-%dT%H:%M:%SZ")}
+
+    (old,) = rpc(services, "memory.add_notes", {"notes": [entry("The build uses gradle seven", 0)]})["result"]["ids"]
+    batch = [entry("The build uses gradle eight", 30), entry("Lunch is at noon on Fridays", 31), entry("The build uses gradle seven", 32)]
+    added = rpc(services, "memory.add_notes", {"notes": batch})["result"]
+
+    assert added["possiblySupersedes"] == [[old], [], []]
+    assert added["duplicates"] == [2]
