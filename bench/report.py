@@ -396,11 +396,29 @@ def keyword_scale(files: dict[str, Result]) -> list[str]:
     return section("Keyword search at scale", "python -m bench.keyword_scale", body, files, (name for _, name in found))
 
 
+def filtered_index(data: Result) -> list[str]:
+    rows = [
+        [f"{r['filter']}: {r['matching']:,} notes", r["system"], num(r["p50_ms"]), num(r["recall10"], 3), f"{r['short_share']:.0%}"]
+        for r in data["results"]
+    ]
+    return [
+        f"{data['size']:,} notes ({data['vectors']} vectors), {data['queries']} queries, top 10 under a filter, FAISS on one",
+        f"thread: the FAISS store's own search against FAISS's `IndexIVFFlat` on the store's own {data['lists']:,}",
+        f"centroids (calibrated `probes` {data['probes']}) searched with an `IDSelectorBatch` of the matching notes,",
+        "and an exact `IndexFlatIP` with the same selector. Median milliseconds, recall@10 against the exact",
+        "top 10 of the matching notes, and the share of answers short of 10 notes.",
+        "",
+        *table(["filter", "system", "p50 ms", "recall@10", "short answers"], rows),
+    ]
+
+
 SECTIONS = (
     end_to_end,
     store_bench,
     team_scale,
     keyword_scale,
+    newest_file("Filtered search: own partition or IVF with a selector", "python -m bench.filtered_index --size 100000",
+                named("filtered_index"), filtered_index),
     locomo,
     paraphrase,
     knowledge,

@@ -129,11 +129,11 @@ def prepare(size: int, workdir: Path, kind: str) -> None:
 def _prepare_faiss(x: np.ndarray, directory: Path) -> None:
     """Writes the store as a compaction would leave it, partitioned if large enough (one
     put per note, fsync'd, would only measure the disk N times)."""
-    from local_mcp_memory.adapters.faiss_store.generations import write_manifest
-    from local_mcp_memory.adapters.faiss_store.journal import Journal
-    from local_mcp_memory.adapters.faiss_store.records import FORMAT, Manifest, NoteFields, Put
-    from local_mcp_memory.adapters.faiss_store.snapshot import write_snapshot
-    from local_mcp_memory.adapters.faiss_store.state import StoreState
+    from local_mcp_memory.adapters.faiss_store.persistence.generations import write_manifest
+    from local_mcp_memory.adapters.faiss_store.format.journal import Journal
+    from local_mcp_memory.adapters.faiss_store.format.records import FORMAT, Manifest, NoteFields, Put
+    from local_mcp_memory.adapters.faiss_store.persistence.snapshot import write_snapshot
+    from local_mcp_memory.adapters.faiss_store.memory.state import StoreState
 
     directory.mkdir(parents=True)
     state = StoreState()

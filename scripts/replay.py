@@ -3,7 +3,7 @@ and write the normalized answers, one JSON line per request.
 
     .venv/bin/python scripts/replay.py OUT.jsonl
 
-``tests/integration/test_replay.py`` compares a run with ``tests/data/replay.jsonl``; after a
+``tests/integration/transports/test_replay.py`` compares a run with ``tests/data/replay.jsonl``; after a
 change of behaviour that is meant, record it anew with
 ``.venv/bin/python scripts/replay.py tests/data/replay.jsonl`` and read the diff.
 

@@ -1,6 +1,6 @@
 """``FaissNoteStore``: the store ports (``NoteStore``) on local disk, shared by several processes.
 
-Layout of ``data_dir`` (format 5, see ``records`` and ``snapshot``)::
+Layout of ``data_dir`` (format 5, see ``format.records`` and ``persistence.snapshot``)::
 
     LOCK                      flock'd by a writer for each write and each compaction
     MANIFEST.json             one checksummed line: {"format":5,"generation":g,"snapshot":…,"journal":…,"sidecar_crc":…}
@@ -26,13 +26,13 @@ Guarantees:
   atomically; notes expired at the wall clock's instant are left out of it, with their
   vectors and links. A process at generation g finishes reading journal g (already open,
   so its removal does not matter) and follows on to journal g+1; one further behind
-  reloads (``generations``). The automatic one runs after the write is durable and
+  reloads (``persistence.generations``). The automatic one runs after the write is durable and
   applied, and never fails it: a failure (a full disk, damage found) is logged
   (``store.compaction_failed``), its files removed, and it is tried again only after
   another ``compact_retry_records`` records, so a full disk does not tax every write.
 * Expiry is decided at read time (``NoteFilter.now``) from a column of expiry instants:
   no note is decoded to leave out the expired ones. ``get`` returns an expired note.
-* Damage (``damage``) fails only the answers that depend on it, with ``StoreCorrupt``;
+* Damage (``memory.damage``) fails only the answers that depend on it, with ``StoreCorrupt``;
   the rest is served. A format 2 to 4 store is upgraded by compacting it when a writer
   opens it.
 
@@ -54,11 +54,9 @@ import faiss
 import structlog
 
 from local_mcp_memory.adapters.cosines import cosine_table
-from local_mcp_memory.adapters.faiss_store import answers
-from local_mcp_memory.adapters.faiss_store.disk import FileLock, tree_bytes
-from local_mcp_memory.adapters.faiss_store.generations import LOCK, Generations
-from local_mcp_memory.adapters.faiss_store.lines import checked_line
-from local_mcp_memory.adapters.faiss_store.records import (
+from local_mcp_memory.adapters.faiss_store.format.files import FileLock, tree_bytes
+from local_mcp_memory.adapters.faiss_store.format.framing import checked_line
+from local_mcp_memory.adapters.faiss_store.format.records import (
     FORMAT,
     Delete,
     DeleteLink,
@@ -72,6 +70,8 @@ from local_mcp_memory.adapters.faiss_store.records import (
     instant_micros,
     vector_bytes,
 )
+from local_mcp_memory.adapters.faiss_store.memory import search
+from local_mcp_memory.adapters.faiss_store.persistence.generations import LOCK, Generations
 from local_mcp_memory.adapters.private_files import make_private_dir
 from local_mcp_memory.application.errors import StoreCorrupt, StoreError
 from local_mcp_memory.application.ports import CandidateQuery, Candidates, StoredNote, Vector
@@ -333,11 +333,11 @@ class FaissNoteStore:
         return {note_id: stored for note_id, stored in found.items() if stored is not None}
 
     def candidates(self, query: CandidateQuery) -> Candidates:
-        """See ``NoteReader.candidates``: one pass over the state (``answers``); ``StoreError``
+        """See ``NoteReader.candidates``: one pass over the state (``memory.search``); ``StoreError``
         for a vector of the wrong length."""
         with self._reading():
             self._live.sync()
-            return answers.candidates(self._live.state, query, self._mutex)
+            return search.candidates(self._live.state, query, self._mutex)
 
     def list_recent(self, where: NoteFilter, limit: int) -> list[StoredNote]:
         with self._reading():

@@ -103,6 +103,7 @@ import structlog
 from local_mcp_memory.adapters.postgres_store import codec
 from local_mcp_memory.adapters.text_analysis import ANALYSIS
 from local_mcp_memory.application.errors import StoreError
+from local_mcp_memory.domain.note import Note
 
 log = structlog.get_logger()
 
@@ -301,8 +302,9 @@ def _lock_keyword_tables(conn: psycopg.Connection) -> None:
             pause = min(pause * 2, 0.2)
 
 
-def reindex_terms(conn: psycopg.Connection) -> int:
-    """Derive every note's keyword terms again with the current analysis: ``postings`` and
+def reindex_terms(conn: psycopg.Connection, analysis: Callable[[Note], list[str]] = codec.note_terms) -> int:
+    """Derive every note's keyword terms again with the current analysis (``analysis``; another
+    one only to build, in tests, a database as an older server left it): ``postings`` and
     ``notes.length`` rewritten, ``keyword_totals`` recounted; how many notes. Inside the
     caller's transaction (``migrate``'s, under the lock); idempotent."""
     _lock_keyword_tables(conn)
@@ -315,7 +317,7 @@ def reindex_terms(conn: psycopg.Connection) -> int:
             while rows := cursor.fetchmany(REINDEX_BATCH):
                 ids, lengths, owners, terms, counts = [], [], [], [], []
                 for key, doc in rows:
-                    found = Counter(codec.note_terms(codec.note_of(doc)))
+                    found = Counter(analysis(codec.note_of(doc)))
                     ids.append(key)
                     lengths.append(sum(found.values()))
                     owners += [key] * len(found)

@@ -58,17 +58,17 @@ def transcript_stats() -> object:
 
 
 def check_local_store(data_dir: Path):
-    """The local store's ``Checkup`` (``adapters.faiss_store.checkup``): every file of its
+    """The local store's ``Checkup`` (``adapters.faiss_store.recovery.verify``): every file of its
     live generation checked, nothing written."""
-    from local_mcp_memory.adapters.faiss_store.checkup import verify
+    from local_mcp_memory.adapters.faiss_store.recovery.verify import verify
 
     return verify(data_dir)
 
 
 def salvage_local_store(data_dir: Path):
-    """Every record of the local store that verifies (``adapters.faiss_store.salvage``),
+    """Every record of the local store that verifies (``adapters.faiss_store.recovery.salvage``),
     as ``(found, export, unusable)``; nothing written into ``data_dir``."""
-    from local_mcp_memory.adapters.faiss_store.salvage import as_export, salvage
+    from local_mcp_memory.adapters.faiss_store.recovery.salvage import as_export, salvage
 
     found = salvage(data_dir)
     export, unusable = as_export(found)

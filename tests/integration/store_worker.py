@@ -20,11 +20,12 @@ import uuid
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-import numpy as np
-import structlog
-
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
+if __name__ == "__main__":  # run as a script: its folder, whose test rooms are named like packages
+    sys.path[0] = str(ROOT)  # (http, mcp, packaging), gives way to the repository root
+
+import numpy as np  # noqa: E402
+import structlog  # noqa: E402
 
 from local_mcp_memory.adapters.faiss_store import FaissNoteStore  # noqa: E402
 from local_mcp_memory.application.ports import CandidateQuery, NoteStore  # noqa: E402

@@ -12,7 +12,7 @@ import msgspec
 import pytest
 from hypothesis import given
 
-from local_mcp_memory.adapters.faiss_store.records import NoteFields, encode, fields_of, note_of
+from local_mcp_memory.adapters.faiss_store.format.records import NoteFields, encode, fields_of, note_of
 from local_mcp_memory.adapters.json_converter import CAMEL, STORED
 from local_mcp_memory.application.export_notes import Export, ExportedNote
 from local_mcp_memory.application.ports import StoredNote

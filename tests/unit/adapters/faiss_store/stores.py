@@ -12,8 +12,8 @@ from pathlib import Path
 import msgspec
 import numpy as np
 
-from local_mcp_memory.adapters.faiss_store.lines import encode_line, encode_manifest, read_line
-from local_mcp_memory.adapters.faiss_store.records import NOTE_ROW_V3, Header, Manifest, decode_sidecar, encode
+from local_mcp_memory.adapters.faiss_store.format.framing import encode_line, encode_manifest, read_line
+from local_mcp_memory.adapters.faiss_store.format.records import NOTE_ROW_V3, Header, Manifest, decode_sidecar, encode
 from local_mcp_memory.domain.identifiers import CanonicalProjectId, GroupId, Namespace, NoteId
 from local_mcp_memory.domain.link import Link, LinkKey, Relation
 from local_mcp_memory.domain.note import Note

@@ -10,8 +10,8 @@ import attrs
 import pytest
 
 from local_mcp_memory.adapters.faiss_store import FaissNoteStore
-from local_mcp_memory.adapters.faiss_store.records import Put, dedup_hash, fields_of, instant_micros, vector_bytes
-from local_mcp_memory.adapters.faiss_store.state import StoreState
+from local_mcp_memory.adapters.faiss_store.format.records import Put, dedup_hash, fields_of, instant_micros, vector_bytes
+from local_mcp_memory.adapters.faiss_store.memory.state import StoreState
 from local_mcp_memory.domain.errors import InvalidValue
 from local_mcp_memory.domain.note import NoteFilter
 from tests.unit.adapters.faiss_store.stores import NS, PROJECT, T0, journal_of, note, vector

@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 
 from local_mcp_memory.adapters.faiss_store import FaissNoteStore
-from local_mcp_memory.adapters.faiss_store.records import NEVER, Put, fields_of, instant_micros, vector_bytes
-from local_mcp_memory.adapters.faiss_store.snapshot import load_snapshot
-from local_mcp_memory.adapters.faiss_store.state import StoreState
+from local_mcp_memory.adapters.faiss_store.format.records import NEVER, Put, fields_of, instant_micros, vector_bytes
+from local_mcp_memory.adapters.faiss_store.memory.state import StoreState
+from local_mcp_memory.adapters.faiss_store.persistence.snapshot import load_snapshot
 from local_mcp_memory.application.ports import CandidateQuery
 from local_mcp_memory.domain.note import NoteFilter
 from tests.unit.adapters.faiss_store.stores import NS, PROJECT, T0, as_format_3, link, note, snapshot_of, vector

@@ -9,8 +9,8 @@ from pathlib import Path
 import attrs
 
 from local_mcp_memory.adapters.faiss_store import FaissNoteStore
-from local_mcp_memory.adapters.faiss_store.records import FORMAT, decode_sidecar
-from local_mcp_memory.adapters.faiss_store.snapshot import load_snapshot
+from local_mcp_memory.adapters.faiss_store.format.records import FORMAT, decode_sidecar
+from local_mcp_memory.adapters.faiss_store.persistence.snapshot import load_snapshot
 from local_mcp_memory.domain.link import SUPERSEDES, Link, LinkKey
 from local_mcp_memory.domain.note import NoteFilter
 from tests.unit.adapters.faiss_store.stores import NS, PROJECT, T0, as_format_4, note, snapshot_of, vector

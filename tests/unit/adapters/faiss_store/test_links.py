@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from local_mcp_memory.adapters.faiss_store import FaissNoteStore
-from local_mcp_memory.adapters.faiss_store.checkup import verify
-from local_mcp_memory.adapters.faiss_store.lines import encode_line
-from local_mcp_memory.adapters.faiss_store.records import FORMAT, PutLink, decode_sidecar
-from local_mcp_memory.adapters.faiss_store.salvage import as_export, salvage
+from local_mcp_memory.adapters.faiss_store.format.framing import encode_line
+from local_mcp_memory.adapters.faiss_store.format.records import FORMAT, PutLink, decode_sidecar
+from local_mcp_memory.adapters.faiss_store.recovery.salvage import as_export, salvage
+from local_mcp_memory.adapters.faiss_store.recovery.verify import verify
 from local_mcp_memory.application.errors import StoreCorrupt
 from tests.unit.adapters.faiss_store.stores import NS, flip_byte, journal_of, link, note, snapshot_of, vector
 

@@ -1,0 +1,99 @@
+"""A search question (``NoteReader.candidates``) answered from a ``StoreState`` in one pass.
+
+One mask of the rows in scope (``StoreState.selection``), one vector scan
+(``VectorSpace.search``) and the spread of the same query, one keyword search, the
+neighbours of every candidate from the note columns (``NoteTable.neighbours``) and their
+cosines from the vectors held. Nothing is decoded: candidates carry their id and createdAt
+from the columns, and the notes of an answer (``AnswerNotes``) are decoded when the caller
+reads them, as they were when the answer was given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import AbstractContextManager
+from datetime import datetime, timedelta, timezone
+
+import numpy as np
+
+from local_mcp_memory.adapters.faiss_store.memory.state import StoreState
+from local_mcp_memory.application.ports import NO_SPREAD, Candidate, CandidateQuery, Candidates, Neighbour, Spread, StoredNote
+from local_mcp_memory.domain.time import TimeWindow
+
+
+def candidates(state: StoreState, query: CandidateQuery, guard: AbstractContextManager) -> Candidates:
+    """See ``NoteReader.candidates``; the caller holds ``guard`` (the store's mutex), and so
+    does every later read of the answer's notes."""
+    space = None
+    if query.vector is not None:
+        state.damage.check_space(str(query.namespace))
+        space = state.spaces.get(str(query.namespace))
+    mask = state.selection(query.where)
+    notes = state.notes
+    semantic, spread = [], NO_SPREAD
+    if space is not None:
+        scope = np.zeros(0, dtype=bool) if mask is None else mask  # still searched: a wrong length is an error
+        found = space.search(query.vector, query.depth, scope, notes.order)
+        semantic = [_candidate(state, row, score) for row, score in found]
+        if query.spread_sample:
+            spread = Spread(*space.spread(query.vector, scope, query.spread_sample))
+    keyword = [] if query.text is None or mask is None else _keyword(state, query, mask)
+    rows = {notes.row_of[c.id] for c in (*semantic, *keyword)}
+    neighbours: dict[str, list[Neighbour]] = {}
+    if query.neighbours and mask is not None and rows:
+        near = notes.neighbours(sorted(rows), mask)
+        others = sorted({r for line in near.values() for r in line})
+        scores = space.cosines(query.vector, others) if space is not None else [None] * len(others)
+        cosines = dict(zip(others, scores))
+        for row, line in near.items():
+            neighbours[notes.ids[row]] = [Neighbour(notes.ids[r], _instant(state, r), cosines[r]) for r in line]
+        rows.update(others)
+    return Candidates(semantic, keyword, spread, neighbours, AnswerNotes(state, rows, guard))
+
+
+def _keyword(state: StoreState, query: CandidateQuery, mask: np.ndarray) -> list[Candidate]:
+    row_of, where = state.notes.row_of, query.where
+
+    def accept(ids: list[str]) -> np.ndarray:
+        return mask[np.fromiter((row_of[i] for i in ids), dtype=np.int64, count=len(ids))]
+
+    # a project's keyword index holds its live notes only: a filter of the project alone
+    # accepts them all, unless it leaves out notes that have expired
+    whole = where.group_id is None and not where.tags.values and where.window == TimeWindow() and state.untrimmed(mask)
+    found = state.keywords.search(where.project_id.value, query.text, query.depth, None if whole else accept)
+    return [_candidate(state, row_of[i], score) for i, score in found]
+
+
+def _candidate(state: StoreState, row: int, score: float) -> Candidate:
+    return Candidate(state.notes.ids[row], _instant(state, row), score)
+
+
+def _instant(state: StoreState, row: int) -> datetime:
+    return _EPOCH + timedelta(microseconds=int(state.notes.created[row]))
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+class AnswerNotes(Mapping[str, StoredNote]):
+    """The notes named in one answer, by id, decoded on first read, as they were when the
+    answer was given (fields and home namespace captured then), under ``guard``."""
+
+    def __init__(self, state: StoreState, rows: set[int], guard: AbstractContextManager) -> None:
+        notes = state.notes
+        held = np.fromiter(rows, dtype=np.int64, count=len(rows))
+        homes = notes.home.values[held].tolist()
+        self._state, self._guard = state, guard
+        self._rows = {notes.ids[row]: (row, home, notes.captured(row)) for row, home in zip(held.tolist(), homes)}
+
+    def __getitem__(self, note_id: str) -> StoredNote:
+        row, home, fields = self._rows[note_id]
+        state = self._state
+        with self._guard:
+            return StoredNote(state.notes.note(row, fields), state.namespace(state.notes.names.names[home]))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)

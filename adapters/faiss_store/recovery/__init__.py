@@ -1,0 +1,1 @@
+"""Read-only tools over a FAISS data directory, however damaged: ``verify`` and ``salvage``."""

@@ -1,0 +1,104 @@
+"""``mcp-memory verify`` and ``mcp-memory salvage`` as a user runs them: real processes,
+real files; they never write into the data directory."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+from tests.fakes.hashing_embedder_factory import HashingEmbedderFactory
+from local_mcp_memory.adapters.faiss_store import FaissNoteStore
+from local_mcp_memory.application.import_notes import ImportNotes, import_notes
+from local_mcp_memory.entrypoints.composition.compose import compose
+from local_mcp_memory.entrypoints.composition.settings import ServerOptions
+from local_mcp_memory.adapters.export_file import read_export
+from tests.integration.serve import MCP_MEMORY, server_env
+from tests.integration.small_store import Written, build as build_small_store
+from tests.integration.faiss_store.test_faiss_store_durability import flip_byte
+from tests.integration.faiss_store.test_store_damage import FORMAT2, snapshot_of, tree
+
+
+def run(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([MCP_MEMORY, *args], capture_output=True, text=True, env=server_env(home), timeout=120)
+
+
+def small(home: Path) -> tuple[Path, Written]:
+    data = home / "data"
+    return data, build_small_store(data)
+
+
+def test_verify_says_ok_and_writes_nothing_not_even_lock(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    shutil.copytree(FORMAT2, data)
+    before = tree(data)
+    done = run(tmp_path, "verify", "--data-dir", str(data))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.startswith("ok: generation 1 (format 2): 3 notes, 2 global settings")
+    assert tree(data) == before and not (data / "LOCK").exists()
+
+
+def test_verify_reports_each_damaged_file_and_what_it_affects(tmp_path: Path) -> None:
+    data, _written = small(tmp_path)
+    snapshot = snapshot_of(data)
+    flip_byte(snapshot / "notes.bin", 20)
+    (journal,) = data.glob("journal-*.jsonl")
+    flip_byte(journal, journal.stat().st_size - 10)
+    (data / "snapshot-00000009.tmp-77").mkdir()
+    before = tree(data)
+    done = run(tmp_path, "verify", "--data-dir", str(data))
+    assert done.returncode == 1
+    assert f"{snapshot / 'notes.bin'}: damaged (1 found)" in done.stdout
+    assert f"{journal}: damaged (1 found)" in done.stdout and "a damaged record about global global.memory.embedder.model" in done.stdout
+    assert "snapshot-00000009.tmp-77" in done.stdout and "not damage" in done.stdout
+    assert tree(data) == before
+
+
+def salvaged_into_a_new_store(home: Path, data: Path) -> tuple[subprocess.CompletedProcess[str], FaissNoteStore]:
+    out = home / "rescued.jsonl"
+    done = run(home, "salvage", str(out), "--data-dir", str(data))
+    assert done.returncode == 0, done.stderr
+    with out.open("rb") as stream:
+        export = read_export(stream)
+    services = compose(
+        ServerOptions.resolve({}, home / "config.json", home / "new"),
+        embedders=HashingEmbedderFactory(),
+    )
+    import_notes(ImportNotes(export.notes, export.globals, links=export.links), services)
+    return done, services.store
+
+
+def test_salvage_without_a_manifest_restores_every_note_and_setting_through_import(tmp_path: Path) -> None:
+    data, written = small(tmp_path)
+    (data / "MANIFEST.json").unlink()
+    before = tree(data)
+    done, store = salvaged_into_a_new_store(tmp_path, data)
+    try:
+        assert f"salvaged {len(written.notes)} notes, {len(written.globals)} global settings and {len(written.links)} links" in done.stderr
+        assert {s.note.id: s.note for s in store.iter_notes()} == written.notes
+        assert {link.key: link for link in store.iter_links()} == written.links
+        assert {(g.project_id, g.key): g for g in store.iter_globals()} == written.globals
+    finally:
+        store.close()
+    assert tree(data) == before
+
+
+def test_salvage_with_a_damaged_sidecar_keeps_every_note_and_import_embeds_them(tmp_path: Path) -> None:
+    data, written = small(tmp_path)
+    flip_byte(snapshot_of(data) / "sidecar.json", 30)
+    done, store = salvaged_into_a_new_store(tmp_path, data)
+    try:
+        assert "skipped 0 records" in done.stderr
+        notes = list(store.iter_notes())
+        assert {s.note.id: s.note for s in notes} == written.notes
+        assert all(store.vector(s.note.id, s.namespace) is not None for s in notes)
+    finally:
+        store.close()
+
+
+def test_salvage_refuses_to_write_into_the_data_directory(tmp_path: Path) -> None:
+    data, _written = small(tmp_path)
+    before = tree(data)
+    done = run(tmp_path, "salvage", str(data / "out.jsonl"), "--data-dir", str(data))
+    assert done.returncode == 1 and "inside the data directory" in done.stderr
+    assert tree(data) == before

@@ -1,0 +1,208 @@
+"""The default local embedder: all-MiniLM-L6-v2 (int8 ONNX) must give the model's real
+vectors, offline, checked files only."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+import structlog
+
+from local_mcp_memory.adapters.embedders.local import MODEL_SHA256, LocalOnnxEmbedder, default_tokenizer_path
+from local_mcp_memory.application.errors import EmbedderNotConfigured
+
+ROOT = Path(__file__).resolve().parents[3]
+REFERENCE = json.loads((ROOT / "tests/data/minilm_reference.json").read_text())
+INT8_REFERENCE = json.loads((ROOT / "tests/data/minilm_int8_reference.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def minilm() -> LocalOnnxEmbedder:
+    embedder = LocalOnnxEmbedder()
+    embedder.load()
+    return embedder
+
+
+def _cos(embedder: LocalOnnxEmbedder, a: str, b: str) -> float:
+    va, vb = embedder.embed([a, b], "passage")
+    return float(va @ vb)
+
+
+def test_reports_the_local_provider_and_model_name(minilm: LocalOnnxEmbedder) -> None:
+    assert (minilm.provider, minilm.model) == ("local", "all-MiniLM-L6-v2")
+
+
+def test_vectors_are_384_dimensional_float32(minilm: LocalOnnxEmbedder) -> None:
+    vectors = minilm.embed(["hello", "world"], "passage")
+    assert vectors.shape == (2, 384) and vectors.dtype == np.float32
+
+
+def test_vectors_match_the_fp32_reference_model(minilm: LocalOnnxEmbedder) -> None:
+    # tests/data/make_minilm_reference.py: an independent numpy forward pass of the fp32 weights
+    texts = [entry["text"] for entry in REFERENCE["entries"]]
+    vectors = minilm.embed(texts, "passage")
+    for entry, vector in zip(REFERENCE["entries"], vectors):
+        assert float(vector @ np.asarray(entry["vector"], dtype=np.float32)) >= 0.998, entry["text"]
+
+
+def test_a_padded_batch_matches_the_pinned_int8_model_sentence_by_sentence(minilm: LocalOnnxEmbedder) -> None:
+    # tests/data/make_minilm_int8_reference.py: each sentence embedded alone by the pinned model;
+    # here together, padded to the longest, so the tokenizer, padding and pooling all count
+    assert INT8_REFERENCE["sha256"] == MODEL_SHA256
+    texts = [entry["text"] for entry in INT8_REFERENCE["entries"]]
+    vectors = minilm.embed(texts, "passage")
+    for entry, vector in zip(INT8_REFERENCE["entries"], vectors, strict=True):
+        reference = np.asarray(entry["vector"], dtype=np.float32)
+        cosine = float(vector @ reference) / float(np.linalg.norm(reference))
+        assert cosine >= 0.999, (entry["text"], cosine)
+
+
+@pytest.mark.parametrize(
+    ("lengths", "expected"),
+    [
+        ([5, 3, 9, 4], [[1, 3, 0, 2]]),  # few short texts: one batch, shortest first
+        ([40] * 5, [[0, 1, 2], [3, 4]]),  # 3 x 40 tokens fit 128, a fourth would not
+        ([200, 10], [[1], [0]]),  # a text longer than the budget goes alone
+        ([1] * 7, [[0, 1, 2, 3], [4, 5, 6]]),  # at most batch_size texts
+        ([], []),
+    ],
+)
+def test_batches_hold_texts_of_similar_length_within_the_token_budget(lengths, expected) -> None:
+    embedder = LocalOnnxEmbedder(batch_size=4, batch_tokens=128)
+    assert embedder._batches(lengths) == expected
+
+
+def test_texts_of_very_different_lengths_embed_as_they_do_alone(minilm: LocalOnnxEmbedder) -> None:
+    texts = ["ok", "a much longer note about the deployment pipeline and its retries " * 6, "short one", "mid-sized note here"]
+    together = minilm.embed(texts)
+    for text, vector in zip(texts, together):
+        assert float(minilm.embed([text])[0] @ vector) > 0.9999
+
+
+def test_tokenizer_gives_the_reference_token_ids() -> None:
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(default_tokenizer_path()))
+    tokenizer.no_padding()
+    for entry in REFERENCE["entries"]:
+        assert tokenizer.encode(entry["text"]).ids == entry["token_ids"]
+
+
+def test_paraphrases_score_higher_than_unrelated_sentences(minilm: LocalOnnxEmbedder) -> None:
+    assert _cos(minilm, "A man is eating food.", "A man is eating a piece of bread.") > 0.6
+    assert _cos(minilm, "A man is eating food.", "The new movie is awesome.") < 0.2
+    related = _cos(minilm, "How do I reset my password?", "Steps to change a forgotten password")
+    unrelated = _cos(minilm, "How do I reset my password?", "The cat sleeps on the warm windowsill")
+    assert related > unrelated + 0.3
+
+
+def test_long_texts_are_truncated_not_refused(minilm: LocalOnnxEmbedder) -> None:
+    long_text = "The storage layer writes a sidecar file next to the index. " * 200
+    (vector,) = minilm.embed([long_text], "passage")
+    assert abs(float(np.linalg.norm(vector)) - 1.0) < 1e-3
+    (prefix,) = minilm.embed(["The storage layer writes a sidecar file next to the index. " * 30], "passage")
+    assert float(vector @ prefix) > 0.99  # both cut at 256 tokens
+
+
+def test_construction_loads_nothing() -> None:
+    code = (
+        "import sys; from local_mcp_memory.adapters.embedders.local import LocalOnnxEmbedder; LocalOnnxEmbedder(); "
+        "print(sorted(m for m in ('onnxruntime', 'tokenizers', 'numpy') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_concurrent_first_calls_load_the_model_once() -> None:
+    embedder = LocalOnnxEmbedder()
+    results: list[np.ndarray] = []
+    with structlog.testing.capture_logs() as logs:
+        threads = [threading.Thread(target=lambda: results.append(embedder.embed(["hi"], "query"))) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert len(results) == 4
+    assert [event["event"] for event in logs].count("embedder_loaded") == 1
+
+
+def test_a_model_file_with_the_wrong_digest_is_refused() -> None:
+    embedder = LocalOnnxEmbedder(model_sha256="0" * 64)
+    with pytest.raises(EmbedderNotConfigured, match="sha256.*reinstall"):
+        embedder.embed(["hi"], "passage")
+
+
+def test_a_tampered_tokenizer_is_refused(tmp_path: Path) -> None:
+    tampered = tmp_path / "tokenizer.json"
+    shutil.copy(default_tokenizer_path(), tampered)
+    with tampered.open("a") as fh:
+        fh.write(" ")
+    with pytest.raises(EmbedderNotConfigured, match="tokenizer file .* has sha256"):
+        LocalOnnxEmbedder(tokenizer_path=tampered).embed(["hi"], "passage")
+
+
+def test_a_missing_model_file_is_reported(tmp_path: Path) -> None:
+    with pytest.raises(EmbedderNotConfigured, match="cannot be read"):
+        LocalOnnxEmbedder(model_path=tmp_path / "absent.onnx").embed(["hi"], "passage")
+
+
+OFFLINE_SCRIPT = r"""
+import json, socket, sys
+attempts = []
+def refuse(*args, **kwargs):
+    attempts.append(repr(args[:2]))
+    raise OSError("network use is forbidden in this test")
+socket.socket.connect = refuse
+socket.socket.connect_ex = refuse
+socket.create_connection = refuse
+socket.getaddrinfo = refuse
+from local_mcp_memory.adapters.embedders.local import LocalOnnxEmbedder
+vectors = LocalOnnxEmbedder().embed(["A man is eating food."], "passage")
+print(json.dumps({"attempts": attempts, "head": vectors[0][:8].tolist()}))
+"""
+
+NOWHERE = "http://127.0.0.1:9"
+OFFLINE_ENV = {
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "HF_DATASETS_OFFLINE": "1",
+    "HF_ENDPOINT": NOWHERE,
+    "HTTP_PROXY": NOWHERE,
+    "HTTPS_PROXY": NOWHERE,
+    "ALL_PROXY": NOWHERE,
+    "http_proxy": NOWHERE,
+    "https_proxy": NOWHERE,
+    "all_proxy": NOWHERE,
+    "NO_PROXY": "",
+    "no_proxy": "",
+}
+
+
+def _unshare_works() -> bool:
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        return False
+    return subprocess.run([unshare, "-n", "true"], capture_output=True).returncode == 0
+
+
+def test_the_local_model_runs_without_any_network(minilm: LocalOnnxEmbedder) -> None:
+    # In a network namespace with no interface up when unshare -n is permitted; otherwise
+    # with every proxy and hub variable pointed nowhere. Either way sockets are refused.
+    isolated = _unshare_works()
+    prefix = ["unshare", "-n"] if isolated else []
+    env = {**os.environ, **OFFLINE_ENV, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run(
+        [*prefix, sys.executable, "-c", OFFLINE_SCRIPT], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert report["attempts"] == []
+    expected = minilm.embed(["A man is eating food."], "passage")[0][:8]
+    np.testing.assert_allclose(report["head"], expected, atol=1e-5)
