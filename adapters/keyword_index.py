@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 import numpy as np
 
@@ -72,6 +72,10 @@ class _ProjectIndex:
         return len(self.slot_of)
 
     def add(self, doc_id: str, created: int, terms: list[str]) -> None:
+        self.add_counts(doc_id, created, Counter(terms))
+
+    def add_counts(self, doc_id: str, created: int, counts: Mapping[str, int]) -> None:
+        """Index (or re-index) one note from its terms' counts."""
         self.remove(doc_id)
         if self._free:
             slot = self._free.pop()
@@ -82,15 +86,16 @@ class _ProjectIndex:
                 self.lengths = np.concatenate([self.lengths, np.zeros(max(64, slot), dtype=np.float64)])
                 self.created = np.concatenate([self.created, np.zeros(max(64, slot), dtype=np.int64)])
         self.created[slot] = created
-        counts = Counter(terms)
+        length = 0
         for term, count in counts.items():
             self.postings.setdefault(term, {})[slot] = count
             self._arrays.pop(term, None)
+            length += count
         self.slot_of[doc_id] = slot
         self.ids[slot] = doc_id
         self._vocabulary[slot] = tuple(counts)
-        self.lengths[slot] = len(terms)
-        self.total += len(terms)
+        self.lengths[slot] = length
+        self.total += length
 
     def remove(self, doc_id: str) -> None:
         slot = self.slot_of.pop(doc_id, None)
@@ -140,10 +145,14 @@ class _ProjectIndex:
 class KeywordIndex:
     """BM25 per project. ``load(project)`` yields ``(note id, createdAt, document_tokens(...))``
     for every note of a project; it is called once, on that project's first search. A
-    createdAt is a number, the newer the larger (microseconds since the epoch); it orders ties."""
+    createdAt is a number, the newer the larger (microseconds since the epoch); it orders ties.
+    ``load`` None: projects are built by ``build`` only (one never built finds nothing).
+    ``term`` maps each query token to the form the notes' terms were stored in (a store
+    that shortens long terms, as PostgreSQL's does); the identity by default."""
 
-    def __init__(self, load: Loader) -> None:
+    def __init__(self, load: Loader | None, term: Callable[[str], str] | None = None) -> None:
         self._load = load
+        self._term = term
         self._projects: dict[str, _ProjectIndex] = {}
 
     def add(
@@ -154,10 +163,30 @@ class KeywordIndex:
         if index is not None:
             index.add(doc_id, created, document_tokens(title, text, tags))
 
+    def add_counts(self, project: str, doc_id: str, created: int, counts: Mapping[str, int]) -> None:
+        """Index (or re-index) one note from its stored terms' counts; a no-op until the
+        project is built."""
+        index = self._projects.get(project)
+        if index is not None:
+            index.add_counts(doc_id, created, counts)
+
     def remove(self, project: str, doc_id: str) -> None:
         index = self._projects.get(project)
         if index is not None:
             index.remove(doc_id)
+
+    def build(self, project: str, entries: Iterable[tuple[str, int, Mapping[str, int]]]) -> None:
+        """(Re)build a project's index from ``(note id, createdAt, term counts)`` of each of
+        its notes; kept only once whole, so a failing ``entries`` leaves no half index."""
+        index = _ProjectIndex()
+        for doc_id, created, counts in entries:
+            index.add_counts(doc_id, created, counts)
+        self._projects[project] = index
+
+    def size(self, project: str) -> int | None:
+        """How many notes the project's index holds; None when it is not built."""
+        index = self._projects.get(project)
+        return None if index is None else len(index)
 
     def adopt(self, other: KeywordIndex) -> None:
         """Take over the project indexes ``other`` has built: for a store that reloaded
@@ -172,38 +201,49 @@ class KeywordIndex:
         then the smaller id.
         ``accept(ids)`` says which of ``ids`` may be returned (a bool array; asked about
         batches, never one note at a time); None: every note of the project."""
-        index = self._projects.get(project)
-        if index is None:  # built whole before it is kept: a failing load leaves no half index
-            index = _ProjectIndex()
-            for doc_id, created, terms in self._load(project):
-                index.add(doc_id, created, terms)
-            self._projects[project] = index
-        slots, raw, weight = index.scores(tokens(query))
+        if project not in self._projects:
+            load = self._load(project) if self._load is not None else ()
+            self.build(project, ((doc_id, created, Counter(terms)) for doc_id, created, terms in load))
+        index = self._projects[project]
+        query_tokens = tokens(query)
+        if self._term is not None:
+            query_tokens = [self._term(t) for t in query_tokens]
+        slots, raw, weight = index.scores(query_tokens)
         if top_k <= 0 or raw.shape[0] == 0:
             return []
-        want = max(4 * top_k, 64)
+        want, decided = max(4 * top_k, 64), {}  # decided: slot -> accepted, asked once each
         while True:  # the best ``want`` raw scores, more while the filter or ties need them
             complete = want >= raw.shape[0]
-            if complete:
-                best = np.argsort(-raw, kind="stable")
-            else:
-                best = np.argpartition(-raw, want)[:want]
-                best = best[np.argsort(-raw[best], kind="stable")]
+            best = np.arange(raw.shape[0]) if complete else np.argpartition(-raw, want)[:want]
             scores = np.minimum(1.0, raw[best] / weight)
-            ranks = np.floor(scores * RANK_SCALE)  # non-increasing, as ``best`` is by raw score
-            if accept is None:
-                chosen = np.arange(best.shape[0])
-            else:
-                chosen = np.flatnonzero(accept([index.ids[slot] for slot in slots[best].tolist()]))
-            if chosen.shape[0] >= top_k:
-                last = ranks[chosen[top_k - 1]]  # the k-th accepted's rank: its ties may enter
-                if complete or ranks[-1] < last:
-                    chosen = chosen[ranks[chosen] >= last]
-                    break
-            elif complete:
-                break
+            ranks = np.floor(scores * RANK_SCALE)
+            window = slots[best]
+            ids = [index.ids[slot] for slot in window.tolist()]
+            order = np.lexsort((np.array(ids), -index.created[window], -ranks))  # the one order of candidates
+            picked = _first_accepted(order, window, ids, top_k, accept, decided)
+            # exact once the window holds every note ranked at least as the k-th picked
+            if complete or (len(picked) == top_k and ranks.min() < ranks[picked[-1]]):
+                return [(ids[i], float(scores[i])) for i in picked]
             want *= 4
-        picked = slots[best[chosen]]
-        ids = [index.ids[slot] for slot in picked.tolist()]
-        ranked = np.lexsort((np.array(ids), -index.created[picked], -ranks[chosen]))[:top_k]
-        return [(ids[i], float(scores[chosen[i]])) for i in ranked.tolist()]
+
+
+def _first_accepted(
+    order: np.ndarray, window: np.ndarray, ids: list[str], top_k: int,
+    accept: Callable[[list[str]], np.ndarray] | None, decided: dict[int, bool],
+) -> list[int]:
+    """The first ``top_k`` positions of ``order`` that ``accept`` lets through, asking it in
+    batches about the notes not ``decided`` yet (each note asked about once per search)."""
+    if accept is None:
+        return order[:top_k].tolist()
+    picked: list[int] = []
+    step = max(2 * top_k, 64)
+    for start in range(0, order.shape[0], step):
+        chunk = order[start : start + step].tolist()
+        unknown = [i for i in chunk if int(window[i]) not in decided]
+        if unknown:
+            for i, ok in zip(unknown, accept([ids[i] for i in unknown]).tolist()):
+                decided[int(window[i])] = bool(ok)
+        picked += [i for i in chunk if decided[int(window[i])]]
+        if len(picked) >= top_k:
+            return picked[:top_k]
+    return picked

@@ -7,11 +7,11 @@ import attrs
 from local_mcp_memory.application import DEFAULT_BATCH, MAX_BATCH
 from local_mcp_memory.application.errors import InvalidRequest
 from local_mcp_memory.application.export_notes import ExportedNote
-from local_mcp_memory.application.ports import Progress, Vector, no_progress
+from local_mcp_memory.application.ports import Progress, StoredNote, Vector, no_progress
 from local_mcp_memory.application.services import Services
 from local_mcp_memory.domain.identifiers import Namespace, NoteId
 from local_mcp_memory.domain.link import Link
-from local_mcp_memory.domain.note import GlobalEntry
+from local_mcp_memory.domain.note import GlobalEntry, Note
 
 
 @attrs.frozen
@@ -58,21 +58,10 @@ def import_notes(command: ImportNotes, services: Services, progress: Progress = 
     _check_projects(command, services)
     _check_links(notes, command.links, gone, services)
     target = services.embedding.namespace()
-    total, written, embedded = len(notes), 0, 0
+    total = len(notes)
     progress(0, total)
-    for start in range(0, total, command.batch_size):
-        batch = [n for n in notes[start : start + command.batch_size] if not _stored_as(services, n, target)]
-        reused: list[Vector | None] = [n.vector if n.namespace == target else None for n in batch]
-        texts = [n.note.text for n, v in zip(batch, reused) if v is None]
-        namespace, fresh = services.embedding.embed(texts, "passage") if texts else (target, [])
-        vectors = iter(fresh)
-        for exported, vector in zip(batch, reused):
-            if vector is None:
-                services.writer.put(exported.note, namespace, next(vectors))
-            else:
-                services.writer.put(exported.note, target, vector)
-        written, embedded = written + len(batch), embedded + len(texts)
-        progress(min(start + command.batch_size, total), total)
+    with services.writer.bulk(target, total):
+        written, embedded = _write_notes(notes, command.batch_size, target, services, progress)
     fresh_globals = [e for e in command.globals if services.reader.get_global(e.project_id, e.key) != e]
     for entry in fresh_globals:
         services.writer.put_global(entry)
@@ -95,9 +84,36 @@ def import_notes(command: ImportNotes, services: Services, progress: Progress = 
     )
 
 
+def _write_notes(
+    notes: Sequence[ExportedNote], batch_size: int, target: Namespace, services: Services, progress: Progress
+) -> tuple[int, int]:
+    """Write the notes not stored exactly so, a batch at a time; how many written and embedded."""
+    total, written, embedded = len(notes), 0, 0
+    for start in range(0, total, batch_size):
+        chunk = notes[start : start + batch_size]
+        stored = services.reader.get_many([n.note.id for n in chunk])
+        batch = [n for n in chunk if not _stored_as(stored.get(n.note.id), n, target)]
+        reused: list[Vector | None] = [n.vector if n.namespace == target else None for n in batch]
+        texts = [n.note.text for n, v in zip(batch, reused) if v is None]
+        namespace, fresh = services.embedding.embed(texts, "passage") if texts else (target, [])
+        vectors = iter(fresh)
+        homes: dict[Namespace, list[tuple[Note, Vector]]] = {}
+        for exported, kept in zip(batch, reused):
+            home, vector = (namespace, next(vectors)) if kept is None else (target, kept)
+            homes.setdefault(home, []).append((exported.note, vector))
+        for home, entries in homes.items():  # one write per namespace: all of a batch or none
+            services.writer.put_many(entries, home)
+        written, embedded = written + len(batch), embedded + len(texts)
+        progress(min(start + batch_size, total), total)
+    return written, embedded
+
+
 def _check_projects(command: ImportNotes, services: Services) -> None:
+    stored_notes: dict[NoteId, StoredNote] = {}
+    for start in range(0, len(command.notes), MAX_BATCH):
+        stored_notes |= services.reader.get_many([n.note.id for n in command.notes[start : start + MAX_BATCH]])
     for index, exported in enumerate(command.notes):
-        stored = services.reader.get(exported.note.id)
+        stored = stored_notes.get(exported.note.id)
         if stored is not None and stored.note.project_id != exported.note.project_id:
             raise InvalidRequest(
                 f"notes[{index}].project_id",
@@ -123,6 +139,5 @@ def _check_links(notes: Sequence[ExportedNote], links: Sequence[Link], gone: set
             raise InvalidRequest(f"links[{index}]", "must link two notes of one project", link.key.to_id.value)
 
 
-def _stored_as(services: Services, exported: ExportedNote, target: Namespace) -> bool:
-    current = services.reader.get(exported.note.id)
+def _stored_as(current: StoredNote | None, exported: ExportedNote, target: Namespace) -> bool:
     return current is not None and current.namespace == target and current.note == exported.note

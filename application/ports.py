@@ -25,6 +25,7 @@ Units and conventions shared by all ports:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import TYPE_CHECKING, BinaryIO, Literal, Protocol
 
@@ -293,6 +294,12 @@ class NoteWriter(Protocol):
         written) for a vector of the wrong length; ``InvalidValue`` at ``[i].<field>`` as
         ``put_many``."""
 
+    def bulk(self, namespace: Namespace, count: int) -> AbstractContextManager[None]:
+        """A block in which about ``count`` notes are written into ``namespace`` (an import):
+        the store may put off the upkeep of its search indexes until the block ends. Reads
+        stay correct meanwhile (they may be slower); a process that dies inside the block
+        leaves a whole store (what was put off is done when a store next opens)."""
+
     def delete(self, note_id: NoteId) -> bool:
         """Remove a note with all its vectors and every link from or to it; False when
         there was none."""
@@ -329,6 +336,9 @@ class NoteReader(Protocol):
     ``importance`` (0..1), which ranking may read from ``Candidates.notes``."""
 
     def get(self, note_id: NoteId) -> StoredNote | None: ...
+
+    def get_many(self, note_ids: Sequence[NoteId]) -> dict[NoteId, StoredNote]:
+        """``get`` of each id, in one read: the stored ones (an id not stored is left out)."""
 
     def candidates(self, query: CandidateQuery) -> Candidates:
         """What a search needs from the store, in one question (see ``Candidates``): the

@@ -40,11 +40,11 @@ TOPICS = (
 
 
 class Server:
-    def __init__(self, home: Path, workers: int) -> None:
+    def __init__(self, home: Path, workers: int, **settings: str) -> None:
         with socket.socket() as sock:
             sock.bind(("127.0.0.1", 0))
             self.port = sock.getsockname()[1]
-        env = server_env(home, MCP_MEMORY_HTTP_WORKERS=str(workers))
+        env = server_env(home, MCP_MEMORY_HTTP_WORKERS=str(workers), **settings)
         self.log = open(home / "server.log", "wb")
         self.started = time.perf_counter()
         self.process = subprocess.Popen(

@@ -354,6 +354,48 @@ def hooks(data: Result) -> list[str]:
     ]
 
 
+def team_scale(files: dict[str, Result]) -> list[str]:
+    picked = newest(
+        ((data["notes"], data["projects"], data["clients"]), when(name, data), name, data)
+        for name, data in files.items()
+        if str(data.get("benchmark", "")).startswith("team_scale")
+    )
+    if not picked:
+        return []
+    rows = []
+    for (notes, projects, clients), (_, data) in sorted(picked.items()):
+        for mode, s in data["search"].items():
+            rows.append([f"{notes:,}", str(projects), str(clients), num(data["import"]["notes_per_s"], 1), mode,
+                         f"{num(s['p50'])} / {num(s['p95'])}", num(s.get("cpu_ms_per_search")), str(s["errors"])])
+    body = [
+        "PostgreSQL through `mcp-memory serve --transport http`: the notes imported with `mcp-memory import`",
+        "(vectors included), then `memory.search` (topK 5) over POST /rpc; milliseconds, and the CPU time",
+        "per search of the server and the database backends (wall time on a busy machine is mostly waiting).",
+        "",
+        *table(["notes", "projects", "clients", "import notes/s", "mode", "p50 / p95", "CPU / search", "errors"], rows),
+    ]
+    return section("Team store at scale", "python -m bench.team_scale", body, files,
+                   (name for name, _ in picked.values()))
+
+
+def keyword_scale(files: dict[str, Result]) -> list[str]:
+    found = sorted((when(name, data), name) for name, data in files.items()
+                   if str(data.get("benchmark", "")).startswith("keyword_scale"))
+    rows = [[name.removesuffix(".json"), f"{files[name]['notes']:,}", num(files[name]["import_notes_per_s"], 1), mode,
+             f"{num(files[name][mode]['p50'])} / {num(files[name][mode]['p95'])}",
+             num(files[name][mode].get("backend_cpu_ms_mean")), num(files[name][mode].get("process_cpu_ms_mean"))]
+            for _, name in found for mode in ("keyword", "hybrid")]
+    if not rows:
+        return []
+    body = [
+        "The PostgreSQL store alone, one project whose every query term is held by ~10 % of the notes",
+        "(milliseconds; CPU per question of the database backend and of the store's process).",
+        "",
+        *table(["run", "notes", "import notes/s", "mode", "wall p50 / p95", "backend CPU", "process CPU"], rows),
+    ]
+    return section("Keyword search at scale", "python -m bench.keyword_scale", body, files, (name for _, name in found))
+
+
 def filtered_index(data: Result) -> list[str]:
     rows = [
         [f"{r['filter']}: {r['matching']:,} notes", r["system"], num(r["p50_ms"]), num(r["recall10"], 3), f"{r['short_share']:.0%}"]
@@ -373,6 +415,8 @@ def filtered_index(data: Result) -> list[str]:
 SECTIONS = (
     end_to_end,
     store_bench,
+    team_scale,
+    keyword_scale,
     newest_file("Filtered search: own partition or IVF with a selector", "python -m bench.filtered_index --size 100000",
                 named("filtered_index"), filtered_index),
     locomo,

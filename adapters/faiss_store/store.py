@@ -44,6 +44,7 @@ for a file that is not what its format says, naming it. Sets FAISS to one OpenMP
 from __future__ import annotations
 
 import threading
+from contextlib import AbstractContextManager, nullcontext
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -238,6 +239,9 @@ class FaissNoteStore:
                 data = b"".join(rows[i] for i in ids)
                 self._commit(Rehome(namespace=str(namespace), ids=ids, vectors=data))
 
+    def bulk(self, namespace: Namespace, count: int) -> AbstractContextManager[None]:
+        return nullcontext()  # nothing to put off: every write keeps the store's indexes
+
     def delete(self, note_id: NoteId) -> bool:
         """See ``NoteWriter.delete``: one record, which removes the note's links too."""
         with self._writing():
@@ -321,6 +325,12 @@ class FaissNoteStore:
         with self._reading():
             self._live.sync()
             return self._live.state.get(note_id.value)
+
+    def get_many(self, note_ids: Sequence[NoteId]) -> dict[NoteId, StoredNote]:
+        with self._reading():
+            self._live.sync()
+            found = {note_id: self._live.state.get(note_id.value) for note_id in note_ids}
+        return {note_id: stored for note_id, stored in found.items() if stored is not None}
 
     def candidates(self, query: CandidateQuery) -> Candidates:
         """See ``NoteReader.candidates``: one pass over the state (``memory.search``); ``StoreError``

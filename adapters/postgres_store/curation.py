@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 import psycopg
 
 from local_mcp_memory.adapters.postgres_store import codec
+from local_mcp_memory.adapters.postgres_store.keywords import CHANGED
 
 from local_mcp_memory.domain.identifiers import CanonicalProjectId, NoteId
 from local_mcp_memory.domain.link import Link, LinkKey, Relation
@@ -79,14 +80,15 @@ def purge(conn: psycopg.Connection, now: datetime | None) -> int:
         with conn.transaction():
             conn.execute("SELECT 1 FROM keyword_totals WHERE project = %s FOR UPDATE", (project,))
             found = conn.execute(
-                """WITH gone AS (
+                f"""WITH gone AS (
                        DELETE FROM notes WHERE id IN (
                            SELECT id FROM notes WHERE project = %(project)s
                              AND expires <= coalesce(%(now)s::timestamptz, now()) FOR UPDATE SKIP LOCKED)
-                       RETURNING length),
-                   counted AS (UPDATE keyword_totals k SET notes = k.notes - g.n, terms = k.terms - g.terms
+                       RETURNING id, length),
+                   counted AS (UPDATE keyword_totals k SET notes = k.notes - g.n, terms = k.terms - g.terms, seq = k.seq + 1
                                FROM (SELECT count(*) AS n, coalesce(sum(length), 0) AS terms FROM gone) g
-                               WHERE k.project = %(project)s AND g.n > 0)
+                               WHERE k.project = %(project)s AND g.n > 0 RETURNING k.seq),
+                   changed AS ({CHANGED.format(rows="SELECT %(project)s, gone.id, counted.seq FROM gone CROSS JOIN counted")})
                    SELECT count(*) FROM gone""",
                 {"project": project, "now": now},
             ).fetchone()

@@ -19,13 +19,9 @@ The hybrid question is one statement, one round trip, one snapshot. Its parts (C
   all of it up to ``sample`` vectors, else the first ``sample`` in the order of a fixed hash
   of the note id (``hashtextextended``; a sample of the scope unrelated to the vectors' content
   or age), read through the ``vectors_by_sample`` index without visiting the rest of the scope.
-* **keyword**: Okapi BM25 exactly as ``adapters.keyword_index`` scores it (k1 0.9, b 0.5,
-  the same terms from ``adapters.text_analysis``, computed in Python at write time into
-  ``postings``), divided by the query's weight and capped at 1; document frequencies are
-  counted from ``postings`` in the statement's snapshot, so they are always current. Terms
-  held by many notes are summed only where they can change the answer
-  (``COMMON_TERM_SHARE``). Candidates are ordered as ``keyword_index`` orders them: by
-  ``rank`` of the score (equal but for the last bits is a tie), then newer, then smaller id.
+* **keyword**: the candidates of the process's in-memory BM25 (``keywords``: the local
+  store's ``keyword_index``, kept current by a change feed), passed in already filtered and
+  ordered (by ``rank`` of the score, then newer, then smaller id), joined to their notes.
 * **neighbours**: for each candidate, the matching note of its group just before and just
   after it by ``(created, written)``, through the ``(project, grp, created, written)`` index,
   with its cosine when it has a vector in the namespace.
@@ -34,7 +30,7 @@ The hybrid question is one statement, one round trip, one snapshot. Its parts (C
 Expiry and supersession: with ``NoteFilter.now``, notes with ``expires <= now`` are left
 out of every part, and so are superseded notes unless ``include_superseded``, inside the
 filter (so they never shorten an answer). On ``notes`` the condition reads the row's
-``expires`` and looks up the ``supersedes`` links into it; on ``vectors`` and ``postings``,
+``expires`` and looks up the ``supersedes`` links into it; on ``vectors``,
 which hold no copy of either, the statement first collects the project's hidden ids
 (``hidden``: expired ones through the partial index on ``notes.expires``, few rows since
 the store purges them every few minutes; superseded ones through the partial index
@@ -46,22 +42,12 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from local_mcp_memory.adapters.keyword_index import B, K1, RANK_SCALE
 from local_mcp_memory.adapters.postgres_store.codec import escaped_tags
 from local_mcp_memory.domain.note import NoteFilter
 
 EXACT_SCAN_MAX = 5_000
 """Scopes of at most this many vectors are scanned exactly: measured at 384 dimensions, an
 exact scan of 5,000 filtered vectors takes about as long as an HNSW walk (``bench.store_bench``)."""
-
-COMMON_TERM_SHARE = 20
-"""A query term held by more than 1/20 of a project's notes is *common*: the keyword part
-first scores only the notes holding one of the query's other terms (adding their common
-terms), and uses that answer when no note holding common terms alone can reach it: such a
-note scores less than ``(k1 + 1)`` times the common terms' summed idf (BM25's saturation),
-so when the ``depth``-th score found is above that bound, scanning every posting of the
-common terms (a term in every note: 100k postings to sum) cannot change the answer. Else
-the whole sum is computed as before. Either way the answer is the same."""
 
 HNSW_EF_SEARCH = 200
 """The HNSW walk's candidate list. Measured at 100k notes in one project (384-d text
@@ -74,9 +60,9 @@ SESSION_SETTINGS = (
     # which cost every HNSW search about 3 ms (6.7 against 3.3 ms at 100k notes); one
     # search per backend is also what a server shared by a team wants.
     "SET max_parallel_workers_per_gather = 0",
-    # The keyword sum groups up to one row per note in scope: 100k notes took 10 MB, and
-    # the default 4 MB spilled it to disk. Per sort or hash of a statement, on a server
-    # that a team shares: no more than needed.
+    # An exact scan sorts or hashes up to one row per vector in scope; the default 4 MB
+    # spilled 100k rows to disk. Per sort or hash of a statement, on a server that a team
+    # shares: no more than needed.
     "SET work_mem = '16MB'",
     "SET hnsw.iterative_scan = relaxed_order",
     f"SET hnsw.ef_search = {HNSW_EF_SEARCH}",
@@ -119,6 +105,23 @@ def filter_sql(where: NoteFilter, alias: str, params: dict[str, Any], *, by_id: 
     ``where.include_superseded``: on ``notes`` by the row's own ``expires`` and a lookup of
     the links into it, or with ``by_id`` by its ``note`` column not being in the ``hidden``
     CTE (``hidden_cte``, which the statement must then define)."""
+    parts = scope_conditions(where, alias, params)
+    if where.now is not None:
+        params["now"] = where.now
+    if by_id:
+        if hides(where):
+            parts.append(f"{alias}.note NOT IN (SELECT id FROM hidden)")
+        return " AND ".join(parts)
+    if where.now is not None:
+        parts.append(f"({alias}.expires IS NULL OR {alias}.expires > %(now)s)")
+    if not where.include_superseded:
+        superseded = SUPERSEDED_SQL.format(live=_live_source(where))
+        parts.append(f"NOT EXISTS ({superseded} AND l.to_id = {alias}.id)")
+    return " AND ".join(parts)
+
+
+def scope_conditions(where: NoteFilter, alias: str, params: dict[str, Any]) -> list[str]:
+    """The conditions of ``where``'s project, group, tags and time window."""
     params["project"] = where.project_id.value
     parts = [f"{alias}.project = %(project)s"]
     if where.group_id is not None:
@@ -133,18 +136,7 @@ def filter_sql(where: NoteFilter, alias: str, params: dict[str, Any], *, by_id: 
     if where.window.until is not None:
         params["until"] = where.window.until
         parts.append(f"{alias}.created < %(until)s")
-    if where.now is not None:
-        params["now"] = where.now
-    if by_id:
-        if hides(where):
-            parts.append(f"{alias}.note NOT IN (SELECT id FROM hidden)")
-        return " AND ".join(parts)
-    if where.now is not None:
-        parts.append(f"({alias}.expires IS NULL OR {alias}.expires > %(now)s)")
-    if not where.include_superseded:
-        superseded = SUPERSEDED_SQL.format(live=_live_source(where))
-        parts.append(f"NOT EXISTS ({superseded} AND l.to_id = {alias}.id)")
-    return " AND ".join(parts)
+    return parts
 
 
 class Part(NamedTuple):
@@ -175,7 +167,7 @@ def candidates_sql(
     if spread and vectors is not None:
         parts.append(spread_part(vectors, vec, v_filter))
     if keyword:
-        parts.append(keyword_part(filter_sql(where, "p", params, by_id=True)))
+        parts.append(keyword_part())
     if neighbours and (seeds := [part.named for part in parts if part.named]):
         n_filter = filter_sql(where, "n", params)
         parts.append(neighbours_part(seeds, vectors if semantic else None, vec, n_filter))
@@ -183,7 +175,8 @@ def candidates_sql(
         parts.append(docs_part(named))
     if not parts:
         return ""
-    ctes = ([hidden_cte(where, params)] if hides(where) else []) + [cte for part in parts for cte in part.ctes]
+    by_id = vectors is not None and (semantic or spread) and hides(where)  # parts reading ``vectors``
+    ctes = ([hidden_cte(where, params)] if by_id else []) + [cte for part in parts for cte in part.ctes]
     head = f"WITH {', '.join(ctes)} " if ctes else ""
     return head + " UNION ALL ".join(f"({part.output})" for part in parts)
 
@@ -232,91 +225,19 @@ def spread_part(space: int, vec: str, v_filter: str) -> Part:
     )
 
 
-CONTRIBUTION = f"i.idf * {K1 + 1.0}::float8 * p.tf / (p.tf + {K1 * (1.0 - B)}::float8 + i.slope * p.length)"
-"""One posting's BM25 term (``p``: the posting, ``i``: its term's row of ``kw_idf``), in
-the order of operations of ``keyword_index``."""
-
-
-def ranked(score: str) -> str:
-    """SQL of ``keyword_index.rank`` of a score: what orders keyword candidates."""
-    return f"floor(({score}) * {RANK_SCALE}::float8)"
-
-
-def keyword_part(p_filter: str) -> Part:
-    """BM25 of the scope's notes, the ``depth`` best (module docstring): weights, then the
-    notes holding a rarer term, then every note only when those cannot be the answer."""
+def keyword_part() -> Part:
+    """The keyword candidates found by the process's BM25 index (``keywords``), already
+    filtered and ordered: ``kw_ids`` with their ``kw_scores``, joined to their notes for
+    ``created`` (a note deleted since is left out)."""
     return Part(
-        keyword_weights() + keyword_rare_first(p_filter) + keyword_answer(p_filter),
+        [
+            """keyword AS MATERIALIZED (
+                SELECT u.note, n.created, u.score FROM unnest(%(kw_ids)s::text[], %(kw_scores)s::float8[]) AS u(note, score)
+                JOIN notes n ON n.id = u.note)"""
+        ],
         "SELECT 'k', note, created, score, NULL, NULL, NULL, NULL, NULL FROM keyword",
         "SELECT note FROM keyword",
     )
-
-
-def keyword_weights() -> list[str]:
-    """Per query term its idf, whether it is common, and its length slope (``kw_idf``); the
-    query's weight and the bound of what its common terms can add to a note (``kw_weight``)."""
-    return [
-        """kw_totals AS (
-            SELECT notes::float8 AS n, terms::float8 AS total FROM keyword_totals
-            WHERE project = %(project)s AND notes > 0)""",
-        "kw_terms AS (SELECT DISTINCT t AS term FROM unnest(%(terms)s::text[]) t)",
-        f"""kw_idf AS MATERIALIZED (
-            SELECT q.term, ln(1 + (tot.n - d.df + 0.5) / (d.df + 0.5)) AS idf,
-                   d.df * {COMMON_TERM_SHARE} > tot.n AS common,
-                   {K1 * B}::float8 / coalesce(nullif(tot.total / tot.n, 0), 1) AS slope
-            FROM kw_terms q CROSS JOIN kw_totals tot
-            CROSS JOIN LATERAL (SELECT count(*)::float8 AS df FROM postings p
-                                WHERE p.project = %(project)s AND p.term = q.term) d)""",
-        f"""kw_weight AS (
-            SELECT sum(idf) AS w, coalesce(sum(idf) FILTER (WHERE common), 0) * {K1 + 1.0}::float8 AS bound
-            FROM kw_idf)""",
-    ]
-
-
-def scored(p_filter: str, terms: str) -> str:
-    """Each matching note's BM25 sum (``raw``) over the query terms ``terms`` selects."""
-    return f"""SELECT p.note, p.created, sum({CONTRIBUTION}) AS raw
-        FROM kw_idf i JOIN postings p ON p.term = i.term AND {p_filter}
-        WHERE {terms} GROUP BY p.note, p.created"""
-
-
-def keyword_rare_first(p_filter: str) -> list[str]:
-    """The answer among the notes holding a rarer term (``kw_rare_scored``), and whether it
-    is sure (``kw_exact``): its ``depth``-th rank is above what common terms alone can give."""
-    return [
-        f"kw_rare AS MATERIALIZED ({scored(p_filter, 'NOT i.common')})",
-        """kw_floor AS (
-            SELECT CASE WHEN count(*) = %(depth)s THEN min(raw) ELSE 0 END AS raw
-            FROM (SELECT raw FROM kw_rare ORDER BY raw DESC LIMIT %(depth)s) t)""",
-        f"""kw_rare_scored AS MATERIALIZED (
-            SELECT * FROM (
-                SELECT r.note, r.created, least(1.0, (r.raw + coalesce(c.raw, 0)) / w.w) AS score
-                FROM kw_rare r CROSS JOIN kw_weight w CROSS JOIN kw_floor f
-                LEFT JOIN LATERAL (
-                    SELECT sum({CONTRIBUTION}) AS raw FROM kw_idf i
-                    JOIN postings p ON p.project = %(project)s AND p.term = i.term AND p.note = r.note
-                    WHERE i.common) c ON true
-                WHERE {ranked('least(1.0, (r.raw + w.bound) / w.w)')} >= {ranked('least(1.0, f.raw / w.w)')}) s
-            ORDER BY {ranked('s.score')} DESC, s.created DESC, s.note LIMIT %(depth)s)""",
-        f"""kw_exact AS (
-            SELECT w.bound = 0 OR ((SELECT count(*) FROM kw_rare_scored) = %(depth)s
-                   AND (SELECT {ranked('min(score)')} FROM kw_rare_scored) > {ranked('least(1.0, w.bound / w.w)')}) AS ok
-            FROM kw_weight w)""",
-    ]
-
-
-def keyword_answer(p_filter: str) -> list[str]:
-    """``keyword``: the answer of ``keyword_rare_first`` when sure, else the ``depth`` best of
-    the whole sum (``kw_raw``, computed only then)."""
-    return [
-        f"kw_raw AS ({scored(p_filter, '(SELECT ok FROM kw_exact) IS NOT TRUE')})",
-        f"""keyword AS MATERIALIZED (
-            SELECT note, created, score FROM kw_rare_scored WHERE (SELECT ok FROM kw_exact)
-            UNION ALL
-            (SELECT * FROM (SELECT r.note, r.created, least(1.0, r.raw / w.w) AS score
-                            FROM kw_raw r CROSS JOIN kw_weight w WHERE r.raw > 0) s
-             ORDER BY {ranked('s.score')} DESC, s.created DESC, s.note LIMIT %(depth)s))""",
-    ]
 
 
 def neighbours_part(seeds: list[str], space: int | None, vec: str, n_filter: str) -> Part:

@@ -70,6 +70,14 @@ Version 5 (knowledge that changes, SPEC §13):
 * ``links_superseding``: a partial index on ``links (from_id, to_id)`` where the relation
   is ``supersedes``: the links that hide a superseded note from default reads.
 
+Version 6 (the keyword change feed, ``keywords``):
+
+* ``keyword_totals.seq``: a counter per project, bumped by every write that adds, changes
+  or removes one of its notes, under the project's row lock (so in commit order).
+* ``keyword_changes``: ``(project, note)`` with the ``seq`` of the note's latest change, a
+  row kept for a removed note too; ``keyword_changes_by_seq`` on ``(project, seq)``: what a
+  server's in-process keyword index has not seen yet is one range of it.
+
 Re-indexing (``reindex_terms``): ``migrate`` compares the recorded analysis with the current
 one on every open, under the same lock and in the same transaction as the migrations; when
 they differ (or none is recorded: every database written before version 3), each note's
@@ -228,6 +236,19 @@ MIGRATIONS: tuple[tuple[int, str | Callable[[psycopg.Connection], None]], ...] =
         CREATE INDEX IF NOT EXISTS links_superseding ON links (from_id, to_id) WHERE relation = 'supersedes';
         """,
     ),
+    (
+        6,
+        """
+        ALTER TABLE keyword_totals ADD COLUMN IF NOT EXISTS seq bigint NOT NULL DEFAULT 0;
+        CREATE TABLE IF NOT EXISTS keyword_changes (
+            project text NOT NULL,
+            note text NOT NULL,
+            seq bigint NOT NULL,
+            PRIMARY KEY (project, note)
+        );
+        CREATE INDEX IF NOT EXISTS keyword_changes_by_seq ON keyword_changes (project, seq);
+        """,
+    ),
 )
 LATEST = MIGRATIONS[-1][0]
 
@@ -324,9 +345,75 @@ def reindex_terms(conn: psycopg.Connection, analysis: Callable[[Note], list[str]
         """UPDATE keyword_totals k SET notes = 0, terms = 0
            WHERE NOT EXISTS (SELECT 1 FROM notes n WHERE n.project = k.project) AND (k.notes, k.terms) <> (0, 0)"""
     )
+    if _has_change_feed(conn):  # every note changed: the servers' keyword indexes read them again
+        conn.execute("UPDATE keyword_totals SET seq = seq + 1")
+        conn.execute(
+            """INSERT INTO keyword_changes (project, note, seq)
+               SELECT n.project, n.id, k.seq FROM notes n JOIN keyword_totals k ON k.project = n.project
+               ON CONFLICT (project, note) DO UPDATE SET seq = EXCLUDED.seq"""
+        )
     if done:
         log.info("postgres_store.reindexed", notes=done, analysis=ANALYSIS)
     return done
+
+
+def _has_change_feed(conn: psycopg.Connection) -> bool:
+    return conn.execute("SELECT to_regclass('keyword_changes') IS NOT NULL").fetchone()[0]
+
+
+BUILD_MEMORY = "2GB"
+"""``maintenance_work_mem`` of the session building an HNSW index: pgvector builds the graph
+in memory while it fits (100k vectors of 384 dimensions: about 0.3 GB), much faster than it
+inserts into a graph on disk."""
+
+
+def build_hnsw(conn: psycopg.Connection, space: int, dim: int) -> None:
+    """Build the HNSW index of ``space`` if it is missing or invalid (a concurrent build
+    that failed), without blocking writes (``CONCURRENTLY``). One server builds it at a
+    time: under a session advisory lock taken by retrying ``pg_try_advisory_lock`` (a
+    session blocked inside ``pg_advisory_lock`` would hold a snapshot that the concurrent
+    build waits for), the index checked again once held. ``conn`` is in autocommit."""
+    name = f"vectors_hnsw_{int(space)}"
+    _hold_build_lock(conn)
+    try:
+        valid = conn.execute(
+            "SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = %s", (name,)
+        ).fetchone()
+        if valid is not None and valid[0]:
+            return
+        if valid is not None:
+            conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}")
+        conn.execute(f"SET maintenance_work_mem = '{BUILD_MEMORY}'")
+        try:
+            conn.execute(hnsw_index_sql(space, dim).replace("CREATE INDEX", "CREATE INDEX CONCURRENTLY", 1))
+        finally:
+            conn.execute("RESET maintenance_work_mem")
+        log.info("postgres_store.hnsw_built", space=space)
+    finally:
+        conn.execute("SELECT pg_advisory_unlock(%s)", (BUILD_LOCK_KEY,))
+
+
+BUILD_LOCK_KEY = LOCK_KEY + 1
+"""The session advisory lock of an HNSW build (``build_hnsw``)."""
+
+
+def _hold_build_lock(conn: psycopg.Connection) -> None:
+    pause = 0.05
+    while not conn.execute("SELECT pg_try_advisory_lock(%s)", (BUILD_LOCK_KEY,)).fetchone()[0]:
+        time.sleep(pause)
+        pause = min(pause * 2, 1.0)
+
+
+def repair_hnsw(conn: psycopg.Connection, max_dim: int) -> None:
+    """Build the HNSW index of every namespace that lacks a valid one (an import that died
+    between dropping and building it again)."""
+    for space, dim in conn.execute(
+        """SELECT ns.id, ns.dim FROM namespaces ns WHERE ns.dim <= %s AND NOT EXISTS (
+               SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+               WHERE c.relname = 'vectors_hnsw_' || ns.id AND i.indisvalid)""",
+        (max_dim,),
+    ).fetchall():
+        build_hnsw(conn, space, dim)
 
 
 def hnsw_index_sql(space: int, dim: int) -> str:

@@ -30,7 +30,7 @@ Guarantees, as ``FaissNoteStore`` gives them:
   the next purge takes them). A failing purge is logged, never the write's failure.
 * Lock order: every write locks a stored note's row before its project's keyword counters;
   a write of several notes locks all their rows (by id), then all their projects' counters
-  (by name) first (``_lock_rows``), so no two writes wait for each other in a cycle.
+  (by name) first (``writes.lock_rows``), so no two writes wait for each other in a cycle.
   ``update`` locks the note's row, then reads and changes it: a note deleted meanwhile is
   not found, never written back. A transaction PostgreSQL still cancels for a deadlock or a
   serialization conflict is run again (``RETRIES``).
@@ -46,11 +46,11 @@ for a role that may not create the ``vector`` extension in a database that lacks
 
 from __future__ import annotations
 
+import contextlib
 import random
 import threading
 import time
 from datetime import datetime, timezone
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -62,8 +62,10 @@ from local_mcp_memory.adapters.cosines import cosine_table
 from local_mcp_memory.adapters.keyword_index import rank
 from local_mcp_memory.adapters.postgres_store import codec, curation
 from local_mcp_memory.adapters.postgres_store.connection import connect, failures, open_pool
+from local_mcp_memory.adapters.postgres_store.keywords import CHANGED, MAX_NOTES, PostgresKeywords
+from local_mcp_memory.adapters.postgres_store.writes import Entry, lock_rows, write_notes
 from local_mcp_memory.adapters.postgres_store.queries import candidates_sql, filter_sql
-from local_mcp_memory.adapters.postgres_store.schema import LOCK_KEY, hnsw_index_sql, migrate
+from local_mcp_memory.adapters.postgres_store.schema import LOCK_KEY, build_hnsw, hnsw_index_sql, migrate, repair_hnsw
 from local_mcp_memory.adapters.postgres_store.url import StoreUrl
 from local_mcp_memory.adapters.text_analysis import tokens
 from local_mcp_memory.application.errors import StoreError
@@ -80,6 +82,9 @@ T = TypeVar("T")
 RETRIES = 3
 """Times a write transaction runs at most when PostgreSQL cancels it for a deadlock or a
 serialization conflict (SQLSTATE 40P01, 40001)."""
+
+BULK_MIN = 10_000
+"""Imports of fewer notes keep the HNSW index up to date as they write (see ``bulk``)."""
 
 HNSW_MAX_DIM = 2000
 """pgvector indexes ``vector`` columns of at most 2,000 dimensions; larger namespaces are
@@ -107,7 +112,10 @@ class PostgresNoteStore:
     """Notes in the PostgreSQL database at ``url`` (schema created or migrated on open).
     Thread-safe: each call takes a connection from the pool."""
 
-    def __init__(self, url: str, *, pool_size: int = 8, timeout: float = 5.0, purge_every: float = PURGE_EVERY) -> None:
+    def __init__(
+        self, url: str, *, pool_size: int = 8, timeout: float = 5.0, purge_every: float = PURGE_EVERY,
+        keyword_notes: int = MAX_NOTES,
+    ) -> None:
         try:
             self._url = StoreUrl.parse(url)
         except ValueError as exc:
@@ -118,10 +126,13 @@ class PostgresNoteStore:
         self._purging = threading.Lock()
         self._analyzing = threading.Lock()
         self._unanalyzed = 0  # notes this server wrote since the statistics were taken
+        self._bulk = 0  # bulk blocks open: statistics wait for their end
+        self._keywords = PostgresKeywords(keyword_notes)
         with failures(self._url, "open the note store"):
             with connect(self._url, timeout) as conn:
                 _create_extension(conn, self._url)
                 migrate(conn, self._url.place)
+                repair_hnsw(conn, HNSW_MAX_DIM)
                 self._analyzed = _notes_estimate(conn)
             self._pool = open_pool(self._url, max_size=pool_size, timeout=timeout)
 
@@ -149,7 +160,8 @@ class PostgresNoteStore:
                     if found is None:
                         raise StoreError(f"note {note.id.value} has no vector in namespace {namespace}; pass one")
                 with conn.pipeline():
-                    _write_note(conn, note, doc, space, row)
+                    lock_rows(conn, [note])
+                    write_notes(conn, [Entry(note, doc, row)], space)
         self._after_write()
 
     def update(
@@ -170,7 +182,8 @@ class PostgresNoteStore:
             note = change(codec.note_of(found[0]))
             doc = codec.note_doc(note)
             with conn.pipeline():
-                _write_note(conn, note, doc, found[1] if row is None else space, row)
+                lock_rows(conn, [note])
+                write_notes(conn, [Entry(note, doc, row)], found[1] if row is None else space)
             return note
 
         with failures(self._url, "write to the note store"):
@@ -186,10 +199,9 @@ class PostgresNoteStore:
             return
 
         def write(conn: psycopg.Connection) -> None:
-            _lock_rows(conn, notes)
             with conn.pipeline():
-                for (note, _vector), doc, row in zip(notes, docs, rows):
-                    _write_note(conn, note, doc, space, row)
+                lock_rows(conn, [note for note, _vector in notes])
+                write_notes(conn, [Entry(note, doc, row) for (note, _vector), doc, row in zip(notes, docs, rows)], space)
 
         with failures(self._url, "write to the note store"):
             space = self._space(namespace)
@@ -199,7 +211,7 @@ class PostgresNoteStore:
     def _transaction(self, body: Callable[[psycopg.Connection], T]) -> T:
         """``body`` in one transaction on a pool connection, run again (at most
         ``RETRIES`` times in all) when PostgreSQL cancels it to break a deadlock or a
-        serialization conflict: the lock order of every write (``_lock_rows``) leaves no
+        serialization conflict: the lock order of every write (``writes.lock_rows``) leaves no
         cycle among this store's writers, so this only guards against what else may share
         the database."""
         for attempt in range(1, RETRIES + 1):
@@ -227,10 +239,9 @@ class PostgresNoteStore:
             held = curation.holders(conn, list(first), now)
             new = [i for i in first.values() if keys[i] not in held]
             if new:
-                _lock_rows(conn, [notes[i] for i in new])
                 with conn.pipeline():
-                    for i in new:
-                        _write_note(conn, notes[i][0], docs[i], space, rows[i])
+                    lock_rows(conn, [notes[i][0] for i in new])
+                    write_notes(conn, [Entry(notes[i][0], docs[i], rows[i]) for i in new], space)
             return held, new
 
         with failures(self._url, "write to the note store"):
@@ -258,14 +269,53 @@ class PostgresNoteStore:
                     )
                 conn.execute("UPDATE notes SET home = %s WHERE id = ANY(%s)", (space, list(rows)))
 
+    @contextlib.contextmanager
+    def bulk(self, namespace: Namespace, count: int) -> Iterator[None]:
+        """See ``NoteWriter.bulk``: an import of at least ``BULK_MIN`` notes, and at least as
+        many as ``namespace`` holds, drops the namespace's HNSW index first and builds it
+        again at the end (``schema.build_hnsw``): inserting each vector into the graph cost
+        most of an import's time (pgvector builds a graph of many vectors at once several
+        times faster). Searches meanwhile scan the namespace exactly; a server that dies
+        inside the block leaves the index missing, and the next store to open builds it.
+        Statistics (``ANALYZE``) are taken once, at the end, not after every tenth more notes."""
+        if count < BULK_MIN or namespace.dim > HNSW_MAX_DIM:
+            yield
+            return
+        self._bulk += 1  # and ``ANALYZE`` once at the end, not after every tenth more notes
+        try:
+            with self._index_put_off(namespace, count):
+                yield
+        finally:
+            self._bulk -= 1
+        self._after_write(0)
+
+    @contextlib.contextmanager
+    def _index_put_off(self, namespace: Namespace, count: int) -> Iterator[None]:
+        with failures(self._url, "write to the note store"):
+            space = self._space(namespace)
+            with self._pool.connection() as conn:
+                held = conn.execute("SELECT count(*) FROM vectors WHERE space = %s", (space,)).fetchone()[0]
+                if count < held:
+                    space = None
+                else:
+                    conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS vectors_hnsw_{int(space)}")
+        try:
+            yield
+        finally:
+            if space is not None:
+                with failures(self._url, "index the note store"), self._pool.connection() as conn:
+                    build_hnsw(conn, space, namespace.dim)
+
     def delete(self, note_id: NoteId) -> bool:
         with failures(self._url, "write to the note store"), self._pool.connection() as conn:
             found = conn.execute(
-                """WITH gone AS (DELETE FROM notes WHERE id = %s RETURNING project, length),
-                        counted AS (UPDATE keyword_totals k SET notes = k.notes - 1, terms = k.terms - gone.length
-                                    FROM gone WHERE k.project = gone.project)
-                   SELECT count(*) FROM gone""",
-                (note_id.value,),
+                f"""WITH gone AS (DELETE FROM notes WHERE id = %(id)s RETURNING project, length),
+                         counted AS (UPDATE keyword_totals k SET notes = k.notes - 1, terms = k.terms - gone.length,
+                                                                 seq = k.seq + 1
+                                     FROM gone WHERE k.project = gone.project RETURNING k.project, k.seq),
+                         changed AS ({CHANGED.format(rows="SELECT project, %(id)s, seq FROM counted")})
+                    SELECT count(*) FROM gone""",
+                {"id": note_id.value},
             ).fetchone()
         self._after_write()
         return bool(found[0])
@@ -303,7 +353,7 @@ class PostgresNoteStore:
         ``ANALYZE_GROWTH``), and the periodic purge, at most once every ``purge_every``
         seconds per server. Neither runs twice at once, nor is ever the write's failure."""
         self._unanalyzed += notes
-        if self._unanalyzed > max(ANALYZE_MIN_NOTES, ANALYZE_GROWTH * self._analyzed):
+        if not self._bulk and self._unanalyzed > max(ANALYZE_MIN_NOTES, ANALYZE_GROWTH * self._analyzed):
             self._analyze()
         if time.monotonic() < self._purge_due or not self._purging.acquire(blocking=False):
             return
@@ -400,6 +450,14 @@ class PostgresNoteStore:
             ).fetchone()
         return None if found is None else codec.stored_note(*found)
 
+    def get_many(self, note_ids: Sequence[NoteId]) -> dict[NoteId, StoredNote]:
+        with failures(self._url, "read the note store"), self._pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT n.id, n.doc, ns.name FROM notes n JOIN namespaces ns ON ns.id = n.home WHERE n.id = ANY(%s)",
+                ([note_id.value for note_id in note_ids],),
+            ).fetchall()
+        return {NoteId(key): codec.stored_note(doc, home) for key, doc, home in rows}
+
     def list_recent(self, where: NoteFilter, limit: int) -> list[StoredNote]:
         params: dict[str, Any] = {"limit": limit}
         condition = filter_sql(where, "n", params)
@@ -416,22 +474,39 @@ class PostgresNoteStore:
         if query.vector is not None:
             assert query.namespace is not None
             q = _row(query.vector, query.namespace.dim)
-        terms = None if query.text is None else [codec.term(t) for t in tokens(query.text)]
-        params: dict[str, Any] = {"q": q, "depth": query.depth, "sample": query.spread_sample, "terms": terms}
+        params: dict[str, Any] = {"q": q, "depth": query.depth, "sample": query.spread_sample}
         with failures(self._url, "search the note store"), self._pool.connection() as conn:
             space = None if q is None else self._known_space(conn, query.namespace)
+            found = self._keyword_search(conn, query)
+            params["kw_ids"], params["kw_scores"] = [key for key, _ in found], [score for _, score in found]
             sql = candidates_sql(
                 query.where,
                 space=space,
                 dim=query.namespace.dim if query.namespace is not None else 0,
                 semantic=q is not None,
-                keyword=bool(terms),
+                keyword=bool(found),
                 spread=q is not None and query.spread_sample > 0,
                 neighbours=query.neighbours,
                 params=params,
             )
             rows = conn.execute(sql, params).fetchall() if sql else []
         return _answer(rows, query.neighbours)
+
+    def _keyword_search(self, conn: psycopg.Connection, query: CandidateQuery) -> list[tuple[str, float]]:
+        """The keyword candidates (``keywords``), each accepted by the question's filter."""
+        if query.text is None or not tokens(query.text):
+            return []
+        where = query.where
+
+        def accept(ids: list[str]) -> np.ndarray:
+            params: dict[str, Any] = {"ids": ids}
+            condition = filter_sql(where, "n", params)
+            rows = conn.execute(f"SELECT n.id FROM notes n WHERE n.id = ANY(%(ids)s) AND {condition}", params).fetchall()
+            passed = {key for (key,) in rows}
+            return np.fromiter((key in passed for key in ids), dtype=bool, count=len(ids))
+
+        whole = where == NoteFilter(where.project_id, include_superseded=True)
+        return self._keywords.search(conn, where.project_id.value, query.text, query.depth, None if whole else accept)
 
     def links(self, note_id: NoteId) -> list[Link]:
         with failures(self._url, "read the note store"), self._pool.connection() as conn:
@@ -561,87 +636,32 @@ def _notes_estimate(conn: psycopg.Connection) -> float:
     return max(0.0, float(conn.execute("SELECT reltuples FROM pg_class WHERE oid = 'notes'::regclass").fetchone()[0]))
 
 
-def _lock_rows(conn: psycopg.Connection, notes: Sequence[tuple[Note, Vector]]) -> None:
-    """Lock what a write of several ``notes`` will lock, in one order every write follows:
-    the rows of the notes already stored (by id), then the keyword counters of their
-    projects (by name, the missing ones created). ``_write_note`` locks a note's row and
-    then its project's counters; a batch doing so entry after entry could wait in a cycle
-    with another batch or with a ``delete``/``update`` (two batches spanning two projects in
-    opposite orders deadlocked)."""
-    conn.execute("SELECT 1 FROM notes WHERE id = ANY(%s) ORDER BY id FOR UPDATE", (sorted({n.id.value for n, _v in notes}),))
-    conn.execute(
-        """INSERT INTO keyword_totals (project, notes, terms) SELECT p, 0, 0 FROM unnest(%s::text[]) AS p ORDER BY p
-           ON CONFLICT (project) DO UPDATE SET notes = keyword_totals.notes""",
-        (sorted({note.project_id.value for note, _vector in notes}),),
-    )
+class _Docs(Mapping[str, StoredNote]):
+    """The stored notes of an answer, each decoded when first read: a hybrid search reads
+    the candidates it ranks, and most neighbours are never read (decoding every doc of an
+    answer, about 160, took as long as the rest of the search)."""
 
+    def __init__(self) -> None:
+        self.raw: dict[str, tuple[str, str]] = {}
+        self._decoded: dict[str, StoredNote] = {}
 
-def _write_note(conn: psycopg.Connection, note: Note, doc: str, space: int, row: np.ndarray | None) -> None:
-    """The statements of one put, in a transaction (and a pipeline: one round trip)."""
-    terms = codec.note_terms(note)
-    counts = Counter(terms)
-    p = {
-        "id": note.id.value,
-        "project": note.project_id.value,
-        "grp": note.group_id.value,
-        "created": note.created_at,
-        "tags": codec.escaped_tags(note.tags),
-        "length": len(terms),
-        "doc": doc,
-        "expires": note.expires_at,
-        "importance": note.importance,
-        "dedup": codec.dedup_hash(note),
-        "space": space,
-        "terms": list(counts),
-        "counts": list(counts.values()),
-        "row": row,
-    }
-    conn.execute(
-        """WITH old AS (SELECT project, length FROM notes WHERE id = %(id)s FOR UPDATE)
-           UPDATE keyword_totals k SET notes = k.notes - 1, terms = k.terms - old.length
-           FROM old WHERE k.project = old.project""",
-        p,
-    )
-    conn.execute(
-        """INSERT INTO notes (id, project, grp, created, written, home, tags, length, doc, expires, dedup, importance)
-           VALUES (%(id)s, %(project)s, %(grp)s, %(created)s, nextval('write_order'), %(space)s, %(tags)s, %(length)s,
-                   %(doc)s, %(expires)s, %(dedup)s, %(importance)s)
-           ON CONFLICT (id) DO UPDATE SET project = EXCLUDED.project, grp = EXCLUDED.grp, created = EXCLUDED.created,
-               written = EXCLUDED.written, home = EXCLUDED.home, tags = EXCLUDED.tags, length = EXCLUDED.length,
-               doc = EXCLUDED.doc, expires = EXCLUDED.expires, dedup = EXCLUDED.dedup, importance = EXCLUDED.importance""",
-        p,
-    )
-    conn.execute(
-        """INSERT INTO keyword_totals (project, notes, terms) VALUES (%(project)s, 1, %(length)s)
-           ON CONFLICT (project) DO UPDATE SET notes = keyword_totals.notes + 1, terms = keyword_totals.terms + EXCLUDED.terms""",
-        p,
-    )
-    conn.execute("DELETE FROM postings WHERE note = %(id)s", p)
-    conn.execute(
-        """INSERT INTO postings (project, term, note, tf, length, grp, created, tags)
-           SELECT %(project)s, t, %(id)s, c, %(length)s, %(grp)s, %(created)s, %(tags)s
-           FROM unnest(%(terms)s::text[], %(counts)s::int[]) AS u(t, c)""",
-        p,
-    )
-    if row is not None:
-        conn.execute(
-            """INSERT INTO vectors (note, space, project, grp, created, written, tags, embedding)
-               SELECT id, %(space)s, project, grp, created, written, tags, %(row)s FROM notes WHERE id = %(id)s
-               ON CONFLICT (note, space) DO UPDATE SET embedding = EXCLUDED.embedding""",
-            p,
-        )
-    conn.execute(  # a note's other vectors follow its fields; a row just written already has them
-        """UPDATE vectors v SET project = n.project, grp = n.grp, created = n.created, written = n.written, tags = n.tags
-           FROM notes n WHERE n.id = %(id)s AND v.note = n.id
-             AND (v.project, v.grp, v.created, v.written, v.tags) IS DISTINCT FROM (n.project, n.grp, n.created, n.written, n.tags)""",
-        p,
-    )
+    def __getitem__(self, key: str) -> StoredNote:
+        found = self._decoded.get(key)
+        if found is None:
+            found = self._decoded[key] = codec.stored_note(*self.raw[key])
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.raw)
+
+    def __len__(self) -> int:
+        return len(self.raw)
 
 
 def _answer(rows: list[tuple], with_neighbours: bool) -> Candidates:
     semantic, keyword, spread = [], [], NO_SPREAD
     neighbours: dict[str, list[tuple[int, Neighbour]]] = {}
-    notes: dict[str, StoredNote] = {}
+    notes = _Docs()
     for kind, key, created, score, std, n, seed, doc, home in rows:
         if created is not None:
             created = created.astimezone(timezone.utc)
@@ -654,7 +674,7 @@ def _answer(rows: list[tuple], with_neighbours: bool) -> Candidates:
         elif kind == "n":
             neighbours.setdefault(seed, []).append((n, Neighbour(key, created, None if score is None else float(score))))
         else:
-            notes[key] = codec.stored_note(doc, home)
+            notes.raw[key] = (doc, home)
     semantic.sort(key=lambda c: (-c.score, -c.created_at.timestamp(), c.id))
     keyword.sort(key=lambda c: (-rank(c.score), -c.created_at.timestamp(), c.id))
     near: dict[str, list[Neighbour]] = {}

@@ -127,6 +127,15 @@ def test_get_of_an_unknown_id_is_none(store: NoteStore) -> None:
     assert store.get(NoteId.new()) is None
 
 
+def test_get_many_answers_the_stored_notes_and_leaves_out_unknown_ids(store: NoteStore) -> None:
+    notes = [make_note(f"note {i}", minutes=i) for i in range(3)]
+    store.put_many([(n, axis(i)) for i, n in enumerate(notes)], NS)
+    unknown = NoteId.new()
+    found = store.get_many([notes[2].id, unknown, notes[0].id])
+    assert found.keys() == {notes[2].id, notes[0].id}
+    assert found[notes[2].id] == store.get(notes[2].id) and found[notes[0].id].namespace == NS
+
+
 def test_put_without_vector_changes_fields_and_keeps_the_vector(store: NoteStore) -> None:
     note = make_note("original")
     store.put(note, NS, unit(1))

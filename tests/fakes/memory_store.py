@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import operator
 import threading
+from contextlib import AbstractContextManager, nullcontext
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 from itertools import count
@@ -97,6 +98,9 @@ class InMemoryNoteStore:
                     self._vectors.setdefault(namespace, {})[key] = row
                     self._notes[key] = StoredNote(stored.note, namespace)
 
+    def bulk(self, namespace: Namespace, count: int) -> AbstractContextManager[None]:
+        return nullcontext()  # nothing to put off: every write keeps the store's indexes
+
     def delete(self, note_id: NoteId) -> bool:
         with self._lock:
             stored = self._notes.pop(note_id.value, None)
@@ -173,6 +177,11 @@ class InMemoryNoteStore:
     def get(self, note_id: NoteId) -> StoredNote | None:
         with self._lock:
             return self._notes.get(note_id.value)
+
+    def get_many(self, note_ids: Sequence[NoteId]) -> dict[NoteId, StoredNote]:
+        with self._lock:
+            found = {note_id: self._notes.get(note_id.value) for note_id in note_ids}
+        return {note_id: stored for note_id, stored in found.items() if stored is not None}
 
     def candidates(self, query: CandidateQuery) -> Candidates:
         where = query.where

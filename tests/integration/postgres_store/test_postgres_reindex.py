@@ -119,7 +119,7 @@ def index_rows(url: str) -> tuple[list[tuple], list[tuple], list[tuple]]:
     with psycopg.connect(url) as conn:
         postings = conn.execute("SELECT * FROM postings ORDER BY project, term, note").fetchall()
         lengths = conn.execute("SELECT id, length FROM notes ORDER BY id").fetchall()
-        totals = conn.execute("SELECT * FROM keyword_totals WHERE notes > 0 ORDER BY project").fetchall()
+        totals = conn.execute("SELECT project, notes, terms FROM keyword_totals WHERE notes > 0 ORDER BY project").fetchall()
     return postings, lengths, totals
 
 

@@ -1,0 +1,136 @@
+"""Keyword search of the PostgreSQL store: the local store's BM25 (``adapters.keyword_index``,
+one implementation, so both stores give the same answers), held in this process per project
+and kept exact by a change feed in the database.
+
+The feed: every write that adds, changes or removes a note of a project bumps the
+project's counter (``keyword_totals.seq``) and records ``(project, note, seq)`` in
+``keyword_changes`` (one row per note, the latest change), in the write's own transaction.
+Every write of a project holds the project's ``keyword_totals`` row until it commits, so
+within a project the counter's order is the commit order: a reader that has seen every
+change up to ``seq`` has seen all that committed before it, and ``seq > seen`` is exactly
+what it has not seen yet.
+
+A project's index is built on its first keyword search, from ``postings`` and ``notes`` in
+one snapshot together with the counter of that snapshot (``load``: 100k notes in about a
+second); before every search, the changes since are applied (``catch_up``: one indexed
+query, usually no rows). Several server processes on one database each keep their own
+index and each stays exact. Projects are kept least recently searched first out: at most
+``max_notes`` notes over all projects held (``PostgresKeywords``), the one searched always;
+searches of different projects do not wait for each other.
+
+What a search may return is decided by the database (``accept``): the filter of the
+question (group, tags, window, expiry, supersession) on the notes the index proposes, in
+batches, so the index holds every note of a project and filters never go stale.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+
+import numpy as np
+import psycopg
+
+from local_mcp_memory.adapters.keyword_index import KeywordIndex
+from local_mcp_memory.adapters.postgres_store import codec
+
+MAX_NOTES = 1_000_000
+"""Notes held in the keyword indexes of one process, over all projects: about 1-1.5 KB each
+(a server holding a project of 100k notes with the local model loaded: 400 MiB)."""
+
+_CREATED_US = "(extract(epoch FROM n.created) * 1000000)::bigint"
+_TERMS = "array_agg(p.term ORDER BY p.term) FILTER (WHERE p.term IS NOT NULL), array_agg(p.tf ORDER BY p.term) FILTER (WHERE p.term IS NOT NULL)"
+
+LOAD_SQL = f"""SELECT n.id, {_CREATED_US}, {_TERMS}
+    FROM notes n LEFT JOIN postings p ON p.note = n.id AND p.project = n.project
+    WHERE n.project = %(project)s GROUP BY n.id"""
+"""Every note of a project with its createdAt (microseconds) and its terms' counts."""
+
+CHANGES_SQL = f"""SELECT c.seq, c.note, n.id IS NOT NULL, {_CREATED_US}, {_TERMS}
+    FROM keyword_changes c LEFT JOIN notes n ON n.id = c.note AND n.project = c.project
+    LEFT JOIN postings p ON p.note = n.id AND p.project = n.project
+    WHERE c.project = %(project)s AND c.seq > %(seen)s GROUP BY c.seq, c.note, n.id"""
+"""The project's notes changed since ``seen``: present (with createdAt and terms) or gone."""
+
+CHANGED = """INSERT INTO keyword_changes (project, note, seq) {rows}
+    ON CONFLICT (project, note) DO UPDATE SET seq = EXCLUDED.seq"""
+"""Record changes in the feed: ``rows`` selects ``(project, note id, seq)``, the seq taken
+from the project's ``keyword_totals`` row that the same statement updated (and so locked)."""
+
+Accept = Callable[[list[str]], np.ndarray]
+
+
+def _counts(terms: list[str] | None, tfs: list[int] | None) -> dict[str, int]:
+    return {} if terms is None else dict(zip(terms, tfs))
+
+
+class _Held:
+    """One project's index and how far into the feed it has read (None: not built yet)."""
+
+    def __init__(self) -> None:
+        self.index = KeywordIndex(None, term=codec.term)
+        self.seen: int | None = None
+        self.lock = threading.Lock()
+
+
+class PostgresKeywords:
+    """The keyword indexes of one store object. Thread-safe: a lock per project around its
+    build, catch-up and search (searches of different projects run side by side), and one
+    around the list of projects held."""
+
+    def __init__(self, max_notes: int = MAX_NOTES) -> None:
+        self._held: OrderedDict[str, _Held] = OrderedDict()  # least recently searched first
+        self._max_notes = max_notes
+        self._lock = threading.Lock()
+
+    def search(
+        self, conn: psycopg.Connection, project: str, query: str, depth: int, accept: Accept | None
+    ) -> list[tuple[str, float]]:
+        """The ``depth`` best notes of ``project`` for ``query`` that ``accept`` lets through,
+        as ``KeywordIndex.search`` orders them, with every change committed before the call."""
+        with self._lock:
+            held = self._held.setdefault(project, _Held())
+            self._held.move_to_end(project)
+        with held.lock:
+            if held.seen is None:
+                self._load(conn, project, held)
+            else:
+                self._catch_up(conn, project, held)
+            found = held.index.search(project, query, depth, accept)
+        self._evict(keep=project)
+        return found
+
+    def _load(self, conn: psycopg.Connection, project: str, held: _Held) -> None:
+        with conn.transaction():
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            found = conn.execute("SELECT seq FROM keyword_totals WHERE project = %s", (project,)).fetchone()
+            cursor = conn.cursor(name="keyword_load")
+            cursor.itersize = 5000
+            cursor.execute(LOAD_SQL, {"project": project})
+            held.index.build(project, ((key, created, _counts(terms, tfs)) for key, created, terms, tfs in cursor))
+            cursor.close()
+        held.seen = 0 if found is None else int(found[0])
+
+    def _catch_up(self, conn: psycopg.Connection, project: str, held: _Held) -> None:
+        assert held.seen is not None
+        rows = conn.execute(CHANGES_SQL, {"project": project, "seen": held.seen}).fetchall()
+        for seq, key, present, created, terms, tfs in sorted(rows, key=lambda row: row[0]):
+            if present:
+                held.index.add_counts(project, key, created, _counts(terms, tfs))
+            else:
+                held.index.remove(project, key)
+            held.seen = max(held.seen, int(seq))
+
+    def _evict(self, keep: str) -> None:
+        """Drop the least recently searched projects while more than ``max_notes`` notes are
+        held (a search still using a dropped one finishes with it; the next builds it again)."""
+        with self._lock:
+            sizes = {project: held.index.size(project) or 0 for project, held in self._held.items()}
+            total = sum(sizes.values())
+            for project in list(self._held):
+                if total <= self._max_notes:
+                    return
+                if project != keep:
+                    total -= sizes[project]
+                    del self._held[project]

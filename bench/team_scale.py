@@ -1,0 +1,260 @@
+"""The team store at scale, end to end: a PostgreSQL data set imported with ``mcp-memory import``
+(notes with their vectors), then searched through ``mcp-memory serve --transport http`` (POST /rpc).
+
+    .venv/bin/python -m bench.team_scale [--notes 100000] [--projects 1] [--clients 1] [--searches 200]
+                                         [--modes keyword,hybrid,semantic] [--store embedded|postgresql://…]
+
+The notes are ``bench.e2e``'s (every subject, verb, cause and fix held by about 10 % of the
+notes of a project: BM25 over common terms), spread evenly over ``--projects`` projects.
+Their vectors, in the default model's namespace, are synthetic: one random direction per
+subject, verb, cause and fix, summed with noise and normalized, so notes alike in words are
+alike in vectors, as the model's are (HNSW meets clustered data, not uniform noise); queries
+are embedded by the real model. The notes are written as export files of ``--file-notes``
+notes each (format ``mcp-memory-export`` 1 with vectors), each imported by ``mcp-memory
+import`` as a user runs it (default ``--batch``); the import rate is notes over the summed
+wall time of those commands. Then one server starts on the store, every project is searched
+once (each server builds a project's keyword index on its first keyword search), and
+``--clients`` threads, each with its own keep-alive connection, send ``--searches`` searches
+in all (topK 5, a random project and question each) per mode. Reported per mode: p50 / p95 /
+p99 / max, searches/s, errors, and the CPU time per search of the server process and of the
+database backends serving it (from ``/proc``, when PostgreSQL runs on this machine): on a
+machine shared with other work, wall times are mostly waiting for a core, CPU time is what
+a search costs. Any error fails the run (exit 1).
+
+The 100k target: ``--notes 100000``; the 1M one: ``--notes 1000000 --projects 200
+--clients 16 --modes hybrid``. Writes ``bench/results/<--out>.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):  # run as a script: python bench/team_scale.py
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import httpx
+import numpy as np
+
+from bench.client import MCP_MEMORY, generated_data, percentile, server_env, store_urls, table, write_result
+from bench.e2e import CAUSES, FIXES, SUBJECTS, VERBS, synthetic_note, synthetic_query
+from bench.http_load import Server
+from bench.locomo import DEFAULT_MODEL
+
+DIM = 384
+NAMESPACE = f"local:{DEFAULT_MODEL}:{DIM}"
+T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+
+def project_name(i: int) -> str:
+    return f"team-scale-{i:03d}"
+
+
+class Vectors:
+    """Each note's vector: the normalized sum of its words' directions and some noise."""
+
+    def __init__(self, seed: int) -> None:
+        self.rng = np.random.default_rng(seed)
+        self.directions = {
+            word: self.rng.standard_normal(DIM).astype(np.float32) for word in (*SUBJECTS, *VERBS, *CAUSES, *FIXES)
+        }
+
+    def of(self, text: str) -> np.ndarray:
+        lowered = text.lower()
+        x = self.rng.standard_normal(DIM).astype(np.float32) * 0.8
+        for word, direction in self.directions.items():
+            if word in lowered:
+                x += direction
+        return x / np.linalg.norm(x)
+
+
+def write_export(path: Path, start: int, count: int, projects: int, rng: random.Random, vectors: Vectors) -> None:
+    """Notes ``start`` … ``start + count - 1`` as an export file, note ``i`` in project ``i % projects``."""
+    header = {"format": "mcp-memory-export", "version": 1, "exportedAt": "2026-06-01T00:00:00Z", "projectId": None,
+              "namespace": NAMESPACE, "vectors": True, "notes": count, "globals": 0, "links": 0}
+    with path.open("w", encoding="utf-8") as out:
+        out.write(json.dumps(header) + "\n")
+        for i in range(start, start + count):
+            note = synthetic_note(rng, i)
+            created = (T0 + timedelta(seconds=i)).strftime("%Y-%m-%dT%H:%M:%SZ")
+            vector = base64.b64encode(vectors.of(note["text"]).astype("<f4").tobytes()).decode()
+            out.write(json.dumps({
+                "type": "note", "id": str(uuid.UUID(int=i + 1, version=4)), "projectId": project_name(i % projects),
+                "groupId": note["groupId"], "title": None, "text": note["text"], "tags": note["tags"], "source": None,
+                "createdAt": created, "metadata": None, "namespace": NAMESPACE, "vector": vector,
+            }) + "\n")
+
+
+def import_all(home: Path, store: str, notes: int, projects: int, file_notes: int, batch: int | None) -> dict[str, Any]:
+    rng, vectors, seconds = random.Random(notes), Vectors(notes), 0.0
+    env = server_env(home, MCP_MEMORY_STORE=store)
+    for start in range(0, notes, file_notes):
+        path = home / "export.jsonl"
+        write_export(path, start, min(file_notes, notes - start), projects, rng, vectors)
+        command = [MCP_MEMORY, "import", str(path)] + ([] if batch is None else ["--batch", str(batch)])
+        started = time.perf_counter()
+        subprocess.run(command, env=env, cwd=home, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        seconds += time.perf_counter() - started
+        path.unlink()
+        print(f"  imported {start + file_notes}/{notes}: {(start + file_notes) / seconds:.0f} notes/s", file=sys.stderr)
+    return {"notes": notes, "seconds": round(seconds, 1), "notes_per_s": round(notes / seconds, 1),
+            "batch": batch or "default", "file_notes": file_notes}
+
+
+def rpc(client: httpx.Client, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    reply = client.post("/rpc", json={"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+    body = reply.json()
+    if reply.status_code != 200 or "result" not in body:
+        raise RuntimeError(f"HTTP {reply.status_code}: {reply.text[:300]}")
+    return body["result"]
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """CPU seconds so far of the processes ``pids`` (those gone count 0)."""
+    total = 0.0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def backend_pids(store: str) -> list[int]:
+    """The client backends of the store's database, when PostgreSQL runs on this machine."""
+    import psycopg
+
+    with psycopg.connect(store, autocommit=True) as conn:
+        rows = conn.execute(
+            """SELECT pid FROM pg_stat_activity WHERE datname = current_database()
+               AND backend_type = 'client backend' AND pid <> pg_backend_pid()"""
+        ).fetchall()
+    return [pid for (pid,) in rows]
+
+
+def search_load(
+    url: str, mode: str, projects: int, clients: int, searches: int, seed: int, server_pid: int, store: str
+) -> dict[str, Any]:
+    latencies: list[float] = []
+    errors: list[str] = []
+    lock = threading.Lock()
+    barrier = threading.Barrier(clients + 1)
+
+    def client_run(index: int) -> None:
+        rng = random.Random(seed * 1000 + index)
+        mine: list[float] = []
+        with httpx.Client(base_url=url, timeout=120) as client:
+            barrier.wait()
+            for _ in range(searches // clients):
+                params = {"projectId": project_name(rng.randrange(projects)), "query": synthetic_query(rng),
+                          "mode": mode, "topK": 5}
+                started = time.perf_counter()
+                try:
+                    rpc(client, "memory.search", params)
+                except (httpx.HTTPError, ValueError, RuntimeError) as exc:
+                    with lock:
+                        errors.append(f"{type(exc).__name__}: {exc}")
+                    continue
+                mine.append(time.perf_counter() - started)
+        with lock:
+            latencies.extend(mine)
+
+    threads = [threading.Thread(target=client_run, args=(i,)) for i in range(clients)]
+    for thread in threads:
+        thread.start()
+    barrier.wait()
+    before = [server_pid, *backend_pids(store)]
+    cpu_before, started = cpu_seconds(before), time.perf_counter()
+    for thread in threads:
+        thread.join()
+    elapsed = time.perf_counter() - started
+    after = set(backend_pids(store)) - set(before)  # connections the pool opened meanwhile
+    cpu = cpu_seconds(before) + cpu_seconds(list(after)) - cpu_before
+    ms = [v * 1000 for v in latencies]
+    return {
+        "n": len(ms), "errors": len(errors), "error_samples": errors[:5],
+        **{f"p{q}": round(percentile(ms, q), 2) if ms else None for q in (50, 95, 99)},
+        "max": round(max(ms), 2) if ms else None, "per_s": round(len(ms) / elapsed, 1),
+        "cpu_ms_per_search": round(1000 * cpu / max(1, len(ms)), 2),
+    }
+
+
+def run(store: str, args: argparse.Namespace) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="mcp-memory-team-scale-") as tmp:
+        home = Path(tmp)
+        imported = import_all(home, store, args.notes, args.projects, args.file_notes, args.batch)
+        server = Server(home, args.workers, MCP_MEMORY_STORE=store)
+        try:
+            server.wait_ready()
+            warm_rng = random.Random(0)
+            with httpx.Client(base_url=server.url, timeout=600) as client:
+                started = time.perf_counter()
+                for p in range(args.projects):  # builds each project's keyword index in this server
+                    rpc(client, "memory.search", {"projectId": project_name(p), "query": synthetic_query(warm_rng),
+                                                  "mode": "hybrid"})
+                warm_s = time.perf_counter() - started
+                rss = _rss_mib(server.process.pid)
+            searched = {mode: search_load(server.url, mode, args.projects, args.clients, args.searches, i,
+                                          server.process.pid, store)
+                        for i, mode in enumerate(args.modes.split(","))}
+        finally:
+            code = server.stop()
+    return {"import": imported, "first_search_every_project_s": round(warm_s, 2), "server_rss_mib_after_warm": rss,
+            "search": searched, "server_exit_code": code}
+
+
+def _rss_mib(pid: int) -> float | None:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        return None
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="bench.team_scale", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--notes", type=int, default=100_000)
+    parser.add_argument("--projects", type=int, default=1)
+    parser.add_argument("--clients", type=int, default=1)
+    parser.add_argument("--searches", type=int, default=200, help="searches per mode, over all clients")
+    parser.add_argument("--modes", default="keyword,hybrid,semantic")
+    parser.add_argument("--file-notes", type=int, default=50_000, help="notes per export file imported")
+    parser.add_argument("--batch", type=int, help="mcp-memory import --batch (default: the command's)")
+    parser.add_argument("--workers", type=int, default=8, help="MCP_MEMORY_HTTP_WORKERS of the server")
+    parser.add_argument("--store", default="embedded", help="postgresql://… (an empty database) or 'embedded'")
+    parser.add_argument("--out", default="team_scale")
+    args = parser.parse_args(argv)
+    load = os.getloadavg()[0]
+    with store_urls(args.store) as store_for:
+        result = run(store_for(), args)
+    print(f"\nPostgreSQL store through HTTP /rpc: {args.notes} notes over {args.projects} projects, "
+          f"{args.clients} concurrent clients; import {result['import']['notes_per_s']} notes/s "
+          f"(mcp-memory import, batch {result['import']['batch']}); load average at start {load:.1f}\n")
+    rows = [[mode, r["n"], r["p50"], r["p95"], r["p99"], r["max"], r["per_s"], r["cpu_ms_per_search"], r["errors"]]
+            for mode, r in result["search"].items()]
+    print(table(["mode", "searches", "p50 ms", "p95 ms", "p99 ms", "max ms", "searches/s", "server + database CPU ms / search",
+                 "errors"], rows))
+    path = write_result(args.out, {"notes": args.notes, "projects": args.projects, "clients": args.clients,
+                                   "load_average_at_start": load, **result}, generated_data(__file__))
+    print(f"\nwritten: {path}")
+    errors = sum(r["errors"] for r in result["search"].values())
+    return 0 if errors == 0 and result["server_exit_code"] == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
