@@ -11,6 +11,7 @@ from local_mcp_memory.application.query_dates import named_period
 from local_mcp_memory.application.ranking import (
     CONTEXT_SEEDS,
     HYBRID_KEYWORD_WEIGHT,
+    NEWER_DEPTH,
     NEWER_WINDOW,
     SPREAD_SAMPLE,
     blend,
@@ -133,11 +134,11 @@ def _newer_first(
 ) -> list[Candidate]:
     """``ranking.newer_first`` over the ``NEWER_WINDOW`` best, whatever the topK (so that its
     first results stay the same), with their cosines (one store read) and which of them
-    speak of a change."""
+    speak of a change (only the first ``NEWER_DEPTH`` can be the newer of a pair)."""
     window = ranked[:NEWER_WINDOW]
     found = services.maintenance.cosines([NoteId(c.id) for c in window], namespace)
     cosines = {a.value: {b.value: value for b, value in row.items()} for a, row in found.items()}
-    changed = [c.id for c in window if UPDATE_CUE.search(notes[c.id].note.text)]
+    changed = [c.id for c in window[:NEWER_DEPTH] if UPDATE_CUE.search(notes[c.id].note.text)]
     return newer_first(window, cosines, adjacent, changed) + ranked[NEWER_WINDOW:]
 
 
