@@ -41,6 +41,10 @@ class Export:
     links: list[Link] = attrs.field(factory=list)
 
 
+VECTOR_BATCH = 500
+"""Notes whose vectors an export reads in one store call (one query on PostgreSQL)."""
+
+
 @attrs.frozen
 class ExportFile:
     """What an export file holds, read back and checked whole (``ports.ExportReader``): its
@@ -59,9 +63,14 @@ def export_notes(command: ExportNotes, services: Services) -> Export:
     links = [link for link in services.maintenance.iter_links(project) if _within_one_project(link, exported)]
 
     def with_vectors() -> Iterator[ExportedNote]:
-        for s in stored:
-            vector = services.maintenance.vector(s.note.id, s.namespace) if command.with_vectors else None
-            yield ExportedNote(s.note, s.namespace, vector)
+        for start in range(0, len(stored), VECTOR_BATCH):
+            batch = stored[start : start + VECTOR_BATCH]
+            vectors: dict[NoteId, Vector] = {}
+            if command.with_vectors:
+                for namespace in {s.namespace for s in batch}:
+                    wanted = [s.note.id for s in batch if s.namespace == namespace]
+                    vectors |= services.maintenance.vectors(wanted, namespace)
+            yield from (ExportedNote(s.note, s.namespace, vectors.get(s.note.id)) for s in batch)
 
     return Export(
         project_id=project,
