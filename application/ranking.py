@@ -224,29 +224,34 @@ def newer_first(
         return list(ranked)
     head = list(ranked[:depth])
     heads = [c.id for c in head if c.id in cosines]
-    cos = {(a, b): cosines[a][b] for a in heads for b in window if b != a}
-    sums = {a: sum(cos[a, b] for b in window if b != a) for a in heads}
-    squares = {a: sum(cos[a, b] ** 2 for b in window if b != a) for a in heads}
     others = len(window) - 2
+    # per head: its cosines, their sum and the sum of their squares over the rest of the window
+    moments: dict[str, tuple[Mapping[str, float], float, float]] = {}
+    for a in heads:
+        row = cosines[a]
+        values = [row[b] for b in window if b != a]
+        moments[a] = (row, sum(values), sum(value**2 for value in values))
 
     def standing(a: str, b: str) -> float:
         """How many of ``a``'s standard deviations its cosine with ``b`` lies above its mean."""
-        value = cos[a, b]
-        mean = (sums[a] - value) / others
-        variance = (squares[a] - value * value) / others - mean * mean
+        row, sums, squares = moments[a]
+        value = row[b]
+        mean = (sums - value) / others
+        variance = (squares - value * value) / others - mean * mean
         return (value - mean) / variance**0.5 if variance > 1e-12 else 0.0
 
     context = {(a, b) for a, near in adjacent.items() for b in near}
     cued = set(changed)
-    pairs = {
-        (a, b)
-        for a in heads
-        for b in heads
-        if a != b
-        and (a, b) not in context
-        and (b, a) not in context
-        and min(standing(a, b), standing(b, a)) >= (changed_subject if b in cued else subject)
-    }
+    pairs = set()
+    for a in heads:
+        for b in heads:
+            if a == b or (a, b) in context or (b, a) in context:
+                continue
+            needed = changed_subject if b in cued else subject
+            if standing(a, b) >= needed and standing(b, a) >= needed:
+                pairs.add((a, b))
+    if not pairs:
+        return list(ranked)
     order = list(head)
     for found in head:
         older = [c for c in order if (c.id, found.id) in pairs and c.created_at < found.created_at]
