@@ -28,6 +28,7 @@ import os
 import tempfile
 import threading
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
@@ -94,6 +95,7 @@ class LocalOnnxEmbedder:
         self._threads = threads or min(os.cpu_count() or 1, 4)
         self._lock = threading.Lock()
         self._loaded: tuple[Any, Any] | None = None  # (tokenizer, session) once loaded
+        self._batch_pool: ThreadPoolExecutor | None = None
 
     @property
     def provider(self) -> str:
@@ -115,9 +117,26 @@ class LocalOnnxEmbedder:
         tokenizer, session = self._load()
         encodings = tokenizer.encode_batch(list(texts))
         out = np.empty((len(encodings), self.DIM), dtype=np.float32)
-        for rows in self._batches([len(e.ids) for e in encodings]):
+        batches = self._batches([len(e.ids) for e in encodings])
+
+        def run(rows: list[int]) -> None:
             out[rows] = self._run(session, [encodings[i] for i in rows])
+
+        if len(batches) > 1 and self._threads > 1:
+            list(self._pool().map(run, batches))  # re-raises the first failure
+        else:
+            for rows in batches:
+                run(rows)
         return out
+
+    def _pool(self) -> ThreadPoolExecutor:
+        """Threads that run a request's batches side by side. A short batch keeps the
+        session's own threads waiting on each other between its many small operators; two
+        batches at once keep both cores busy. Each batch's vectors are the same either way."""
+        with self._lock:
+            if self._batch_pool is None:
+                self._batch_pool = ThreadPoolExecutor(self._threads, thread_name_prefix="embed-batch")
+            return self._batch_pool
 
     def _batches(self, lengths: list[int]) -> list[list[int]]:
         """Indexes of texts, batched shortest first: at most ``batch_size`` texts and, padded
