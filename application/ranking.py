@@ -22,7 +22,7 @@ time and held on the paraphrase set (``bench.retrieval_study``: bench/results/re
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from local_mcp_memory.application.ports import Candidate, Neighbour, Spread
 from local_mcp_memory.application.query_dates import Period
@@ -198,7 +198,7 @@ def newer_first(
     ranked: Sequence[Candidate],
     cosines: Mapping[str, Mapping[str, float]],
     adjacent: Mapping[str, Iterable[str]],
-    changed: Iterable[str] = (),
+    changed: Callable[[str], bool] = lambda note_id: False,
     subject: float = SUBJECT_Z,
     changed_subject: float = CHANGED_Z,
     depth: int = NEWER_DEPTH,
@@ -211,8 +211,9 @@ def newer_first(
     view: at least ``subject`` standard deviations above the mean cosine each has with the
     other results of the window that have a vector (the pair itself left out). In a
     conversation every turn is somewhat like many others; a fact and its update stand out
-    among the other notes of a project. A note of ``changed`` (its text speaks of a change)
-    needs ``changed_subject`` as the newer of a pair. Two notes written one right after the
+    among the other notes of a project. A note for which ``changed(id)`` holds (its text
+    speaks of a change) needs ``changed_subject`` as the newer of a pair; ``changed`` is asked
+    only about a pair that one threshold would take and the other not. Two notes written one right after the
     other in a group (``adjacent``: each seed's neighbours, as ``with_context`` takes them)
     are context, the answer after a question, not an update: never a pair. ``cosines``:
     every two results with a vector (``StoreMaintenance.cosines``). A result without one
@@ -241,15 +242,25 @@ def newer_first(
         return (value - mean) / variance**0.5 if variance > 1e-12 else 0.0
 
     context = {(a, b) for a, near in adjacent.items() for b in near}
-    cued = set(changed)
+    low, high = min(subject, changed_subject), max(subject, changed_subject)
+    cued: dict[str, bool] = {}
     pairs = set()
     for a in heads:
         for b in heads:
             if a == b or (a, b) in context or (b, a) in context:
                 continue
-            needed = changed_subject if b in cued else subject
-            if standing(a, b) >= needed and standing(b, a) >= needed:
-                pairs.add((a, b))
+            stands = standing(a, b)
+            if stands < low:
+                continue
+            stands = min(stands, standing(b, a))
+            if stands < low:
+                continue
+            if stands < high:
+                if b not in cued:
+                    cued[b] = changed(b)
+                if stands < (changed_subject if cued[b] else subject):
+                    continue
+            pairs.add((a, b))
     if not pairs:
         return list(ranked)
     order = list(head)
