@@ -41,6 +41,19 @@ class Period:
         return self.since <= instant < self.until
 
 
+_PAST_QUESTION = re.compile(
+    r"\b(?:did|was|were|had|used to)\b|^\W*(?:what|who|which|when|where|how|why)\s+\w+ed\b", re.IGNORECASE
+)
+
+
+def asks_about_past(query: str) -> bool:
+    """Whether ``query`` asks about the past: a past auxiliary ("when did…", "what was…",
+    "had", "used to") or a past-tense verb right after its question word ("who joined…",
+    "what inspired…"). Anything else ("which runner do we use?", "where are logs kept?",
+    "rate limit") counts as asking what is true now."""
+    return _PAST_QUESTION.search(query) is not None
+
+
 def named_period(query: str) -> Period | None:
     """The day, month or year ``query`` names (see the module), or None."""
     text = query.lower()
