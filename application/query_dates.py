@@ -7,7 +7,8 @@ a note created in that period as weak evidence (``ranking.dated``). English mont
 (full, or their first three letters, and ``Sept``) with a four-digit year; a day alone or a
 month without a year names nothing (which year?), and neither does an impossible date
 (``31 February 2024``). The first date found wins: a day, then a month, then a year.
-Pure: no clock, no locale.
+And whether a query asks about the past at all (``asks_about_past``: "when did…"), which
+makes newer-first in search more reserved. Pure: no clock, no locale.
 """
 
 from __future__ import annotations
