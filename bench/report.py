@@ -193,7 +193,7 @@ def knowledge(files: dict[str, Result]) -> list[str]:
     picked = newest(
         ((data.get("store", "faiss"), run["model"], part), when(name, data), name, figures)
         for name, data in files.items()
-        if data.get("benchmark") == "knowledge"
+        if str(data.get("benchmark")).split("_")[0] == "knowledge"  # knowledge, knowledge_e5, knowledge_final, …
         for run in data.get("runs", [])
         for part, figures in run["sets"].items()
     )
