@@ -36,7 +36,7 @@ if __package__ in (None, ""):  # run as a script: python bench/newer_study.py
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.datasets import LOCOMO_DIR, data_digest, load_locomo
-from bench.knowledge import NEW_AT, OLD_AT, OTHER_AT, SETS, load_set
+from bench.knowledge import NEW_AT, OLD_AT, OTHER_AT, SETS, TOP_K, load_set
 from bench.retrieval_study import Case, embed_cached, hybrid, keyword_matrix, load, recall
 from local_mcp_memory.application import ranking, suggestions
 from local_mcp_memory.application.ports import Candidate, Spread
@@ -101,15 +101,16 @@ def reordered(case: Case, ranked: list[int], vectors: np.ndarray, texts: list[st
 
 
 def newer_wins(projects: list[Pairs], base: list[list[list[int]]], setting: Setting) -> list[list[bool]]:
-    """Per project, per question: does the new fact rank above the old one?"""
+    """Per project, per question: does the new fact rank above the old one in the top
+    ``TOP_K``, as ``bench.knowledge`` counts (a fact below it ranks below every one in it)?"""
     out = []
     for project, rankings in zip(projects, base):
         wins = []
         for case, old, ranked in zip(project.cases, project.old, rankings):
             ranked = reordered(case, ranked, project.vectors, project.texts, setting)
             (new,) = case.relevant
-            position = {i: n for n, i in enumerate(ranked)}
-            wins.append(position.get(new, 99) < position.get(old, 99))
+            position = {i: n for n, i in enumerate(ranked[:TOP_K])}
+            wins.append(position.get(new, TOP_K) < position.get(old, TOP_K))
         out.append(wins)
     return out
 
