@@ -35,6 +35,8 @@ raised as ``ImportFileInvalid`` naming the line, the field and the rule.
 
 from __future__ import annotations
 
+import functools
+import math
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, BinaryIO
@@ -48,7 +50,7 @@ from local_mcp_memory.adapters.msgspec_errors import field_and_rule, wire_path
 from local_mcp_memory.application.errors import ImportFileInvalid
 from local_mcp_memory.application.export_notes import Export, ExportedNote, ExportFile
 from local_mcp_memory.application.services import at
-from local_mcp_memory.application.vectors import vector_problem
+from local_mcp_memory.application.vectors import length_problem
 from local_mcp_memory.domain.errors import InvalidValue
 from local_mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, Namespace, NoteId
 from local_mcp_memory.domain.link import Link, LinkKey, Relation
@@ -252,9 +254,15 @@ def _counted(announced: int | None, found: int, what: str, last_line: int) -> No
 def _note(line: NoteLine) -> ExportedNote:
     note = CAMEL.note(line)
     require_within_size("Note", "metadata", note.metadata)
-    namespace = None if line.namespace is None else at("namespace", Namespace.parse, line.namespace)
+    namespace = None if line.namespace is None else _namespace(line.namespace)
     vector = None if line.vector is None or line.vector is UNSET else _vector(line.vector, namespace)
     return ExportedNote(note, namespace, vector)
+
+
+@functools.lru_cache(maxsize=64)
+def _namespace(text: str) -> Namespace:
+    """A note line's namespace, parsed once per distinct name (a file has one or a few)."""
+    return at("namespace", Namespace.parse, text)
 
 
 def _vector(data: bytes, namespace: Namespace | None) -> np.ndarray:
@@ -264,7 +272,8 @@ def _vector(data: bytes, namespace: Namespace | None) -> np.ndarray:
         rule = f"must hold {namespace.dim} float32 values of namespace {namespace}"
         raise InvalidValue("Vector", rule, f"{len(data) / 4:g} values", "vector")
     vector = np.frombuffer(data, dtype="<f4")
-    problem = vector_problem(vector)
+    wide = vector.astype(np.float64)  # squares of large float32 values overflow float32
+    problem = length_problem(math.sqrt(float(np.dot(wide, wide))))
     if problem is not None:
         raise InvalidValue("Vector", f"{problem}; leave it out and the import embeds the note again", "the line's vector", "vector")
     return vector

@@ -18,6 +18,7 @@ change or cannot carry (NaN, a non-string key, a lone surrogate) is refused with
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from typing import Any
 
 import msgspec
@@ -72,6 +73,12 @@ def global_entry(project: str, key: str, value: str, updated: str) -> GlobalEntr
 def escaped_tags(tags: Tags) -> list[str]:
     """Tags as the ``tags`` columns hold them: no NUL, one escaped form per tag."""
     return [t.replace("\\", "\\\\").replace("\x00", "\\0") for t in tags.values]
+
+
+def array_literal(values: Iterable[str]) -> str:
+    """``values`` as a PostgreSQL array literal, each quoted: a batch of arrays of different
+    lengths cannot travel as one two-dimensional array, so each travels as text and is cast."""
+    return "{" + ",".join('"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"' for v in values) + "}"
 
 
 def _encoded(value: Any) -> str | None:

@@ -1,4 +1,4 @@
-"""The statements of a put: one note or a batch of thousands, the same seven set-based
+"""The statements of a put: one note or a batch of thousands, the same six set-based
 statements (``write_notes``), each taking arrays of the batch's values (one round trip in a
 pipeline; a batch of 1,000 notes with their vectors in about 0.2 s where a statement per
 note took 1.5 s).
@@ -7,8 +7,8 @@ In one transaction, after the caller has locked the rows of the stored notes and
 projects' ``keyword_totals`` rows (``lock_rows``): the counters of the notes' previous
 projects are decreased, the notes written (``ON CONFLICT (id) DO UPDATE``; each takes the
 next ``write_order`` in batch order), the counters of their projects increased with one
-bump of the change counter per project (the feed of ``keywords``), the postings and the
-vectors of ``space`` replaced, and the copies of the filter columns in the notes' other
+bump of the change counter per project (the feed of ``keywords``), each note's row of terms
+(``note_terms``) and its vector in ``space`` replaced, and the copies of the filter columns in the notes' other
 vectors brought up to date.
 """
 
@@ -55,35 +55,27 @@ def write_notes(conn: psycopg.Connection, entries: Sequence[Entry], space: int) 
     last = {entry.note.id.value: i for i, entry in enumerate(entries)}
     entries = [entry for i, entry in enumerate(entries) if last[entry.note.id.value] == i]
     p = _columns(entries, space)
-    for statement in (_LEAVE_OLD, _NOTES, _COUNT_NEW, _POSTINGS_GONE, _POSTINGS, _VECTORS, _OTHER_VECTORS):
+    for statement in (_LEAVE_OLD, _NOTES, _COUNT_NEW, _TERMS, _VECTORS, _OTHER_VECTORS):
         conn.execute(statement, p)
 
 
 def _columns(entries: Sequence[Entry], space: int) -> dict[str, Any]:
-    """The batch as one array per column, the postings flattened (``owners``, ``terms``, ``tfs``)."""
+    """The batch as one array per column; each note's tags, terms and their counts as one
+    array literal (``codec.array_literal``)."""
     p: dict[str, list[Any]] = {k: [] for k in ("id", "project", "grp", "created", "tags", "length", "doc", "expires",
-                                               "importance", "dedup", "owners", "terms", "tfs", "with_row", "rows")}
+                                               "importance", "dedup", "terms", "tfs", "with_row", "rows")}
     for note, doc, row in entries:
         terms = Counter(codec.note_terms(note))
         for key, value in (("id", note.id.value), ("project", note.project_id.value), ("grp", note.group_id.value),
-                           ("created", note.created_at), ("tags", _tags_literal(note)), ("length", terms.total()),
-                           ("doc", doc), ("expires", note.expires_at), ("importance", note.importance),
-                           ("dedup", codec.dedup_hash(note))):
+                           ("created", note.created_at), ("tags", codec.array_literal(codec.escaped_tags(note.tags))),
+                           ("length", terms.total()), ("doc", doc), ("expires", note.expires_at),
+                           ("importance", note.importance), ("dedup", codec.dedup_hash(note)),
+                           ("terms", codec.array_literal(terms)), ("tfs", "{" + ",".join(map(str, terms.values())) + "}")):
             p[key].append(value)
-        p["owners"] += [note.id.value] * len(terms)
-        p["terms"] += terms.keys()
-        p["tfs"] += terms.values()
         if row is not None:
             p["with_row"].append(note.id.value)
             p["rows"].append(row)
     return {**p, "space": space}
-
-
-def _tags_literal(note: Note) -> str:
-    """The note's tags as a PostgreSQL array literal: a batch's tags are a text[][] that
-    PostgreSQL cannot take ragged, so each note's array travels as text and is cast."""
-    tags = codec.escaped_tags(note.tags)
-    return "{" + ",".join('"' + t.replace("\\", "\\\\").replace('"', '\\"') + '"' for t in tags) + "}"
 
 
 _BATCH = """unnest(%(id)b::text[], %(project)b::text[], %(grp)b::text[], %(created)b::timestamptz[], %(tags)b::text[],
@@ -115,11 +107,9 @@ _COUNT_NEW = f"""WITH new AS (SELECT project, count(*) AS n, sum(length) AS term
                     RETURNING k.project, k.seq)
     {CHANGED.format(rows="SELECT u.project, u.id, c.seq FROM unnest(%(project)b::text[], %(id)b::text[]) AS u(project, id) JOIN counted c ON c.project = u.project")}"""
 
-_POSTINGS_GONE = "DELETE FROM postings WHERE note = ANY(%(id)b)"
-
-_POSTINGS = """INSERT INTO postings (project, term, note, tf, length, grp, created, tags)
-    SELECT n.project, u.term, n.id, u.tf, n.length, n.grp, n.created, n.tags
-    FROM unnest(%(owners)b::text[], %(terms)b::text[], %(tfs)b::int[]) AS u(id, term, tf) JOIN notes n ON n.id = u.id"""
+_TERMS = """INSERT INTO note_terms (note, terms, tfs)
+    SELECT id, terms::text[], tfs::int[] FROM unnest(%(id)b::text[], %(terms)b::text[], %(tfs)b::text[]) AS u(id, terms, tfs)
+    ON CONFLICT (note) DO UPDATE SET terms = EXCLUDED.terms, tfs = EXCLUDED.tfs"""
 
 _VECTORS = """INSERT INTO vectors (note, space, project, grp, created, written, tags, embedding)
     SELECT n.id, %(space)s, n.project, n.grp, n.created, n.written, n.tags, u.embedding
@@ -130,3 +120,39 @@ _OTHER_VECTORS = """UPDATE vectors v SET project = n.project, grp = n.grp, creat
     FROM notes n WHERE n.id = ANY(%(id)b) AND v.note = n.id
       AND (v.project, v.grp, v.created, v.written, v.tags) IS DISTINCT FROM (n.project, n.grp, n.created, n.written, n.tags)"""
 """A note's other vectors follow its fields; a row just written already has them."""
+
+
+def trim_changes(conn: psycopg.Connection) -> int:
+    """Delete the change feed's rows of notes that are gone (``keyword_changes`` keeps a row
+    per removed note, so that servers see the removal); how many. Per project, in a
+    transaction of its own holding the project's ``keyword_totals`` row (``SKIP LOCKED``: a
+    project being written is trimmed next time), a window of the feed is checked once:
+    ``(trim_checked, trim_next]``, ``trim_next`` being the project's ``seq`` at the
+    previous trim, so a removal stays in the feed for at least one trim interval, which
+    servers searching the project meanwhile catch up with. ``trimmed`` becomes the newest
+    ``seq`` trimmed; a server that has read less loads the project again (``keywords``).
+    A note removed later has its row moved past the window (its ``seq`` is renewed), so
+    each row is checked about once. ``conn`` is in autocommit."""
+    total = 0
+    projects = conn.execute("SELECT project FROM keyword_totals WHERE seq > trim_checked").fetchall()
+    for (project,) in projects:
+        with conn.transaction():
+            found = conn.execute(
+                "SELECT trim_checked, trim_next, seq FROM keyword_totals WHERE project = %s FOR UPDATE SKIP LOCKED",
+                (project,),
+            ).fetchone()
+            if found is None:
+                continue
+            checked, horizon, seq = found
+            trimmed = conn.execute(
+                """WITH gone AS (DELETE FROM keyword_changes c WHERE c.project = %(project)s
+                                   AND c.seq > %(checked)s AND c.seq <= %(horizon)s
+                                   AND NOT EXISTS (SELECT 1 FROM notes n WHERE n.id = c.note AND n.project = c.project)
+                                 RETURNING c.seq)
+                   UPDATE keyword_totals SET trimmed = greatest(trimmed, (SELECT max(seq) FROM gone)),
+                                             trim_checked = greatest(trim_checked, %(horizon)s), trim_next = %(seq)s
+                   WHERE project = %(project)s RETURNING (SELECT count(*) FROM gone)""",
+                {"project": project, "checked": checked, "horizon": horizon, "seq": seq},
+            ).fetchone()[0]
+            total += int(trimmed)
+    return total
