@@ -199,7 +199,8 @@ def _note_terms(conn: psycopg.Connection) -> None:
                ON CONFLICT (note) DO NOTHING"""
         )
         conn.execute("DROP TABLE postings")
-        log.info("postgres_store.note_terms_migrated", notes=moved)
+        if moved:
+            log.info("postgres_store.note_terms_migrated", notes=moved)
 
 
 MIGRATIONS: tuple[tuple[int, str | Callable[[psycopg.Connection], None]], ...] = (

@@ -63,7 +63,7 @@ from local_mcp_memory.adapters.keyword_index import rank
 from local_mcp_memory.adapters.postgres_store import codec, curation
 from local_mcp_memory.adapters.postgres_store.connection import connect, failures, open_pool
 from local_mcp_memory.adapters.postgres_store.keywords import CHANGED, MAX_NOTES, PostgresKeywords
-from local_mcp_memory.adapters.postgres_store.writes import Entry, lock_rows, trim_changes, write_notes
+from local_mcp_memory.adapters.postgres_store.writes import Entry, put_notes, trim_changes
 from local_mcp_memory.adapters.postgres_store.queries import candidates_sql, filter_sql
 from local_mcp_memory.adapters.postgres_store.schema import LOCK_KEY, build_hnsw, hnsw_index_sql, migrate, repair_hnsw
 from local_mcp_memory.adapters.postgres_store.url import StoreUrl
@@ -160,9 +160,7 @@ class PostgresNoteStore:
                     ).fetchone()
                     if found is None:
                         raise StoreError(f"note {note.id.value} has no vector in namespace {namespace}; pass one")
-                with conn.pipeline():
-                    lock_rows(conn, [note])
-                    write_notes(conn, [Entry(note, doc, row)], space)
+                put_notes(conn, [Entry(note, doc, row)], space)
         self._after_write()
 
     def update(
@@ -182,9 +180,7 @@ class PostgresNoteStore:
                 return None
             note = change(codec.note_of(found[0]))
             doc = codec.note_doc(note)
-            with conn.pipeline():
-                lock_rows(conn, [note])
-                write_notes(conn, [Entry(note, doc, row)], found[1] if row is None else space)
+            put_notes(conn, [Entry(note, doc, row)], found[1] if row is None else space)
             return note
 
         with failures(self._url, "write to the note store"):
@@ -200,9 +196,7 @@ class PostgresNoteStore:
             return
 
         def write(conn: psycopg.Connection) -> None:
-            with conn.pipeline():
-                lock_rows(conn, [note for note, _vector in notes])
-                write_notes(conn, [Entry(note, doc, row) for (note, _vector), doc, row in zip(notes, docs, rows)], space)
+            put_notes(conn, [Entry(note, doc, row) for (note, _vector), doc, row in zip(notes, docs, rows)], space)
 
         with failures(self._url, "write to the note store"):
             space = self._space(namespace)
@@ -240,9 +234,7 @@ class PostgresNoteStore:
             held = curation.holders(conn, list(first), now)
             new = [i for i in first.values() if keys[i] not in held]
             if new:
-                with conn.pipeline():
-                    lock_rows(conn, [notes[i][0] for i in new])
-                    write_notes(conn, [Entry(notes[i][0], docs[i], rows[i]) for i in new], space)
+                put_notes(conn, [Entry(notes[i][0], docs[i], rows[i]) for i in new], space)
             return held, new
 
         with failures(self._url, "write to the note store"):
