@@ -109,6 +109,9 @@ class LinkLine(Struct, tag="link", tag_field="type", **_STRICT):
 
 
 _LINES: dict[str, type[Struct]] = {"note": NoteLine, "global": GlobalLine, "link": LinkLine}
+_TYPED = msgspec.json.Decoder(NoteLine | GlobalLine | LinkLine)
+"""A line after the header, by its ``type``: one pass from bytes to the line's Struct (base64
+vectors included); a line it refuses is decoded again generically to name what is wrong."""
 
 
 # ---------------------------------------------------------------- writing
@@ -168,6 +171,7 @@ def read_export(lines: Iterable[bytes]) -> ExportFile:
     """Every line checked, or ``ImportFileInvalid`` for the first one that is not right.
     Blank lines after the header are skipped; a repeated note id or global key is refused."""
     decode = msgspec.json.Decoder().decode
+    typed = _TYPED.decode
     header: Header | None = None
     notes: dict[str, ExportedNote] = {}
     globals_: dict[tuple[str, str], GlobalEntry] = {}
@@ -177,23 +181,32 @@ def read_export(lines: Iterable[bytes]) -> ExportFile:
     for number, raw in enumerate(lines, start=1):
         if not raw.strip() and header is not None:
             continue
-        try:
-            obj = decode(raw)
-        except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
-            raise ImportFileInvalid(number, None, "not a complete JSON object in UTF-8 (a truncated or damaged line?)") from None
-        if header is None:
-            header = _header(number, obj)
-        elif (kind := _kind(number, obj)) == "link":
-            link = _checked(number, _link, _shaped(number, obj, LinkLine))
+        line: Any = None
+        if header is not None:
+            try:  # the usual line, decoded straight into its shape
+                line = typed(raw)
+            except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+                pass  # decoded again below, to say what is wrong
+        if line is None:
+            try:
+                obj = decode(raw)
+            except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+                raise ImportFileInvalid(number, None, "not a complete JSON object in UTF-8 (a truncated or damaged line?)") from None
+            if header is None:
+                header = _header(number, obj)
+                continue
+            line = _shaped(number, obj, _LINES[_kind(number, obj)])
+        if isinstance(line, LinkLine):
+            link = _checked(number, _link, line)
             _first(seen, link.key, number, "relation", "repeats a link")
             links.append(link)
-        elif kind == "note":
-            exported = _checked(number, _note, _shaped(number, obj, NoteLine))
+        elif isinstance(line, NoteLine):
+            exported = _checked(number, _note, line)
             note_id = exported.note.id.value
             _first(seen, note_id, number, "id", f"repeats note id {note_id}")
             notes[note_id] = exported
         else:
-            entry = _checked(number, _entry, _shaped(number, obj, GlobalLine))
+            entry = _checked(number, _entry, line)
             key = (entry.project_id.value, entry.key.value)
             _first(seen, key, number, "key", f"repeats key {key[1]} of project {key[0]}")
             globals_[key] = entry
