@@ -76,14 +76,20 @@ def write_notes(conn: psycopg.Connection, entries: Sequence[Entry], space: int) 
         for statement in UNNESTED:
             conn.execute(statement, {**p, "space": space})
         return
+    stage(conn, rows)
+    for statement in STAGED:
+        conn.execute(statement, {"space": space})
+
+
+def stage(conn: psycopg.Connection, rows: list[tuple]) -> None:
+    """``rows`` (``_rows``) into the temporary table ``batch_notes`` that ``STAGED`` reads,
+    by binary ``COPY``; emptied when the transaction ends."""
     conn.execute(_STAGING)
     with conn.cursor().copy(f"COPY batch_notes ({', '.join(_TYPES)}, ord) FROM STDIN (FORMAT BINARY)") as copy:
         copy.set_types([*_TYPES.values(), "int4"])
         for ord, row in enumerate(rows, start=1):
             copy.write_row((*row, ord))
     conn.execute("ANALYZE batch_notes")  # else planned as a table of unknown size: notes scanned whole
-    for statement in STAGED:
-        conn.execute(statement, {"space": space})
 
 
 _TYPES = {"id": "text", "project": "text", "grp": "text", "created": "timestamptz", "tags": "text", "length": "int4",

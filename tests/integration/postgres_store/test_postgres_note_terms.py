@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -19,7 +20,7 @@ from pathlib import Path
 import psycopg
 
 from local_mcp_memory.adapters.postgres_store import PostgresNoteStore
-from local_mcp_memory.adapters.postgres_store.schema import LATEST
+from local_mcp_memory.adapters.postgres_store.schema import LATEST, MIGRATIONS
 from local_mcp_memory.application.ports import CandidateQuery
 from local_mcp_memory.domain.identifiers import Namespace
 from local_mcp_memory.domain.note import NoteFilter
@@ -30,20 +31,8 @@ from tests.postgres_server import postgres, postgres_url  # noqa: F401  (fixture
 
 ROOT = Path(__file__).resolve().parents[3]
 
-V6_POSTINGS = """
-    CREATE TABLE postings (
-        project text NOT NULL,
-        term text NOT NULL,
-        note text NOT NULL REFERENCES notes (id) ON DELETE CASCADE,
-        tf integer NOT NULL,
-        length integer NOT NULL,
-        grp text NOT NULL,
-        created timestamptz NOT NULL,
-        tags text[] NOT NULL,
-        PRIMARY KEY (project, term, note) INCLUDE (tf, length, grp, created, tags)
-    );
-    CREATE INDEX postings_by_note ON postings (note);
-"""
+V6_POSTINGS = re.search(r"CREATE TABLE postings .*?CREATE INDEX postings_by_note ON postings \(note\);", MIGRATIONS[0][1], re.S)[0]
+"""``postings`` as version 1 created it (and versions up to 6 kept it): from the shipped migration."""
 
 
 def as_version_6(url: str) -> int:
