@@ -101,5 +101,5 @@ def term(token: str) -> str:
 
 
 def note_terms(note: Note) -> list[str]:
-    """The stored keyword terms of a note, in order, repeats kept (``postings``, BM25)."""
+    """The stored keyword terms of a note, in order, repeats kept (``note_terms``, BM25)."""
     return [term(t) for t in document_tokens(note.title, note.text, note.tags.values)]

@@ -10,7 +10,7 @@ within a project the counter's order is the commit order: a reader that has seen
 change up to ``seq`` has seen all that committed before it, and ``seq > seen`` is exactly
 what it has not seen yet.
 
-A project's index is built on its first keyword search, from ``postings`` and ``notes`` in
+A project's index is built on its first keyword search, from ``note_terms`` and ``notes`` in
 one snapshot together with the counter of that snapshot (``load``: 100k notes in about a
 second); before every search, the changes since are applied (``catch_up``: one indexed
 query, usually no rows; a server that has fallen behind the trimmed part of the feed loads

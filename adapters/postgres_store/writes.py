@@ -1,15 +1,16 @@
 """The statements of a put: one note or a batch of thousands, the same six set-based
 statements (``write_notes``), reading the batch as arrays of its values (one round trip in a
 pipeline) or, for a large batch, from a temporary table filled by ``COPY``; 1,000 notes
-with their vectors in about 0.4 s of the database's time.
+with their vectors in about 0.3 s of the database's time when no HNSW index is kept up to
+date meanwhile (``bench.pg_writes``).
 
 In one transaction, after the caller has locked the rows of the stored notes and their
 projects' ``keyword_totals`` rows (``lock_rows``): the counters of the notes' previous
 projects are decreased, the notes written (``ON CONFLICT (id) DO UPDATE``; each takes the
 next ``write_order`` in batch order), the counters of their projects increased with one
 bump of the change counter per project (the feed of ``keywords``), each note's row of terms
-(``note_terms``) and its vector in ``space`` replaced, and the copies of the filter columns in the notes' other
-vectors brought up to date.
+(``note_terms``) and its vector in ``space`` replaced, and the copies of the filter columns
+in the notes' other vectors brought up to date.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ COPY_MIN = 200
 """A batch of at least this many notes travels by ``COPY`` into a temporary table the
 statements read (``STAGED``); a smaller one as one array per column (``UNNESTED``), which a
 pipeline sends with the statements in one round trip. psycopg dumps an array parameter
-element by element in Python, ``COPY`` row by row in C: about 80 µs a note less."""
+element by element in Python, a ``COPY`` row in its C extension."""
 
 
 def put_notes(conn: psycopg.Connection, entries: Sequence[Entry], space: int) -> None:
