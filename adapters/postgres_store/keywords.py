@@ -10,10 +10,11 @@ within a project the counter's order is the commit order: a reader that has seen
 change up to ``seq`` has seen all that committed before it, and ``seq > seen`` is exactly
 what it has not seen yet.
 
-A project's index is built on its first keyword search, from ``postings`` and ``notes`` in
+A project's index is built on its first keyword search, from ``note_terms`` and ``notes`` in
 one snapshot together with the counter of that snapshot (``load``: 100k notes in about a
 second); before every search, the changes since are applied (``catch_up``: one indexed
-query, usually no rows). Several server processes on one database each keep their own
+query, usually no rows; a server that has fallen behind the trimmed part of the feed loads
+the project again). Several server processes on one database each keep their own
 index and each stays exact. Projects are kept least recently searched first out: at most
 ``max_notes`` notes over all projects held (``PostgresKeywords``), the one searched always;
 searches of different projects do not wait for each other.
@@ -40,18 +41,20 @@ MAX_NOTES = 1_000_000
 (a server holding a project of 100k notes with the local model loaded: 400 MiB)."""
 
 _CREATED_US = "(extract(epoch FROM n.created) * 1000000)::bigint"
-_TERMS = "array_agg(p.term ORDER BY p.term) FILTER (WHERE p.term IS NOT NULL), array_agg(p.tf ORDER BY p.term) FILTER (WHERE p.term IS NOT NULL)"
 
-LOAD_SQL = f"""SELECT n.id, {_CREATED_US}, {_TERMS}
-    FROM notes n LEFT JOIN postings p ON p.note = n.id AND p.project = n.project
-    WHERE n.project = %(project)s GROUP BY n.id"""
+LOAD_SQL = f"""SELECT n.id, {_CREATED_US}, t.terms, t.tfs
+    FROM notes n LEFT JOIN note_terms t ON t.note = n.id WHERE n.project = %(project)s"""
 """Every note of a project with its createdAt (microseconds) and its terms' counts."""
 
-CHANGES_SQL = f"""SELECT c.seq, c.note, n.id IS NOT NULL, {_CREATED_US}, {_TERMS}
+CHANGES_SQL = f"""SELECT c.seq, c.note, n.id IS NOT NULL, {_CREATED_US}, t.terms, t.tfs
     FROM keyword_changes c LEFT JOIN notes n ON n.id = c.note AND n.project = c.project
-    LEFT JOIN postings p ON p.note = n.id AND p.project = n.project
-    WHERE c.project = %(project)s AND c.seq > %(seen)s GROUP BY c.seq, c.note, n.id"""
-"""The project's notes changed since ``seen``: present (with createdAt and terms) or gone."""
+    LEFT JOIN note_terms t ON t.note = n.id
+    WHERE c.project = %(project)s AND c.seq > %(seen)s
+    UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, NULL FROM keyword_totals
+    WHERE project = %(project)s AND trimmed > %(seen)s"""
+"""The project's notes changed since ``seen``: present (with createdAt and terms) or gone;
+and a row of nulls when the feed has been trimmed past ``seen`` (``writes.trim_changes``):
+removals the reader has not seen may be gone from it, so it loads the project again."""
 
 CHANGED = """INSERT INTO keyword_changes (project, note, seq) {rows}
     ON CONFLICT (project, note) DO UPDATE SET seq = EXCLUDED.seq"""
@@ -115,6 +118,9 @@ class PostgresKeywords:
     def _catch_up(self, conn: psycopg.Connection, project: str, held: _Held) -> None:
         assert held.seen is not None
         rows = conn.execute(CHANGES_SQL, {"project": project, "seen": held.seen}).fetchall()
+        if any(row[0] is None for row in rows):
+            self._load(conn, project, held)
+            return
         for seq, key, present, created, terms, tfs in sorted(rows, key=lambda row: row[0]):
             if present:
                 held.index.add_counts(project, key, created, _counts(terms, tfs))
