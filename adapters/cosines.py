@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -16,6 +16,15 @@ def cosine_table(found: Mapping[NoteId, Vector]) -> dict[NoteId, dict[NoteId, fl
     ids = list(found)
     if not ids:
         return {}
-    matrix = np.stack([np.asarray(found[i], dtype=np.float32) for i in ids])
+    return cosine_rows(ids, np.stack([np.asarray(found[i], dtype=np.float32) for i in ids]))
+
+
+def cosine_rows(ids: Sequence[NoteId], matrix: np.ndarray) -> dict[NoteId, dict[NoteId, float]]:
+    """``cosine_table`` of the distinct ``ids`` whose vectors are the rows of ``matrix`` (float32)."""
     products = (matrix @ matrix.T).tolist()
-    return {a: {b: products[i][j] for j, b in enumerate(ids) if j != i} for i, a in enumerate(ids)}
+    table: dict[NoteId, dict[NoteId, float]] = {}
+    for i, a in enumerate(ids):
+        row = dict(zip(ids, products[i]))
+        del row[a]
+        table[a] = row
+    return table

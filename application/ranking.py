@@ -22,7 +22,7 @@ time and held on the paraphrase set (``bench.retrieval_study``: bench/results/re
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from local_mcp_memory.application.ports import Candidate, Neighbour, Spread
 from local_mcp_memory.application.query_dates import Period
@@ -207,7 +207,7 @@ def newer_first(
     ranked: Sequence[Candidate],
     cosines: Mapping[str, Mapping[str, float]],
     adjacent: Mapping[str, Iterable[str]],
-    changed: Iterable[str] = (),
+    changed: Callable[[str], bool] = lambda note_id: False,
     subject: float = SUBJECT_Z,
     changed_subject: float = CHANGED_Z,
     depth: int = NEWER_DEPTH,
@@ -220,8 +220,9 @@ def newer_first(
     view: at least ``subject`` standard deviations above the mean cosine each has with the
     other results of the window that have a vector (the pair itself left out). In a
     conversation every turn is somewhat like many others; a fact and its update stand out
-    among the other notes of a project. A note of ``changed`` (its text speaks of a change)
-    needs ``changed_subject`` as the newer of a pair. Two notes written one right after the
+    among the other notes of a project. A note for which ``changed(id)`` holds (its text
+    speaks of a change) needs ``changed_subject`` as the newer of a pair; ``changed`` is asked
+    only about a pair that one threshold would take and the other not. Two notes written one right after the
     other in a group (``adjacent``: each seed's neighbours, as ``with_context`` takes them)
     are context, the answer after a question, not an update: never a pair. ``cosines``:
     every two results with a vector (``StoreMaintenance.cosines``). A result without one
@@ -233,29 +234,44 @@ def newer_first(
         return list(ranked)
     head = list(ranked[:depth])
     heads = [c.id for c in head if c.id in cosines]
-    cos = {(a, b): cosines[a][b] for a in heads for b in window if b != a}
-    sums = {a: sum(cos[a, b] for b in window if b != a) for a in heads}
-    squares = {a: sum(cos[a, b] ** 2 for b in window if b != a) for a in heads}
     others = len(window) - 2
+    # per head: its cosines, their sum and the sum of their squares over the rest of the window
+    moments: dict[str, tuple[Mapping[str, float], float, float]] = {}
+    for a in heads:
+        row = cosines[a]
+        values = [row[b] for b in window if b != a]
+        moments[a] = (row, sum(values), sum(value**2 for value in values))
 
     def standing(a: str, b: str) -> float:
         """How many of ``a``'s standard deviations its cosine with ``b`` lies above its mean."""
-        value = cos[a, b]
-        mean = (sums[a] - value) / others
-        variance = (squares[a] - value * value) / others - mean * mean
+        row, sums, squares = moments[a]
+        value = row[b]
+        mean = (sums - value) / others
+        variance = (squares - value * value) / others - mean * mean
         return (value - mean) / variance**0.5 if variance > 1e-12 else 0.0
 
     context = {(a, b) for a, near in adjacent.items() for b in near}
-    cued = set(changed)
-    pairs = {
-        (a, b)
-        for a in heads
-        for b in heads
-        if a != b
-        and (a, b) not in context
-        and (b, a) not in context
-        and min(standing(a, b), standing(b, a)) >= (changed_subject if b in cued else subject)
-    }
+    low, high = min(subject, changed_subject), max(subject, changed_subject)
+    cued: dict[str, bool] = {}
+    pairs = set()
+    for a in heads:
+        for b in heads:
+            if a == b or (a, b) in context or (b, a) in context:
+                continue
+            stands = standing(a, b)
+            if stands < low:
+                continue
+            stands = min(stands, standing(b, a))
+            if stands < low:
+                continue
+            if stands < high:
+                if b not in cued:
+                    cued[b] = changed(b)
+                if stands < (changed_subject if cued[b] else subject):
+                    continue
+            pairs.add((a, b))
+    if not pairs:
+        return list(ranked)
     order = list(head)
     for found in head:
         older = [c for c in order if (c.id, found.id) in pairs and c.created_at < found.created_at]

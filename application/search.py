@@ -138,14 +138,17 @@ def _newer_first(
     services: Services,
 ) -> list[Candidate]:
     """``ranking.newer_first`` over the ``NEWER_WINDOW`` best, whatever the topK (so that its
-    first results stay the same), with their cosines (one store read) and which of them
-    speak of a change (only the first ``NEWER_DEPTH`` can be the newer of a pair). A question
-    about the past (``asks_about_past``) needs two notes more plainly about one subject
-    (``PAST_SUBJECT_Z``) than one about the present."""
+    first results stay the same), with their cosines (one store read) and, where it decides
+    a pair, whether a note speaks of a change (``UPDATE_CUE``: a costly pattern, asked rarely).
+    A question about the past (``asks_about_past``) needs two notes more plainly about one
+    subject (``PAST_SUBJECT_Z``) than one about the present."""
     window = ranked[:NEWER_WINDOW]
     found = services.maintenance.cosines([NoteId(c.id) for c in window], namespace)
     cosines = {a.value: {b.value: value for b, value in row.items()} for a, row in found.items()}
-    changed = [c.id for c in window[:NEWER_DEPTH] if UPDATE_CUE.search(notes[c.id].note.text)]
+
+    def changed(note_id: str) -> bool:
+        return UPDATE_CUE.search(notes[note_id].note.text) is not None
+
     bars = (PAST_SUBJECT_Z, PAST_CHANGED_Z) if asks_about_past(query) else (SUBJECT_Z, CHANGED_Z)
     return newer_first(window, cosines, adjacent, changed, *bars) + ranked[NEWER_WINDOW:]
 

@@ -96,7 +96,7 @@ def reordered(case: Case, ranked: list[int], vectors: np.ndarray, texts: list[st
     own = {str(a): {str(b): products[i][j] for j, b in enumerate(rows) if j != i} for i, a in enumerate(rows)}
     adjacent = {c.id: [str(int(c.id) - 1), str(int(c.id) + 1)] for c in window[: ranking.NEWER_DEPTH]}  # one group, in order
     changed = [c.id for c in window if suggestions.UPDATE_CUE.search(texts[int(c.id)])]
-    out = ranking.newer_first(window, own, adjacent, changed, subject, subject - CUE_LESS)
+    out = ranking.newer_first(window, own, adjacent, set(changed).__contains__, subject, subject - CUE_LESS)
     return [int(c.id) for c in out] + ranked[ranking.NEWER_WINDOW :]
 
 

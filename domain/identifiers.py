@@ -10,6 +10,8 @@ import attrs
 
 from local_mcp_memory.domain.errors import InvalidValue
 
+_CANONICAL_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
 
 def _has_control(text: str) -> bool:
     return any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in text)
@@ -73,18 +75,15 @@ class CanonicalProjectId:
         return self.value
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)  # ids are dictionary keys by the hundred in a search
 class NoteId:
     """A note's id: a UUID assigned by the server, in its canonical lower-case form."""
 
     value: str
 
     def __attrs_post_init__(self) -> None:
-        try:
-            canonical = str(uuid.UUID(self.value)) if isinstance(self.value, str) else None
-        except ValueError:
-            canonical = None
-        if canonical != self.value:
+        # the form ``str(uuid.UUID(value))`` gives, checked without building a UUID (ids are made by the thousand)
+        if not isinstance(self.value, str) or _CANONICAL_UUID.fullmatch(self.value) is None:
             raise InvalidValue("NoteId", "must be a lower-case hyphenated UUID", self.value)
 
     @classmethod

@@ -51,9 +51,10 @@ from datetime import datetime
 from pathlib import Path
 
 import faiss
+import numpy as np
 import structlog
 
-from local_mcp_memory.adapters.cosines import cosine_table
+from local_mcp_memory.adapters.cosines import cosine_rows
 from local_mcp_memory.adapters.faiss_store.format.files import FileLock, tree_bytes
 from local_mcp_memory.adapters.faiss_store.format.framing import checked_line
 from local_mcp_memory.adapters.faiss_store.format.records import (
@@ -367,13 +368,20 @@ class FaissNoteStore:
             return self._live.state.vector(note_id.value, str(namespace))
 
     def cosines(self, note_ids: Iterable[NoteId], namespace: Namespace) -> dict[NoteId, dict[NoteId, float]]:
-        return cosine_table(self.vectors(note_ids, namespace))
+        ids, matrix = self._vectors(note_ids, namespace)
+        return cosine_rows(ids, matrix)
 
     def vectors(self, note_ids: Iterable[NoteId], namespace: Namespace) -> dict[NoteId, Vector]:
+        ids, matrix = self._vectors(note_ids, namespace)
+        return dict(zip(ids, matrix))
+
+    def _vectors(self, note_ids: Iterable[NoteId], namespace: Namespace) -> tuple[list[NoteId], np.ndarray]:
+        """The notes of ``note_ids`` (each once) with a vector in ``namespace``, and those vectors as rows."""
+        ids = list(dict.fromkeys(note_ids))
         with self._reading():
             self._live.sync()
-            found = {n: self._live.state.vector(n.value, str(namespace)) for n in note_ids}
-        return {n: v for n, v in found.items() if v is not None}
+            held, matrix = self._live.state.vectors([n.value for n in ids], str(namespace))
+        return [ids[i] for i in held], matrix
 
     def namespaces(self) -> dict[Namespace, int]:
         with self._reading():

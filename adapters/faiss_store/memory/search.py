@@ -85,12 +85,17 @@ class AnswerNotes(Mapping[str, StoredNote]):
         homes = notes.home.values[held].tolist()
         self._state, self._guard = state, guard
         self._rows = {notes.ids[row]: (row, home, notes.captured(row)) for row, home in zip(held.tolist(), homes)}
+        self._read: dict[str, StoredNote] = {}  # ranking reads a note several times (importance, text, the hit)
 
     def __getitem__(self, note_id: str) -> StoredNote:
-        row, home, fields = self._rows[note_id]
-        state = self._state
-        with self._guard:
-            return StoredNote(state.notes.note(row, fields), state.namespace(state.notes.names.names[home]))
+        stored = self._read.get(note_id)
+        if stored is None:
+            row, home, fields = self._rows[note_id]
+            state = self._state
+            with self._guard:
+                stored = StoredNote(state.notes.note(row, fields), state.namespace(state.notes.names.names[home]))
+            self._read[note_id] = stored
+        return stored
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._rows)

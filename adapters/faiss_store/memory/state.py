@@ -24,7 +24,7 @@ that would depend on it raises ``StoreCorrupt``; a later record about the same t
 from __future__ import annotations
 
 import weakref
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
@@ -235,6 +235,23 @@ class StoreState:
         row = self.notes.row_of.get(note_id)
         space = self.spaces.get(namespace)
         return None if row is None or space is None else space.vector(row)
+
+    def vectors(self, note_ids: Sequence[str], namespace: str) -> tuple[list[int], np.ndarray]:
+        """(the positions in ``note_ids`` of the notes with a vector in ``namespace``, those
+        vectors in that order): ``vector`` for many notes, gathered in one pass."""
+        positions, rows = [], []
+        for position, note_id in enumerate(note_ids):
+            self.damage.check_note(note_id)
+            self.damage.check_space(namespace)
+            row = self.notes.row_of.get(note_id)
+            if row is not None:
+                positions.append(position)
+                rows.append(row)
+        space = self.spaces.get(namespace)
+        if space is None or not rows:
+            return [], np.empty((0, 0 if space is None else space.dim), dtype=np.float32)
+        held, matrix = space.held(rows)
+        return [positions[i] for i in held.tolist()], matrix
 
     def selection(self, where: NoteFilter) -> np.ndarray | None:
         """The rows ``where`` selects (with ``where.now``, those not expired then). The last

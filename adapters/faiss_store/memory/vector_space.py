@@ -223,15 +223,20 @@ class VectorSpace:
         """The inner product of ``query`` with the vector of each of ``rows``; None for a
         row without one here."""
         q = self._query(query)
+        held, vectors = self.held(rows)
+        found: list[float | None] = [None] * len(rows)
+        for i, score in zip(held.tolist(), (vectors @ q).tolist()):
+            found[i] = score
+        return found
+
+    def held(self, rows: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        """(the positions in ``rows`` of those with a vector here, their vectors in that order)."""
         rows = np.asarray(rows, dtype=np.int64)
         slots = np.full(rows.shape[0], FREE, dtype=np.int64)
         known = rows < self.row_slot.size
         slots[known] = self.row_slot.values[rows[known]]
         held = np.flatnonzero(slots != FREE)
-        found: list[float | None] = [None] * rows.shape[0]
-        for i, score in zip(held.tolist(), (self.gather(slots[held]) @ q).tolist()):
-            found[i] = score
-        return found
+        return held, self.gather(slots[held])
 
     def _nearest_lists(self, q: np.ndarray, slots: np.ndarray, k: int) -> np.ndarray:
         """``slots`` restricted to the partition's lists nearest ``q``, when the space has a

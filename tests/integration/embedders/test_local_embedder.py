@@ -93,6 +93,19 @@ def test_texts_of_very_different_lengths_embed_as_they_do_alone(minilm: LocalOnn
         assert float(minilm.embed([text])[0] @ vector) > 0.9999
 
 
+def test_a_request_s_batches_run_side_by_side_give_each_batch_s_vectors_bit_for_bit() -> None:
+    minilm = LocalOnnxEmbedder(threads=2)
+    words = "deploy gateway billing retries timeout worker note search painting".split()
+    texts = [" ".join(words[(i + j) % len(words)] for j in range(3 + i % 40)) for i in range(60)]
+    tokenizer, _ = minilm._load()
+    batches = minilm._batches([len(e.ids) for e in tokenizer.encode_batch(texts)])
+    assert len(batches) > 4  # run on the pool, two at a time
+    together = minilm.embed(texts)
+    for rows in batches:
+        alone = minilm.embed([texts[i] for i in rows])  # one batch: run on the calling thread
+        assert np.array_equal(together[rows], alone)
+
+
 def test_tokenizer_gives_the_reference_token_ids() -> None:
     from tokenizers import Tokenizer
 

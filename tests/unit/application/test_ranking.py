@@ -221,4 +221,20 @@ def test_a_newer_note_that_speaks_of_a_change_needs_less_to_stand_out() -> None:
     vectors = _window(ranked, {0: SAME, 2: ALSO_SAME})
 
     assert ids(newer_first(ranked, _cosines(vectors), {}, subject=100.0, changed_subject=100.0))[:3] == [0xA, 0xB, 0xC]
-    assert ids(newer_first(ranked, _cosines(vectors), {}, [ranked[2].id], subject=100.0, changed_subject=1.0))[:3] == [0xC, 0xA, 0xB]
+    assert ids(newer_first(ranked, _cosines(vectors), {}, {ranked[2].id}.__contains__, subject=100.0, changed_subject=1.0))[:3] == [0xC, 0xA, 0xB]
+
+
+def test_whether_a_note_speaks_of_a_change_is_asked_only_where_it_decides_a_pair() -> None:
+    ranked = [hit(0xA, 0.9, minutes=0), hit(0xB, 0.7, minutes=1), hit(0xC, 0.5, minutes=10)]
+    ranked += [hit(0xE0 + i, 0.3 - i / 100, minutes=3 + i) for i in range(3)]
+    cosines = _cosines(_window(ranked, {0: SAME, 2: ALSO_SAME}))
+    asked: list[str] = []
+
+    def changed(note_id: str) -> bool:
+        asked.append(note_id)
+        return True
+
+    assert ids(newer_first(ranked, cosines, {}, changed, subject=100.0, changed_subject=100.0))[:3] == [0xA, 0xB, 0xC]
+    assert asked == []  # no pair between the two thresholds
+    assert ids(newer_first(ranked, cosines, {}, changed, subject=100.0, changed_subject=1.0))[:3] == [0xC, 0xA, 0xB]
+    assert sorted(set(asked)) == sorted({ranked[0].id, ranked[2].id}) and len(asked) == len(set(asked))

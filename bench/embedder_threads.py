@@ -1,0 +1,126 @@
+"""The local model's thread settings: one text's time and a batch's, for spinning and thread counts.
+
+    .venv/bin/python -m bench.embedder_threads [--data PATH] [--texts 160] [--rounds 2]
+
+Each variant runs in its own process, in turn, ``--rounds`` times: the server's session
+(int8 tables, no arena) built with ``session.intra_op.allow_spinning`` 0 or 1 (with 1,
+``session.force_spinning_stop`` too, so that no thread spins once a run returns) and one or
+two intra-op threads. Each embeds ``--texts`` texts one at a time (LoCoMo questions and
+turns of the first conversation), then 400 turns in requests of 100 as the server does
+(``LocalOnnxEmbedder.embed``: its batches side by side when there is more than one) and the
+same batches one after the other. Reported: one text's median wall time and mean CPU time
+(the process's, every thread), a batched note's wall and CPU time, and the CPU the process
+uses in the second after a run (an idle server must keep no core busy). A busy machine
+moves wall times by more than these settings do; CPU time moves less. Writes
+``bench/results/embedder_threads.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a script: python bench/embedder_threads.py
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.client import table, write_result
+from bench.datasets import LOCOMO_DIR, data_digest, load_locomo
+
+VARIANTS = {"2 threads": ("0", 2), "2 threads, spinning": ("1", 2), "1 thread": ("0", 1), "1 thread, spinning": ("1", 1)}
+
+
+def _cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    return used.ru_utime + used.ru_stime
+
+
+def measure(variant: str, data: Path, texts: int) -> dict[str, float]:
+    import onnxruntime
+
+    from local_mcp_memory.adapters.embedders import local
+
+    spinning, threads = VARIANTS[variant]
+    conversation = load_locomo(data)[0]
+    turns = [n["text"] for n in conversation.notes]
+    singles = ([q.text for q in conversation.questions][: texts // 2] + turns)[:texts]
+    embedder = local.LocalOnnxEmbedder(threads=threads)
+    tokenizer, _ = embedder._load()
+    model, _ = local.gather_before_dequantizing(local._verified(local.default_model_path(), local.MODEL_SHA256, "model", ""))
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads, options.inter_op_num_threads = threads, 1
+    options.add_session_config_entry("session.intra_op.allow_spinning", spinning)
+    if spinning == "1":
+        options.add_session_config_entry("session.force_spinning_stop", "1")
+    options.enable_cpu_mem_arena = False
+    options.log_severity_level = 3
+    with local._model_file(model) as path:
+        session = onnxruntime.InferenceSession(path, sess_options=options, providers=["CPUExecutionProvider"])
+    embedder._loaded = (tokenizer, session)
+    embedder.embed(turns[:50])  # warm
+    wall, cpu = [], []
+    for text in singles:
+        started, used = time.perf_counter(), _cpu()
+        embedder.embed([text])
+        wall.append(time.perf_counter() - started)
+        cpu.append(_cpu() - used)
+    out = {"one_text_wall_p50_ms": statistics.median(wall) * 1e3, "one_text_cpu_ms": statistics.mean(cpu) * 1e3}
+    notes = turns[:400]
+    started, used = time.perf_counter(), _cpu()
+    for i in range(0, len(notes), 100):
+        embedder.embed(notes[i : i + 100])
+    out["batched_wall_ms"] = (time.perf_counter() - started) / len(notes) * 1e3
+    out["batched_cpu_ms"] = (_cpu() - used) / len(notes) * 1e3
+    started, used = time.perf_counter(), _cpu()
+    for i in range(0, len(notes), 100):
+        encodings = tokenizer.encode_batch(notes[i : i + 100])
+        for rows in embedder._batches([len(e.ids) for e in encodings]):
+            embedder._run(session, [encodings[j] for j in rows])
+    out["batched_in_turn_wall_ms"] = (time.perf_counter() - started) / len(notes) * 1e3
+    out["batched_in_turn_cpu_ms"] = (_cpu() - used) / len(notes) * 1e3
+    embedder.embed(["what did we decide about the gateway timeout"])
+    used = _cpu()
+    time.sleep(1.0)
+    out["idle_cpu_ms_per_s"] = (_cpu() - used) * 1e3
+    return {k: round(v, 2) for k, v in out.items()}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="bench.embedder_threads", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=LOCOMO_DIR, help="LoCoMo conversation files")
+    parser.add_argument("--texts", type=int, default=160)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--variant", help=argparse.SUPPRESS)  # internal: measure one variant in this process
+    args = parser.parse_args(argv)
+    if args.variant:
+        print(json.dumps(measure(args.variant, args.data, args.texts)))
+        return 0
+    load = [round(x, 2) for x in os.getloadavg()]
+    runs: dict[str, list[dict[str, float]]] = {v: [] for v in VARIANTS}
+    for _ in range(args.rounds):
+        for variant in VARIANTS:
+            done = subprocess.run([sys.executable, "-m", "bench.embedder_threads", "--variant", variant, "--data",
+                                   str(args.data), "--texts", str(args.texts)],
+                                  capture_output=True, text=True, check=True, cwd=Path(__file__).resolve().parent.parent)
+            runs[variant].append(json.loads(done.stdout.splitlines()[-1]))
+    medians = {v: {k: round(statistics.median(r[k] for r in rs), 2) for k in rs[0]} for v, rs in runs.items()}
+    rows = [[v, m["one_text_wall_p50_ms"], m["one_text_cpu_ms"], m["batched_wall_ms"], m["batched_cpu_ms"],
+             m["batched_in_turn_wall_ms"], m["batched_in_turn_cpu_ms"], m["idle_cpu_ms_per_s"]] for v, m in medians.items()]
+    print(f"load average at start {load}, now {[round(x, 2) for x in os.getloadavg()]}; ms, medians of {args.rounds} rounds")
+    print(table(["session", "one text wall p50", "one text CPU", "batched note wall", "batched note CPU",
+                 "batches in turn: wall", "batches in turn: CPU", "idle CPU per s"], rows))
+    path = write_result("embedder_threads", {"load_average_at_start": load, "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
+                                             "texts": args.texts, "rounds": args.rounds, "medians": medians, "runs": runs},
+                        data_digest(args.data))
+    print(f"written: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
