@@ -18,6 +18,7 @@ change or cannot carry (NaN, a non-string key, a lone surrogate) is refused with
 from __future__ import annotations
 
 import hashlib
+from functools import lru_cache
 from typing import Any
 
 import msgspec
@@ -49,7 +50,13 @@ def note_of(doc: str) -> Note:
 
 
 def stored_note(doc: str, namespace: str) -> StoredNote:
-    return StoredNote(note_of(doc), Namespace.parse(namespace))
+    return StoredNote(note_of(doc), _namespace(namespace))
+
+
+@lru_cache(maxsize=256)
+def _namespace(name: str) -> Namespace:
+    """A stored namespace name parsed once (a search decodes a hundred notes of one or two)."""
+    return Namespace.parse(name)
 
 
 def dedup_hash(note: Note) -> bytes:
