@@ -28,6 +28,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import psycopg
@@ -59,6 +60,14 @@ CHANGED = """INSERT INTO keyword_changes (project, note, seq) {rows}
 from the project's ``keyword_totals`` row that the same statement updated (and so locked)."""
 
 Accept = Callable[[list[str]], np.ndarray]
+Query = tuple[str, dict[str, Any]]
+
+
+def _not_in(left_out: set[str]) -> Accept:
+    def accept(ids: list[str]) -> np.ndarray:
+        return np.fromiter((key not in left_out for key in ids), dtype=bool, count=len(ids))
+
+    return accept
 
 
 def _counts(terms: list[str] | None, tfs: list[int] | None) -> dict[str, int]:
@@ -85,18 +94,23 @@ class PostgresKeywords:
         self._lock = threading.Lock()
 
     def search(
-        self, conn: psycopg.Connection, project: str, query: str, depth: int, accept: Accept | None
+        self, conn: psycopg.Connection, project: str, query: str, depth: int, accept: Accept | None,
+        hidden: Query | None = None,
     ) -> list[tuple[str, float]]:
-        """The ``depth`` best notes of ``project`` for ``query`` that ``accept`` lets through,
-        as ``KeywordIndex.search`` orders them, with every change committed before the call."""
+        """The ``depth`` best notes of ``project`` for ``query`` that ``accept`` lets through
+        and that ``hidden`` (a query of note ids, run in the catch-up's round trip) does not
+        name, as ``KeywordIndex.search`` orders them, with every change committed before the call."""
         with self._lock:
             held = self._held.setdefault(project, _Held())
             self._held.move_to_end(project)
         with held.lock:
             if held.seen is None:
                 self._load(conn, project, held)
+                left_out = None if hidden is None else conn.execute(*hidden).fetchall()
             else:
-                self._catch_up(conn, project, held)
+                left_out = self._catch_up(conn, project, held, hidden)
+            if left_out is not None:
+                accept = _not_in({key for (key,) in left_out})
             found = held.index.search(project, query, depth, accept)
         self._evict(keep=project)
         return found
@@ -112,9 +126,19 @@ class PostgresKeywords:
             cursor.close()
         held.seen = 0 if found is None else int(found[0])
 
-    def _catch_up(self, conn: psycopg.Connection, project: str, held: _Held) -> None:
+    def _catch_up(self, conn: psycopg.Connection, project: str, held: _Held, hidden: Query | None) -> list[tuple] | None:
+        """Apply the changes since ``held.seen``; the rows of ``hidden``, asked in the same
+        round trip (a pipeline), or None."""
         assert held.seen is not None
-        rows = conn.execute(CHANGES_SQL, {"project": project, "seen": held.seen}).fetchall()
+        with conn.pipeline():
+            changes = conn.execute(CHANGES_SQL, {"project": project, "seen": held.seen})
+            left_out = None if hidden is None else conn.execute(*hidden)
+        rows = changes.fetchall()
+        self._apply(project, held, rows)
+        return None if left_out is None else left_out.fetchall()
+
+    def _apply(self, project: str, held: _Held, rows: list[tuple]) -> None:
+        assert held.seen is not None
         for seq, key, present, created, terms, tfs in sorted(rows, key=lambda row: row[0]):
             if present:
                 held.index.add_counts(project, key, created, _counts(terms, tfs))

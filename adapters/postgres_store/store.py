@@ -64,7 +64,7 @@ from local_mcp_memory.adapters.postgres_store import codec, curation
 from local_mcp_memory.adapters.postgres_store.connection import connect, failures, open_pool
 from local_mcp_memory.adapters.postgres_store.keywords import CHANGED, MAX_NOTES, PostgresKeywords
 from local_mcp_memory.adapters.postgres_store.writes import Entry, lock_rows, write_notes
-from local_mcp_memory.adapters.postgres_store.queries import candidates_sql, filter_sql
+from local_mcp_memory.adapters.postgres_store.queries import candidates_sql, filter_sql, hidden_sql, hides, narrowed
 from local_mcp_memory.adapters.postgres_store.schema import LOCK_KEY, build_hnsw, hnsw_index_sql, migrate, repair_hnsw
 from local_mcp_memory.adapters.postgres_store.url import StoreUrl
 from local_mcp_memory.adapters.text_analysis import tokens
@@ -505,8 +505,15 @@ class PostgresNoteStore:
             passed = {key for (key,) in rows}
             return np.fromiter((key in passed for key in ids), dtype=bool, count=len(ids))
 
-        whole = where == NoteFilter(where.project_id, include_superseded=True)
-        return self._keywords.search(conn, where.project_id.value, query.text, query.depth, None if whole else accept)
+        project = where.project_id.value
+        if narrowed(where):  # the database decides on group, tags and window
+            return self._keywords.search(conn, project, query.text, query.depth, accept)
+        if not hides(where):  # every note of the project
+            return self._keywords.search(conn, project, query.text, query.depth, None)
+        # the whole project but its expired and superseded notes: their ids, asked with the catch-up
+        params: dict[str, Any] = {}
+        hidden = hidden_sql(where, params)
+        return self._keywords.search(conn, project, query.text, query.depth, None, (hidden, params))
 
     def links(self, note_id: NoteId) -> list[Link]:
         with failures(self._url, "read the note store"), self._pool.connection() as conn:
@@ -556,7 +563,7 @@ class PostgresNoteStore:
 
     def vector(self, note_id: NoteId, namespace: Namespace) -> Vector | None:
         with failures(self._url, "read the note store"), self._pool.connection() as conn:
-            found = conn.execute(
+            found = conn.cursor(binary=True).execute(  # binary: see ``vectors``
                 """SELECT v.embedding FROM vectors v JOIN namespaces ns ON ns.id = v.space
                    WHERE v.note = %s AND ns.name = %s""",
                 (note_id.value, str(namespace)),
@@ -571,7 +578,9 @@ class PostgresNoteStore:
         if not wanted:
             return {}
         with failures(self._url, "read the note store"), self._pool.connection() as conn:
-            rows = conn.execute(
+            # in binary: parsing the text form of 25 vectors of 384 floats took 6.7 ms of CPU,
+            # the binary one 0.45 ms (newer-first reads 25 on every hybrid search)
+            rows = conn.cursor(binary=True).execute(
                 """SELECT v.note, v.embedding FROM vectors v JOIN namespaces ns ON ns.id = v.space
                    WHERE v.note = ANY(%s) AND ns.name = %s""",
                 (wanted, str(namespace)),
