@@ -18,9 +18,11 @@ index and each stays exact. Projects are kept least recently searched first out:
 ``max_notes`` notes over all projects held (``PostgresKeywords``), the one searched always;
 searches of different projects do not wait for each other.
 
-What a search may return is decided by the database (``accept``): the filter of the
-question (group, tags, window, expiry, supersession) on the notes the index proposes, in
-batches, so the index holds every note of a project and filters never go stale.
+What a search may return is decided by the database, so the index holds every note of a
+project and filters never go stale: for the whole project, the ids of its expired and
+superseded notes (``hidden``), asked in the catch-up's round trip (a pipeline: one round trip
+for both), which the search leaves out; for a group, tags or a time window, the filter of
+the question on the notes the index proposes (``accept``), in batches.
 """
 
 from __future__ import annotations

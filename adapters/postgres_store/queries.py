@@ -18,7 +18,8 @@ The hybrid question is one statement, one round trip, one snapshot. Its parts (C
 * **spread**: mean and population standard deviation of the query's cosine over the scope,
   all of it up to ``sample`` vectors, else the first ``sample`` in the order of a fixed hash
   of the note id (``hashtextextended``; a sample of the scope unrelated to the vectors' content
-  or age), read through the ``vectors_by_sample`` index without visiting the rest of the scope.
+  or age), read through the ``vectors_by_sample`` index without visiting the rest of the scope
+  (``spread_part``: one scan for a whole project, picks then vectors for a narrowed scope).
 * **keyword**: the candidates of the process's in-memory BM25 (``keywords``: the local
   store's ``keyword_index``, kept current by a change feed), passed in already filtered and
   ordered (by ``rank`` of the score, then newer, then smaller id), joined to their notes.
