@@ -117,6 +117,12 @@ class PostgresKeywords:
         self._evict(keep=project)
         return found
 
+    def notes(self, project: str) -> int | None:
+        """How many notes ``project`` holds as of its last search here; None when not held."""
+        with self._lock:
+            held = self._held.get(project)
+        return None if held is None or held.seen is None else held.index.size(project)
+
     def _load(self, conn: psycopg.Connection, project: str, held: _Held) -> None:
         with conn.transaction():
             conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")

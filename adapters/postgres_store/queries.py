@@ -14,7 +14,8 @@ The hybrid question is one statement, one round trip, one snapshot. Its parts (C
   re-sorted exactly). If the index still gives fewer than ``depth`` (a filter keeping a tiny
   share of a huge namespace can exhaust ``hnsw.max_scan_tuples``), ``exact`` runs after all:
   a filter never returns a short list. Whichever part is not needed is skipped by
-  PostgreSQL's one-time filter before it reads a row.
+  PostgreSQL's one-time filter before it reads a row. When the caller knows the project
+  holds at most ``EXACT_SCAN_MAX`` notes (``project_notes``), only the exact scan is written.
 * **spread**: mean and population standard deviation of the query's cosine over the scope,
   all of it up to ``sample`` vectors, else the first ``sample`` in the order of a fixed hash
   of the note id (``hashtextextended``; a sample of the scope unrelated to the vectors' content
@@ -159,19 +160,22 @@ class Part(NamedTuple):
 
 def candidates_sql(
     where: NoteFilter, *, space: int | None, dim: int, semantic: bool, keyword: bool, spread: bool,
-    neighbours: bool, params: dict[str, Any],
+    neighbours: bool, params: dict[str, Any], project_notes: int | None = None,
 ) -> str:
     """One statement answering a question. Rows ``(kind, id, created, score, std, n, seed,
     doc, home)``: kind ``s`` a semantic candidate (score: cosine), ``k`` a keyword candidate
     (score), ``p`` the spread (score: mean, std, n), ``n`` a neighbour of ``seed`` (score:
     cosine or null; n: 0 before, 1 after), ``d`` a note's doc and home. ``space`` None: the
     namespace holds no vectors. Needs ``q`` (the query vector), ``depth``, ``sample`` and
-    ``terms`` in ``params`` as the parts asked for use them."""
+    ``terms`` in ``params`` as the parts asked for use them. ``project_notes``: how many notes
+    the project holds, when the caller knows (its keyword index, just caught up): a project
+    of at most ``EXACT_SCAN_MAX`` notes is scanned exactly without counting its scope."""
     v_filter, vec = filter_sql(where, "v", params, by_id=True), f"%(q)s::vector({int(dim)})"
     vectors = None if space is None else int(space)
     parts: list[Part] = []
     if semantic and vectors is not None:
-        parts.append(semantic_part(vectors, int(dim), vec, v_filter))
+        small = project_notes is not None and project_notes <= EXACT_SCAN_MAX
+        parts.append(semantic_part(vectors, int(dim), vec, v_filter, small=small))
     if spread and vectors is not None:
         parts.append(spread_part(vectors, vec, v_filter, narrowed=narrowed(where)))
     if keyword:
@@ -189,9 +193,23 @@ def candidates_sql(
     return head + " UNION ALL ".join(f"({part.output})" for part in parts)
 
 
-def semantic_part(space: int, dim: int, vec: str, v_filter: str) -> Part:
+def semantic_part(space: int, dim: int, vec: str, v_filter: str, *, small: bool = False) -> Part:
     """The ``depth`` nearest vectors of the scope: exact scan of a small scope, HNSW walk of
-    a large one, exact after all when the walk comes back short (module docstring)."""
+    a large one, exact after all when the walk comes back short (module docstring). ``small``:
+    the scope is known to hold at most ``EXACT_SCAN_MAX`` vectors (its project holds no more
+    notes), so the exact scan runs without counting it first (5,000 index entries: 1-1.5 ms)."""
+    output = "SELECT 's', note, created, cosine, NULL::float8, NULL::bigint, NULL, NULL, NULL FROM semantic"
+    if small:
+        return Part(
+            [
+                f"""semantic AS MATERIALIZED (
+                    SELECT v.note, v.created, 1 - (v.embedding <=> {vec}) AS cosine FROM vectors v
+                    WHERE v.space = {space} AND {v_filter}
+                    ORDER BY cosine DESC, v.created DESC, v.note LIMIT %(depth)s)"""
+            ],
+            output,
+            "SELECT note FROM semantic",
+        )
     return Part(
         [
             f"""scope_size AS (
@@ -211,7 +229,7 @@ def semantic_part(space: int, dim: int, vec: str, v_filter: str) -> Part:
                 UNION ALL
                 SELECT note, created, 1 - distance FROM approx WHERE NOT EXISTS (SELECT 1 FROM exact))""",
         ],
-        "SELECT 's', note, created, cosine, NULL::float8, NULL::bigint, NULL, NULL, NULL FROM semantic",
+        output,
         "SELECT note FROM semantic",
     )
 

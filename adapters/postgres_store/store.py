@@ -477,7 +477,9 @@ class PostgresNoteStore:
         params: dict[str, Any] = {"q": q, "depth": query.depth, "sample": query.spread_sample}
         with failures(self._url, "search the note store"), self._pool.connection() as conn:
             space = None if q is None else self._known_space(conn, query.namespace)
-            found = self._keyword_search(conn, query)
+            found, project_notes = self._keyword_search(conn, query), None
+            if query.text is not None and tokens(query.text):  # the project's index, just caught up
+                project_notes = self._keywords.notes(query.where.project_id.value)
             params["kw_ids"], params["kw_scores"] = [key for key, _ in found], [score for _, score in found]
             sql = candidates_sql(
                 query.where,
@@ -488,6 +490,7 @@ class PostgresNoteStore:
                 spread=q is not None and query.spread_sample > 0,
                 neighbours=query.neighbours,
                 params=params,
+                project_notes=project_notes,
             )
             rows = conn.execute(sql, params).fetchall() if sql else []
         return _answer(rows, query.neighbours)

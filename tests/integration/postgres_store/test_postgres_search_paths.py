@@ -124,3 +124,26 @@ def test_the_spread_of_the_whole_project_equals_that_of_a_narrowed_scope_holding
             assert spread(database, query, where, sample) == whole, where
         live = 50 - (2 + 10 if now is not None else 2)  # superseded, and expired at NOW
         assert whole[0] == min(sample, live)
+
+
+def test_a_project_known_to_be_small_is_scanned_exactly_without_counting_with_the_same_semantic_candidates(
+    stores: tuple[PostgresNoteStore, InMemoryNoteStore],
+) -> None:
+    """A question with words builds (or catches up) the project's keyword index first, whose
+    size bounds the scope: the statement then skips counting it. A question without words
+    counts; both are exact scans here and agree with the in-memory store."""
+    database, reference = stores
+    project = CanonicalProjectId("/paths/small")
+    notes = corpus(project, 40, seed=3)
+    fill(database, notes, superseded=[5])
+    fill(reference, notes, superseded=[5])
+    query = np.random.default_rng(5).standard_normal(NS.dim).astype(np.float32)
+    query /= np.linalg.norm(query)
+    for where in (NoteFilter(project, now=NOW), NoteFilter(project, GroupId("g0"), now=NOW), NoteFilter(project)):
+        for depth in (1, 10, 60):
+            counted = database.candidates(CandidateQuery(where, depth, NS, query)).semantic
+            bounded = database.candidates(CandidateQuery(where, depth, NS, query, text="paint wall")).semantic
+            want = reference.candidates(CandidateQuery(where, depth, NS, query)).semantic
+            assert [c.id for c in bounded] == [c.id for c in counted] == [c.id for c in want], (where, depth)
+            assert [c.score for c in bounded] == pytest.approx([c.score for c in want], abs=1e-6)
+    assert database._keywords.notes(project.value) == 40
