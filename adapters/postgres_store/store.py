@@ -660,7 +660,7 @@ class _Docs(Mapping[str, StoredNote]):
     def __getitem__(self, key: str) -> StoredNote:
         found = self._decoded.get(key)
         if found is None:
-            found = self._decoded[key] = codec.stored_note(*self.raw[key])
+            found = self._decoded[key] = codec.searched_note(*self.raw[key])
         return found
 
     def __iter__(self) -> Iterator[str]:
