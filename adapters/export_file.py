@@ -35,6 +35,8 @@ raised as ``ImportFileInvalid`` naming the line, the field and the rule.
 
 from __future__ import annotations
 
+import functools
+import math
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, BinaryIO
@@ -48,7 +50,7 @@ from local_mcp_memory.adapters.msgspec_errors import field_and_rule, wire_path
 from local_mcp_memory.application.errors import ImportFileInvalid
 from local_mcp_memory.application.export_notes import Export, ExportedNote, ExportFile
 from local_mcp_memory.application.services import at
-from local_mcp_memory.application.vectors import vector_problem
+from local_mcp_memory.application.vectors import length_problem
 from local_mcp_memory.domain.errors import InvalidValue
 from local_mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, Namespace, NoteId
 from local_mcp_memory.domain.link import Link, LinkKey, Relation
@@ -107,6 +109,9 @@ class LinkLine(Struct, tag="link", tag_field="type", **_STRICT):
 
 
 _LINES: dict[str, type[Struct]] = {"note": NoteLine, "global": GlobalLine, "link": LinkLine}
+_TYPED = msgspec.json.Decoder(NoteLine | GlobalLine | LinkLine)
+"""A line after the header, by its ``type``: one pass from bytes to the line's Struct (base64
+vectors included); a line it refuses is decoded again generically to name what is wrong."""
 
 
 # ---------------------------------------------------------------- writing
@@ -166,6 +171,7 @@ def read_export(lines: Iterable[bytes]) -> ExportFile:
     """Every line checked, or ``ImportFileInvalid`` for the first one that is not right.
     Blank lines after the header are skipped; a repeated note id or global key is refused."""
     decode = msgspec.json.Decoder().decode
+    typed = _TYPED.decode
     header: Header | None = None
     notes: dict[str, ExportedNote] = {}
     globals_: dict[tuple[str, str], GlobalEntry] = {}
@@ -175,23 +181,32 @@ def read_export(lines: Iterable[bytes]) -> ExportFile:
     for number, raw in enumerate(lines, start=1):
         if not raw.strip() and header is not None:
             continue
-        try:
-            obj = decode(raw)
-        except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
-            raise ImportFileInvalid(number, None, "not a complete JSON object in UTF-8 (a truncated or damaged line?)") from None
-        if header is None:
-            header = _header(number, obj)
-        elif (kind := _kind(number, obj)) == "link":
-            link = _checked(number, _link, _shaped(number, obj, LinkLine))
+        line: Any = None
+        if header is not None:
+            try:  # the usual line, decoded straight into its shape
+                line = typed(raw)
+            except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+                pass  # decoded again below, to say what is wrong
+        if line is None:
+            try:
+                obj = decode(raw)
+            except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+                raise ImportFileInvalid(number, None, "not a complete JSON object in UTF-8 (a truncated or damaged line?)") from None
+            if header is None:
+                header = _header(number, obj)
+                continue
+            line = _shaped(number, obj, _LINES[_kind(number, obj)])
+        if isinstance(line, LinkLine):
+            link = _checked(number, _link, line)
             _first(seen, link.key, number, "relation", "repeats a link")
             links.append(link)
-        elif kind == "note":
-            exported = _checked(number, _note, _shaped(number, obj, NoteLine))
+        elif isinstance(line, NoteLine):
+            exported = _checked(number, _note, line)
             note_id = exported.note.id.value
             _first(seen, note_id, number, "id", f"repeats note id {note_id}")
             notes[note_id] = exported
         else:
-            entry = _checked(number, _entry, _shaped(number, obj, GlobalLine))
+            entry = _checked(number, _entry, line)
             key = (entry.project_id.value, entry.key.value)
             _first(seen, key, number, "key", f"repeats key {key[1]} of project {key[0]}")
             globals_[key] = entry
@@ -252,9 +267,15 @@ def _counted(announced: int | None, found: int, what: str, last_line: int) -> No
 def _note(line: NoteLine) -> ExportedNote:
     note = CAMEL.note(line)
     require_within_size("Note", "metadata", note.metadata)
-    namespace = None if line.namespace is None else at("namespace", Namespace.parse, line.namespace)
+    namespace = None if line.namespace is None else _namespace(line.namespace)
     vector = None if line.vector is None or line.vector is UNSET else _vector(line.vector, namespace)
     return ExportedNote(note, namespace, vector)
+
+
+@functools.lru_cache(maxsize=64)
+def _namespace(text: str) -> Namespace:
+    """A note line's namespace, parsed once per distinct name (a file has one or a few)."""
+    return at("namespace", Namespace.parse, text)
 
 
 def _vector(data: bytes, namespace: Namespace | None) -> np.ndarray:
@@ -264,7 +285,8 @@ def _vector(data: bytes, namespace: Namespace | None) -> np.ndarray:
         rule = f"must hold {namespace.dim} float32 values of namespace {namespace}"
         raise InvalidValue("Vector", rule, f"{len(data) / 4:g} values", "vector")
     vector = np.frombuffer(data, dtype="<f4")
-    problem = vector_problem(vector)
+    wide = vector.astype(np.float64)  # squares of large float32 values overflow float32
+    problem = length_problem(math.sqrt(float(np.dot(wide, wide))))
     if problem is not None:
         raise InvalidValue("Vector", f"{problem}; leave it out and the import embeds the note again", "the line's vector", "vector")
     return vector

@@ -10,7 +10,7 @@ dropped, and ASCII words are stemmed by the Snowball English stemmer (PyStemmer)
 ``agency`` as ``agenc``. Snowball replaced a hand-written suffix stripper: LoCoMo keyword
 recall@5 0.544 -> 0.556, hybrid 0.659 -> 0.670 (``bench.locomo``).
 
-``ANALYSIS`` names the analysis: a store that keeps terms (PostgreSQL's postings) must
+``ANALYSIS`` names the analysis: a store that keeps terms (PostgreSQL's note_terms) must
 derive them again when it changes.
 
 Pure functions of their input; used by ``keyword_index`` for both notes and queries.

@@ -84,27 +84,37 @@ def import_notes(command: ImportNotes, services: Services, progress: Progress = 
     )
 
 
+WRITE_BATCH = MAX_BATCH
+"""Notes an import writes per store call (one transaction): the notes that carry a vector of
+the current namespace need no embedding, and a store writes a large batch much faster per
+note (one commit, set-based statements) than many small ones."""
+
+
 def _write_notes(
     notes: Sequence[ExportedNote], batch_size: int, target: Namespace, services: Services, progress: Progress
 ) -> tuple[int, int]:
-    """Write the notes not stored exactly so, a batch at a time; how many written and embedded."""
+    """Write the notes not stored exactly so, ``WRITE_BATCH`` at a time, embedding the ones
+    without a vector of ``target`` ``batch_size`` at a time; how many written and embedded."""
     total, written, embedded = len(notes), 0, 0
-    for start in range(0, total, batch_size):
-        chunk = notes[start : start + batch_size]
+    for start in range(0, total, WRITE_BATCH):
+        chunk = notes[start : start + WRITE_BATCH]
         stored = services.reader.get_many([n.note.id for n in chunk])
         batch = [n for n in chunk if not _stored_as(stored.get(n.note.id), n, target)]
-        reused: list[Vector | None] = [n.vector if n.namespace == target else None for n in batch]
-        texts = [n.note.text for n, v in zip(batch, reused) if v is None]
-        namespace, fresh = services.embedding.embed(texts, "passage") if texts else (target, [])
-        vectors = iter(fresh)
-        homes: dict[Namespace, list[tuple[Note, Vector]]] = {}
-        for exported, kept in zip(batch, reused):
-            home, vector = (namespace, next(vectors)) if kept is None else (target, kept)
+        texts = [n.note.text for n in batch if n.namespace != target or n.vector is None]
+        fresh: list[tuple[Namespace, Vector]] = []
+        for first in range(0, len(texts), batch_size):
+            namespace, vectors = services.embedding.embed(texts[first : first + batch_size], "passage")
+            fresh += [(namespace, vector) for vector in vectors]
+        embeddings = iter(fresh)
+        homes: dict[Namespace, list[tuple[Note, Vector]]] = {}  # each in the file's order
+        for exported in batch:
+            kept = exported.namespace == target and exported.vector is not None
+            home, vector = (target, exported.vector) if kept else next(embeddings)
             homes.setdefault(home, []).append((exported.note, vector))
         for home, entries in homes.items():  # one write per namespace: all of a batch or none
             services.writer.put_many(entries, home)
         written, embedded = written + len(batch), embedded + len(texts)
-        progress(min(start + batch_size, total), total)
+        progress(min(start + WRITE_BATCH, total), total)
     return written, embedded
 
 

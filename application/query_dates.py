@@ -7,7 +7,8 @@ a note created in that period as weak evidence (``ranking.dated``). English mont
 (full, or their first three letters, and ``Sept``) with a four-digit year; a day alone or a
 month without a year names nothing (which year?), and neither does an impossible date
 (``31 February 2024``). The first date found wins: a day, then a month, then a year.
-Pure: no clock, no locale.
+And whether a query asks about the past at all (``asks_about_past``: "when did…"), which
+makes newer-first in search more reserved. Pure: no clock, no locale.
 """
 
 from __future__ import annotations
@@ -39,6 +40,19 @@ class Period:
 
     def holds(self, instant: datetime) -> bool:
         return self.since <= instant < self.until
+
+
+_PAST_QUESTION = re.compile(
+    r"\b(?:did|was|were|had|used to)\b|^\W*(?:what|who|which|when|where|how|why)\s+\w+ed\b", re.IGNORECASE
+)
+
+
+def asks_about_past(query: str) -> bool:
+    """Whether ``query`` asks about the past: a past auxiliary ("when did…", "what was…",
+    "had", "used to") or a past-tense verb right after its question word ("who joined…",
+    "what inspired…"). Anything else ("which runner do we use?", "where are logs kept?",
+    "rate limit") counts as asking what is true now."""
+    return _PAST_QUESTION.search(query) is not None
 
 
 def named_period(query: str) -> Period | None:

@@ -173,16 +173,25 @@ def with_context(
     return [Candidate(c.id, c.created_at, -score / scale) for score, _, _, c in scores[:limit]]
 
 
-SUBJECT_Z = 2.0
+SUBJECT_Z = 1.75
 """Two of the best results are about one subject when their cosine stands at least this many
 standard deviations above the cosines each of them has with the other results of the window
-(``newer_first``). In standard deviations, so the same for every model: MiniLM's unrelated
-notes lie near cosine 0.1 and multilingual-e5's near 0.8, so no one cosine means "same
-subject" for both. Chosen with ``bench.newer_study`` (docs/knowledge-updates.md)."""
+(``newer_first``), for a question about the present ("which runner do we use?"). In standard
+deviations, so the same for every model: MiniLM's unrelated notes lie near cosine 0.1 and
+multilingual-e5's near 0.8, so no one cosine means "same subject" for both. Chosen with
+``bench.newer_study`` (docs/retrieval.md): the best dev newer-wins that keeps LoCoMo recall."""
 
-CHANGED_Z = 1.5
+CHANGED_Z = 1.25
 """``SUBJECT_Z`` for a pair whose newer note speaks of a change ("now", "moved to", "raised":
 ``suggestions.UPDATE_CUE``): half a standard deviation less, fixed before the study."""
+
+PAST_SUBJECT_Z = 2.5
+"""``SUBJECT_Z`` for a question about the past ("when did…", "what was…":
+``query_dates.asks_about_past``): such a question wants what happened, not what is true now,
+so the newer of two notes needs to be plainly about the same subject to come first."""
+
+PAST_CHANGED_Z = 2.0
+"""``PAST_SUBJECT_Z`` for a newer note that speaks of a change: half a standard deviation less."""
 
 NEWER_DEPTH = 10
 """How many of the best results ``newer_first`` may reorder, whatever the topK."""

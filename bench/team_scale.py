@@ -22,7 +22,8 @@ machine shared with other work, wall times are mostly waiting for a core, CPU ti
 a search costs. Any error fails the run (exit 1).
 
 ``--imported`` searches a database that an earlier run filled with
-the same ``--notes`` and ``--projects``, so a data set is loaded once and searched many times.
+the same ``--notes`` and ``--projects``, so a data set is loaded once and searched many times
+(``--store embedded:FOLDER`` keeps the cluster in FOLDER between runs).
 The 100k target: ``--notes 100000``; the 1M one: ``--notes 1000000 --projects 200
 --clients 16 --modes hybrid``. Writes ``bench/results/<--out>.json``.
 """
@@ -34,6 +35,7 @@ import base64
 import json
 import os
 import random
+import resource
 import subprocess
 import sys
 import tempfile
@@ -100,19 +102,87 @@ def write_export(path: Path, start: int, count: int, projects: int, rng: random.
 
 
 def import_all(home: Path, store: str, notes: int, projects: int, file_notes: int, batch: int | None) -> dict[str, Any]:
-    rng, vectors, seconds = random.Random(notes), Vectors(notes), 0.0
+    """Import the data set; wall seconds in all and until the HNSW build began (every note
+    written; the rest is the build and the exit), CPU seconds of the command and of the database."""
+    rng, vectors, seconds, writing = random.Random(notes), Vectors(notes), 0.0, 0.0
     env = server_env(home, MCP_MEMORY_STORE=store)
+    postmaster = _postmaster(store)
+    cpu = {"command": 0.0, "database": 0.0, "database writing": 0.0}
     for start in range(0, notes, file_notes):
         path = home / "export.jsonl"
-        write_export(path, start, min(file_notes, notes - start), projects, rng, vectors)
+        count = min(file_notes, notes - start)
+        write_export(path, start, count, projects, rng, vectors)
         command = [MCP_MEMORY, "import", str(path)] + ([] if batch is None else ["--batch", str(batch)])
+        children, database = resource.getrusage(resource.RUSAGE_CHILDREN), _cluster_cpu(postmaster)
         started = time.perf_counter()
-        subprocess.run(command, env=env, cwd=home, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        process = subprocess.Popen(command, env=env, cwd=home, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        written = _written_at(process, store, postmaster)
+        if process.wait() != 0:
+            raise RuntimeError(f"mcp-memory import failed with exit code {process.returncode}")
         seconds += time.perf_counter() - started
+        done = _cluster_cpu(postmaster)
+        writing += (written[0] if written else time.perf_counter()) - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu["command"] += after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime
+        cpu["database"] += done - database
+        cpu["database writing"] += (written[1] if written else done) - database
         path.unlink()
-        print(f"  imported {start + file_notes}/{notes}: {(start + file_notes) / seconds:.0f} notes/s", file=sys.stderr)
+        print(f"  imported {start + count}/{notes}: {(start + count) / seconds:.0f} notes/s", file=sys.stderr)
     return {"notes": notes, "seconds": round(seconds, 1), "notes_per_s": round(notes / seconds, 1),
+            "writing_s": round(writing, 1), "written_per_s": round(notes / writing, 1),
+            "command_cpu_us_per_note": round(1e6 * cpu["command"] / notes),
+            "database_cpu_us_per_note": round(1e6 * cpu["database"] / notes) if postmaster else None,
+            "database_cpu_us_per_note_writing": round(1e6 * cpu["database writing"] / notes) if postmaster else None,
             "batch": batch or "default", "file_notes": file_notes}
+
+
+def _written_at(process: subprocess.Popen, store: str, postmaster: int | None) -> tuple[float, float] | None:
+    """When the command started building an HNSW index (every note written by then), seen
+    in ``pg_stat_progress_create_index`` while it runs, with the cluster's CPU seconds then;
+    None if it built none."""
+    import psycopg
+
+    with psycopg.connect(store, autocommit=True) as conn:
+        while process.poll() is None:
+            try:  # not the index a new namespace gets, on an empty table, before any note
+                if conn.execute("""SELECT 1 FROM pg_stat_progress_create_index
+                                   WHERE datname = current_database() AND EXISTS (SELECT 1 FROM notes)""").fetchone():
+                    return time.perf_counter(), _cluster_cpu(postmaster)
+            except psycopg.errors.UndefinedTable:
+                pass  # the schema is not created yet
+            time.sleep(0.2)
+    return None
+
+
+def _postmaster(store: str) -> int | None:
+    """The store's postmaster when it runs on this machine (the parent of its checkpointer)."""
+    import psycopg
+
+    with psycopg.connect(store, autocommit=True) as conn:
+        found = conn.execute("SELECT pid FROM pg_stat_activity WHERE backend_type = 'checkpointer'").fetchone()
+    try:
+        status = Path(f"/proc/{found[0]}/status").read_text() if found else ""
+    except OSError:
+        return None
+    parent = [line.split()[1] for line in status.splitlines() if line.startswith("PPid:")]
+    return int(parent[0]) if parent else None
+
+
+def _cluster_cpu(postmaster: int | None) -> float:
+    """CPU seconds of the cluster so far: the postmaster and its live children, and the
+    backends it has reaped (its cutime and cstime)."""
+    if postmaster is None:
+        return 0.0
+    fields = _stat(postmaster)
+    reaped = (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK") if fields else 0.0
+    return cpu_seconds([postmaster, *_children(postmaster)]) + reaped
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
 
 
 def rpc(client: httpx.Client, method: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -127,12 +197,18 @@ def cpu_seconds(pids: list[int]) -> float:
     """CPU seconds so far of the processes ``pids`` (those gone count 0)."""
     total = 0.0
     for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        fields = _stat(pid)
+        if fields:
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     return total
+
+
+def _stat(pid: int) -> list[str]:
+    """The fields of ``/proc/<pid>/stat`` after the command name (none when it is gone)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return []
 
 
 def backend_pids(store: str) -> list[int]:
@@ -200,7 +276,7 @@ def run(store: str, args: argparse.Namespace) -> dict[str, Any]:
         if args.imported:  # the store holds this data set from an earlier run
             imported = {"notes": args.notes, "seconds": None, "notes_per_s": None, "batch": "already imported"}
         else:
-            imported = import_all(home, store, args.notes, args.projects, args.file_notes, args.batch)
+            imported = import_all(home, store, args.notes, args.projects, args.file_notes or args.notes, args.batch)
         server = Server(home, args.workers, MCP_MEMORY_STORE=store)
         try:
             server.wait_ready()
@@ -238,10 +314,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--clients", type=int, default=1)
     parser.add_argument("--searches", type=int, default=200, help="searches per mode, over all clients")
     parser.add_argument("--modes", default="keyword,hybrid,semantic")
-    parser.add_argument("--file-notes", type=int, default=50_000, help="notes per export file imported")
+    parser.add_argument("--file-notes", type=int, help="notes per export file imported (default: all in one file, "
+                        "so that the HNSW index is built once, at the end)")
     parser.add_argument("--batch", type=int, help="mcp-memory import --batch (default: the command's)")
     parser.add_argument("--workers", type=int, default=8, help="MCP_MEMORY_HTTP_WORKERS of the server")
-    parser.add_argument("--store", default="embedded", help="postgresql://… (an empty database) or 'embedded'")
+    parser.add_argument("--store", default="embedded",
+                        help="postgresql://… (an empty database), 'embedded' or 'embedded:FOLDER' (a cluster kept there)")
     parser.add_argument("--imported", action="store_true",
                         help="the --store database already holds this data set (same --notes and --projects): search it")
     parser.add_argument("--out", default="team_scale")
@@ -251,7 +329,11 @@ def main(argv: list[str] | None = None) -> int:
         result = run(store_for(), args)
     print(f"\nPostgreSQL store through HTTP /rpc: {args.notes} notes over {args.projects} projects, "
           f"{args.clients} concurrent clients; import {result['import']['notes_per_s']} notes/s "
-          f"(mcp-memory import, batch {result['import']['batch']}); load average at start {load:.1f}\n")
+          f"(mcp-memory import, batch {result['import']['batch']}; {result['import'].get('written_per_s')} notes/s "
+          f"until the last was written, then the HNSW build; CPU per note: command "
+          f"{result['import'].get('command_cpu_us_per_note')} µs, database {result['import'].get('database_cpu_us_per_note')} µs, "
+          f"of which {result['import'].get('database_cpu_us_per_note_writing')} µs before the HNSW build); "
+          f"load average at start {load:.1f}\n")
     rows = [[mode, r["n"], r["p50"], r["p95"], r["p99"], r["max"], r["per_s"], r["cpu_ms_per_search"], r["errors"]]
             for mode, r in result["search"].items()]
     print(table(["mode", "searches", "p50 ms", "p95 ms", "p99 ms", "max ms", "searches/s", "server + database CPU ms / search",

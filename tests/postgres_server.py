@@ -82,15 +82,18 @@ class EmbeddedPostgres:
 
     _count = itertools.count()
 
-    def __init__(self, *, durable: bool = False) -> None:
-        """``durable``: fsync as a production server does (for benchmarks); tests skip it."""
+    def __init__(self, *, durable: bool = False, folder: Path | None = None) -> None:
+        """``durable``: fsync as a production server does (for benchmarks); tests skip it.
+        ``folder``: the cluster lives there and is kept (a benchmark's data set, built once):
+        started again from it when it exists, never removed, stopped by ``stop``."""
         self.durable = durable
         self.bin = binaries()
         self.user = _unprivileged_user() if os.geteuid() == 0 else None
+        self.kept = folder is not None
         BASE.mkdir(mode=0o755, exist_ok=True)
         BASE.chmod(0o755)
         _remove_leftovers()
-        self.folder = BASE / f"run-{os.getpid()}-{next(self._count)}"
+        self.folder = folder or BASE / f"run-{os.getpid()}-{next(self._count)}"
         self.data = self.folder / "data"
         self.log = self.folder / "server.log"
         self.port = _free_port()
@@ -124,7 +127,8 @@ class EmbeddedPostgres:
 
     def destroy(self) -> None:
         self.stop()
-        shutil.rmtree(self.folder, ignore_errors=True)
+        if not self.kept:
+            shutil.rmtree(self.folder, ignore_errors=True)
 
     def _init(self) -> None:
         self.folder.mkdir(mode=0o700)
@@ -136,11 +140,12 @@ class EmbeddedPostgres:
             entry = pwd.getpwnam(self.user)
             for path in (self.folder, secret):
                 os.chown(path, entry.pw_uid, entry.pw_gid)
-        subprocess.Popen(  # stops the cluster when this process ends, however it ends
-            [sys.executable, "-c", _WATCHDOG, str(os.getpid()), str(self.bin / "pg_ctl"), str(self.data),
-             str(self.folder), self.user or ""],
-            start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )
+        if not self.kept:
+            subprocess.Popen(  # stops the cluster when this process ends, however it ends
+                [sys.executable, "-c", _WATCHDOG, str(os.getpid()), str(self.bin / "pg_ctl"), str(self.data),
+                 str(self.folder), self.user or ""],
+                start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            )
         atexit.register(self.destroy)
         self._run("initdb", "-D", self.data, "-U", SUPERUSER, "--pwfile", secret, "--auth", "scram-sha-256",
                   "-E", "UTF8", "--locale", "C", "--no-instructions")

@@ -18,6 +18,7 @@ change or cannot carry (NaN, a non-string key, a lone surrogate) is refused with
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any, TypeVar
 
@@ -129,6 +130,12 @@ def escaped_tags(tags: Tags) -> list[str]:
     return [t.replace("\\", "\\\\").replace("\x00", "\\0") for t in tags.values]
 
 
+def array_literal(values: Iterable[str]) -> str:
+    """``values`` as a PostgreSQL array literal, each quoted: a batch of arrays of different
+    lengths cannot travel as one two-dimensional array, so each travels as text and is cast."""
+    return "{" + ",".join('"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"' for v in values) + "}"
+
+
 def _encoded(value: Any) -> str | None:
     try:
         return _encoder.encode(value).decode()
@@ -149,5 +156,5 @@ def term(token: str) -> str:
 
 
 def note_terms(note: Note) -> list[str]:
-    """The stored keyword terms of a note, in order, repeats kept (``postings``, BM25)."""
+    """The stored keyword terms of a note, in order, repeats kept (``note_terms``, BM25)."""
     return [term(t) for t in document_tokens(note.title, note.text, note.tags.values)]

@@ -67,7 +67,7 @@ def holders(conn: psycopg.Connection, keys: Sequence[DedupKey], now: datetime) -
 
 def purge(conn: psycopg.Connection, now: datetime | None) -> int:
     """Delete the notes expired at ``now`` (None: the database's ``now()``) with their
-    vectors, postings and links (cascades); how many. One transaction per project: the
+    vectors, terms and links (cascades); how many. One transaction per project: the
     project's keyword counters locked first, then the expired notes no other writer holds
     (``SKIP LOCKED``: the purge never waits for a note row, so it cannot deadlock with a
     write holding one; a skipped note waits for the next purge). ``conn`` is in autocommit,

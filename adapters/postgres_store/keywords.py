@@ -10,10 +10,11 @@ within a project the counter's order is the commit order: a reader that has seen
 change up to ``seq`` has seen all that committed before it, and ``seq > seen`` is exactly
 what it has not seen yet.
 
-A project's index is built on its first keyword search, from ``postings`` and ``notes`` in
+A project's index is built on its first keyword search, from ``note_terms`` and ``notes`` in
 one snapshot together with the counter of that snapshot (``load``: 100k notes in about a
 second); before every search, the changes since are applied (``catch_up``: one indexed
-query, usually no rows). Several server processes on one database each keep their own
+query, usually no rows; a server that has fallen behind the trimmed part of the feed loads
+the project again). Several server processes on one database each keep their own
 index and each stays exact. Projects are kept least recently searched first out: at most
 ``max_notes`` notes over all projects held (``PostgresKeywords``), the one searched always;
 searches of different projects do not wait for each other.
@@ -43,18 +44,20 @@ MAX_NOTES = 1_000_000
 (a server holding a project of 100k notes with the local model loaded: 400 MiB)."""
 
 _CREATED_US = "(extract(epoch FROM n.created) * 1000000)::bigint"
-_TERMS = "array_agg(p.term ORDER BY p.term) FILTER (WHERE p.term IS NOT NULL), array_agg(p.tf ORDER BY p.term) FILTER (WHERE p.term IS NOT NULL)"
 
-LOAD_SQL = f"""SELECT n.id, {_CREATED_US}, {_TERMS}
-    FROM notes n LEFT JOIN postings p ON p.note = n.id AND p.project = n.project
-    WHERE n.project = %(project)s GROUP BY n.id"""
+LOAD_SQL = f"""SELECT n.id, {_CREATED_US}, t.terms, t.tfs
+    FROM notes n LEFT JOIN note_terms t ON t.note = n.id WHERE n.project = %(project)s"""
 """Every note of a project with its createdAt (microseconds) and its terms' counts."""
 
-CHANGES_SQL = f"""SELECT c.seq, c.note, n.id IS NOT NULL, {_CREATED_US}, {_TERMS}
+CHANGES_SQL = f"""SELECT c.seq, c.note, n.id IS NOT NULL, {_CREATED_US}, t.terms, t.tfs
     FROM keyword_changes c LEFT JOIN notes n ON n.id = c.note AND n.project = c.project
-    LEFT JOIN postings p ON p.note = n.id AND p.project = n.project
-    WHERE c.project = %(project)s AND c.seq > %(seen)s GROUP BY c.seq, c.note, n.id"""
-"""The project's notes changed since ``seen``: present (with createdAt and terms) or gone."""
+    LEFT JOIN note_terms t ON t.note = n.id
+    WHERE c.project = %(project)s AND c.seq > %(seen)s
+    UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, NULL FROM keyword_totals
+    WHERE project = %(project)s AND trimmed > %(seen)s"""
+"""The project's notes changed since ``seen``: present (with createdAt and terms) or gone;
+and a row of nulls when the feed has been trimmed past ``seen`` (``writes.trim_changes``):
+removals the reader has not seen may be gone from it, so it loads the project again."""
 
 CHANGED = """INSERT INTO keyword_changes (project, note, seq) {rows}
     ON CONFLICT (project, note) DO UPDATE SET seq = EXCLUDED.seq"""
@@ -142,7 +145,10 @@ class PostgresKeywords:
             changes = conn.execute(CHANGES_SQL, {"project": project, "seen": held.seen})
             left_out = None if hidden is None else conn.execute(*hidden)
         rows = changes.fetchall()
-        self._apply(project, held, rows)
+        if any(row[0] is None for row in rows):  # behind the feed's trim: load the project again
+            self._load(conn, project, held)
+        else:
+            self._apply(project, held, rows)
         return None if left_out is None else left_out.fetchall()
 
     def _apply(self, project: str, held: _Held, rows: list[tuple]) -> None:

@@ -63,7 +63,7 @@ from local_mcp_memory.adapters.keyword_index import rank
 from local_mcp_memory.adapters.postgres_store import codec, curation
 from local_mcp_memory.adapters.postgres_store.connection import connect, failures, open_pool
 from local_mcp_memory.adapters.postgres_store.keywords import CHANGED, MAX_NOTES, PostgresKeywords
-from local_mcp_memory.adapters.postgres_store.writes import Entry, lock_rows, write_notes
+from local_mcp_memory.adapters.postgres_store.writes import Entry, put_notes, trim_changes
 from local_mcp_memory.adapters.postgres_store.queries import candidates_sql, filter_sql, hidden_sql, hides, narrowed
 from local_mcp_memory.adapters.postgres_store.schema import LOCK_KEY, build_hnsw, hnsw_index_sql, migrate, repair_hnsw
 from local_mcp_memory.adapters.postgres_store.url import StoreUrl
@@ -91,7 +91,8 @@ HNSW_MAX_DIM = 2000
 always scanned exactly."""
 
 TABLES = (
-    "namespaces", "notes", "vectors", "postings", "keyword_totals", "globals", "links", "mcp_memory_schema", "mcp_memory_meta",
+    "namespaces", "notes", "vectors", "note_terms", "keyword_totals", "globals", "links", "keyword_changes", "mcp_memory_schema",
+    "mcp_memory_meta",
 )
 
 PURGE_EVERY = 300.0
@@ -159,9 +160,7 @@ class PostgresNoteStore:
                     ).fetchone()
                     if found is None:
                         raise StoreError(f"note {note.id.value} has no vector in namespace {namespace}; pass one")
-                with conn.pipeline():
-                    lock_rows(conn, [note])
-                    write_notes(conn, [Entry(note, doc, row)], space)
+                put_notes(conn, [Entry(note, doc, row)], space)
         self._after_write()
 
     def update(
@@ -181,9 +180,7 @@ class PostgresNoteStore:
                 return None
             note = change(codec.note_of(found[0]))
             doc = codec.note_doc(note)
-            with conn.pipeline():
-                lock_rows(conn, [note])
-                write_notes(conn, [Entry(note, doc, row)], found[1] if row is None else space)
+            put_notes(conn, [Entry(note, doc, row)], found[1] if row is None else space)
             return note
 
         with failures(self._url, "write to the note store"):
@@ -199,9 +196,7 @@ class PostgresNoteStore:
             return
 
         def write(conn: psycopg.Connection) -> None:
-            with conn.pipeline():
-                lock_rows(conn, [note for note, _vector in notes])
-                write_notes(conn, [Entry(note, doc, row) for (note, _vector), doc, row in zip(notes, docs, rows)], space)
+            put_notes(conn, [Entry(note, doc, row) for (note, _vector), doc, row in zip(notes, docs, rows)], space)
 
         with failures(self._url, "write to the note store"):
             space = self._space(namespace)
@@ -239,9 +234,7 @@ class PostgresNoteStore:
             held = curation.holders(conn, list(first), now)
             new = [i for i in first.values() if keys[i] not in held]
             if new:
-                with conn.pipeline():
-                    lock_rows(conn, [notes[i][0] for i in new])
-                    write_notes(conn, [Entry(notes[i][0], docs[i], rows[i]) for i in new], space)
+                put_notes(conn, [Entry(notes[i][0], docs[i], rows[i]) for i in new], space)
             return held, new
 
         with failures(self._url, "write to the note store"):
@@ -343,10 +336,12 @@ class PostgresNoteStore:
         return len(later)
 
     def _purge(self) -> int:
-        """Delete the notes expired by the database's clock, with their vectors, postings
-        and links (``curation.purge``)."""
+        """Delete the notes expired by the database's clock, with their vectors, terms
+        and links (``curation.purge``), then trim the keyword change feed (``writes.trim_changes``)."""
         with self._pool.connection() as conn:
-            return curation.purge(conn, None)
+            removed = curation.purge(conn, None)
+            trim_changes(conn)
+            return removed
 
     def _after_write(self, notes: int = 1) -> None:
         """What a write brings due: fresh statistics after ``notes`` more notes (see
@@ -375,7 +370,7 @@ class PostgresNoteStore:
             return
         try:
             with failures(self._url, "analyze the note store"), self._pool.connection() as conn:
-                conn.execute("ANALYZE notes, vectors, postings")  # a role that may not: a warning, skipped
+                conn.execute("ANALYZE notes, vectors, note_terms")  # a role that may not: a warning, skipped
                 self._analyzed, self._unanalyzed = _notes_estimate(conn), 0
         except StoreError as exc:
             log.warning("analyzing the note store failed; a later write tries again", error=str(exc))

@@ -1,21 +1,23 @@
-"""The statements of a put: one note or a batch of thousands, the same seven set-based
-statements (``write_notes``), each taking arrays of the batch's values (one round trip in a
-pipeline; a batch of 1,000 notes with their vectors in about 0.2 s where a statement per
-note took 1.5 s).
+"""The statements of a put: one note or a batch of thousands, the same six set-based
+statements (``write_notes``), reading the batch as arrays of its values (one round trip in a
+pipeline) or, for a large batch, from a temporary table filled by ``COPY``; 1,000 notes
+with their vectors in about 0.3 s of the database's time when no HNSW index is kept up to
+date meanwhile (``bench.pg_writes``).
 
 In one transaction, after the caller has locked the rows of the stored notes and their
 projects' ``keyword_totals`` rows (``lock_rows``): the counters of the notes' previous
 projects are decreased, the notes written (``ON CONFLICT (id) DO UPDATE``; each takes the
 next ``write_order`` in batch order), the counters of their projects increased with one
-bump of the change counter per project (the feed of ``keywords``), the postings and the
-vectors of ``space`` replaced, and the copies of the filter columns in the notes' other
-vectors brought up to date.
+bump of the change counter per project (the feed of ``keywords``), each note's row of terms
+(``note_terms``) and its vector in ``space`` replaced, and the copies of the filter columns
+in the notes' other vectors brought up to date.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -49,84 +51,151 @@ def lock_rows(conn: psycopg.Connection, notes: Sequence[Note]) -> None:
     )
 
 
+COPY_MIN = 200
+"""A batch of at least this many notes travels by ``COPY`` into a temporary table the
+statements read (``STAGED``); a smaller one as one array per column (``UNNESTED``), which a
+pipeline sends with the statements in one round trip. psycopg dumps an array parameter
+element by element in Python, a ``COPY`` row in its C extension."""
+
+
+def put_notes(conn: psycopg.Connection, entries: Sequence[Entry], space: int) -> None:
+    """``lock_rows`` then ``write_notes``: in one round trip (a pipeline) for a small batch."""
+    with conn.pipeline() if len(entries) < COPY_MIN else contextlib.nullcontext():
+        lock_rows(conn, [entry.note for entry in entries])
+        write_notes(conn, entries, space)
+
+
 def write_notes(conn: psycopg.Connection, entries: Sequence[Entry], space: int) -> None:
     """Put ``entries`` (module docstring); an id given twice is written once, as its last
-    entry. In the caller's transaction, after ``lock_rows``."""
+    entry. In the caller's transaction, after ``lock_rows``; a batch of ``COPY_MIN`` notes
+    or more outside a pipeline (``COPY`` cannot run in one)."""
     last = {entry.note.id.value: i for i, entry in enumerate(entries)}
     entries = [entry for i, entry in enumerate(entries) if last[entry.note.id.value] == i]
-    p = _columns(entries, space)
-    for statement in (_LEAVE_OLD, _NOTES, _COUNT_NEW, _POSTINGS_GONE, _POSTINGS, _VECTORS, _OTHER_VECTORS):
-        conn.execute(statement, p)
+    rows = _rows(entries)
+    if len(rows) < COPY_MIN:
+        p = {name: list(values) for name, values in zip(_TYPES, zip(*rows))}
+        for statement in UNNESTED:
+            conn.execute(statement, {**p, "space": space})
+        return
+    stage(conn, rows)
+    for statement in STAGED:
+        conn.execute(statement, {"space": space})
 
 
-def _columns(entries: Sequence[Entry], space: int) -> dict[str, Any]:
-    """The batch as one array per column, the postings flattened (``owners``, ``terms``, ``tfs``)."""
-    p: dict[str, list[Any]] = {k: [] for k in ("id", "project", "grp", "created", "tags", "length", "doc", "expires",
-                                               "importance", "dedup", "owners", "terms", "tfs", "with_row", "rows")}
+def stage(conn: psycopg.Connection, rows: list[tuple]) -> None:
+    """``rows`` (``_rows``) into the temporary table ``batch_notes`` that ``STAGED`` reads,
+    by binary ``COPY``; emptied when the transaction ends."""
+    conn.execute(_STAGING)
+    with conn.cursor().copy(f"COPY batch_notes ({', '.join(_TYPES)}, ord) FROM STDIN (FORMAT BINARY)") as copy:
+        copy.set_types([*_TYPES.values(), "int4"])
+        for ord, row in enumerate(rows, start=1):
+            copy.write_row((*row, ord))
+    conn.execute("ANALYZE batch_notes")  # else planned as a table of unknown size: notes scanned whole
+
+
+_TYPES = {"id": "text", "project": "text", "grp": "text", "created": "timestamptz", "tags": "text", "length": "int4",
+          "doc": "text", "expires": "timestamptz", "importance": "float4", "dedup": "bytea", "terms": "text",
+          "tfs": "text", "embedding": "vector"}
+"""The columns of a batch, in order; ``tags``, ``terms`` and ``tfs`` are array literals
+(``codec.array_literal``), ``embedding`` is null for a note that keeps its vector."""
+
+
+def _rows(entries: Sequence[Entry]) -> list[tuple]:
+    """One tuple per note, the columns of ``_TYPES``."""
+    rows = []
     for note, doc, row in entries:
         terms = Counter(codec.note_terms(note))
-        for key, value in (("id", note.id.value), ("project", note.project_id.value), ("grp", note.group_id.value),
-                           ("created", note.created_at), ("tags", _tags_literal(note)), ("length", terms.total()),
-                           ("doc", doc), ("expires", note.expires_at), ("importance", note.importance),
-                           ("dedup", codec.dedup_hash(note))):
-            p[key].append(value)
-        p["owners"] += [note.id.value] * len(terms)
-        p["terms"] += terms.keys()
-        p["tfs"] += terms.values()
-        if row is not None:
-            p["with_row"].append(note.id.value)
-            p["rows"].append(row)
-    return {**p, "space": space}
+        rows.append((
+            note.id.value, note.project_id.value, note.group_id.value, note.created_at,
+            codec.array_literal(codec.escaped_tags(note.tags)), terms.total(), doc, note.expires_at, note.importance,
+            codec.dedup_hash(note), codec.array_literal(terms), "{" + ",".join(map(str, terms.values())) + "}", row,
+        ))
+    return rows
 
 
-def _tags_literal(note: Note) -> str:
-    """The note's tags as a PostgreSQL array literal: a batch's tags are a text[][] that
-    PostgreSQL cannot take ragged, so each note's array travels as text and is cast."""
-    tags = codec.escaped_tags(note.tags)
-    return "{" + ",".join('"' + t.replace("\\", "\\\\").replace('"', '\\"') + '"' for t in tags) + "}"
+_STAGING = f"""CREATE TEMP TABLE IF NOT EXISTS batch_notes
+    ({", ".join(f"{name} {'integer' if kind == 'int4' else 'real' if kind == 'float4' else kind}" for name, kind in _TYPES.items())},
+     ord integer) ON COMMIT DELETE ROWS"""
 
 
-_BATCH = """unnest(%(id)b::text[], %(project)b::text[], %(grp)b::text[], %(created)b::timestamptz[], %(tags)b::text[],
-    %(length)b::int[], %(doc)b::text[], %(expires)b::timestamptz[], %(importance)b::real[], %(dedup)b::bytea[])
-    WITH ORDINALITY AS u(id, project, grp, created, tags, length, doc, expires, importance, dedup, ord)"""
+def _statements(u: Callable[..., str]) -> tuple[str, ...]:
+    """The statements of a put, reading the batch from ``u(columns…)``: a relation named
+    ``u`` holding at least those columns and ``ord``, the note's place in the batch."""
+    leave_old = f"""WITH old AS (SELECT n.id, n.project, n.length, u.project AS new_project FROM notes n
+                                JOIN {u("id", "project")} ON u.id = n.id),
+            gone AS (SELECT project, count(*) AS n, sum(length) AS terms, bool_or(project <> new_project) AS moved
+                     FROM old GROUP BY project),
+            counted AS (UPDATE keyword_totals k SET notes = k.notes - g.n, terms = k.terms - g.terms, seq = k.seq + g.moved::int
+                        FROM gone g WHERE k.project = g.project RETURNING k.project, k.seq)
+        {CHANGED.format(rows="SELECT o.project, o.id, c.seq FROM old o JOIN counted c ON c.project = o.project WHERE o.project <> o.new_project")}"""
+    notes = f"""INSERT INTO notes (id, project, grp, created, written, home, tags, length, doc, expires, dedup, importance)
+        SELECT id, project, grp, created, nextval('write_order'), %(space)s, tags::text[], length, doc, expires, dedup, importance
+        FROM (SELECT * FROM {u(*_TYPES)} ORDER BY ord) u
+        ON CONFLICT (id) DO UPDATE SET project = EXCLUDED.project, grp = EXCLUDED.grp, created = EXCLUDED.created,
+            written = EXCLUDED.written, home = EXCLUDED.home, tags = EXCLUDED.tags, length = EXCLUDED.length,
+            doc = EXCLUDED.doc, expires = EXCLUDED.expires, dedup = EXCLUDED.dedup, importance = EXCLUDED.importance"""
+    count_new = f"""WITH new AS (SELECT project, count(*) AS n, sum(length) AS terms FROM {u("project", "length")} GROUP BY project),
+            counted AS (INSERT INTO keyword_totals AS k (project, notes, terms, seq) SELECT project, n, terms, 1 FROM new
+                        ON CONFLICT (project) DO UPDATE SET notes = k.notes + EXCLUDED.notes, terms = k.terms + EXCLUDED.terms,
+                                                            seq = k.seq + 1
+                        RETURNING k.project, k.seq)
+        {CHANGED.format(rows=f"SELECT u.project, u.id, c.seq FROM {u('project', 'id')} JOIN counted c ON c.project = u.project")}"""
+    terms = f"""INSERT INTO note_terms (note, terms, tfs) SELECT id, terms::text[], tfs::int[] FROM {u("id", "terms", "tfs")}
+        ON CONFLICT (note) DO UPDATE SET terms = EXCLUDED.terms, tfs = EXCLUDED.tfs"""
+    vectors = f"""INSERT INTO vectors (note, space, project, grp, created, written, tags, embedding)
+        SELECT n.id, %(space)s, n.project, n.grp, n.created, n.written, n.tags, u.embedding
+        FROM {u("id", "embedding")} JOIN notes n ON n.id = u.id WHERE u.embedding IS NOT NULL
+        ON CONFLICT (note, space) DO UPDATE SET embedding = EXCLUDED.embedding"""
+    other_vectors = f"""UPDATE vectors v SET project = n.project, grp = n.grp, created = n.created, written = n.written, tags = n.tags
+        FROM notes n JOIN {u("id")} ON u.id = n.id WHERE v.note = n.id
+          AND (v.project, v.grp, v.created, v.written, v.tags) IS DISTINCT FROM (n.project, n.grp, n.created, n.written, n.tags)"""
+    # the counters of the notes' previous rows decreased (a note moved to another project is
+    # a change in the project it left), the notes, the counters of their projects, their
+    # terms, their vectors in ``space``; a note's other vectors follow its fields
+    return leave_old, notes, count_new, terms, vectors, other_vectors
 
-_LEAVE_OLD = f"""WITH old AS (SELECT n.id, n.project, n.length, u.project AS new_project FROM notes n
-                            JOIN unnest(%(id)b::text[], %(project)b::text[]) AS u(id, project) ON u.id = n.id),
-        gone AS (SELECT project, count(*) AS n, sum(length) AS terms, bool_or(project <> new_project) AS moved
-                 FROM old GROUP BY project),
-        counted AS (UPDATE keyword_totals k SET notes = k.notes - g.n, terms = k.terms - g.terms, seq = k.seq + g.moved::int
-                    FROM gone g WHERE k.project = g.project RETURNING k.project, k.seq)
-    {CHANGED.format(rows="SELECT o.project, o.id, c.seq FROM old o JOIN counted c ON c.project = o.project WHERE o.project <> o.new_project")}"""
-"""The counters of the notes' previous rows decreased; a note moved to another project is a
-change in the project it left."""
 
-_NOTES = f"""INSERT INTO notes (id, project, grp, created, written, home, tags, length, doc, expires, dedup, importance)
-    SELECT id, project, grp, created, nextval('write_order'), %(space)s, tags::text[], length, doc, expires, dedup, importance
-    FROM (SELECT * FROM {_BATCH} ORDER BY ord) u
-    ON CONFLICT (id) DO UPDATE SET project = EXCLUDED.project, grp = EXCLUDED.grp, created = EXCLUDED.created,
-        written = EXCLUDED.written, home = EXCLUDED.home, tags = EXCLUDED.tags, length = EXCLUDED.length,
-        doc = EXCLUDED.doc, expires = EXCLUDED.expires, dedup = EXCLUDED.dedup, importance = EXCLUDED.importance"""
+def _unnest(*columns: str) -> str:
+    kinds = {"int4": "int", "float4": "real"}
+    arrays = ", ".join(f"%({c})b::{kinds.get(_TYPES[c], _TYPES[c])}[]" for c in columns)
+    return f"unnest({arrays}) WITH ORDINALITY AS u({', '.join(columns)}, ord)"
 
-_COUNT_NEW = f"""WITH new AS (SELECT project, count(*) AS n, sum(length) AS terms
-                            FROM unnest(%(project)b::text[], %(length)b::int[]) AS u(project, length) GROUP BY project),
-        counted AS (INSERT INTO keyword_totals AS k (project, notes, terms, seq) SELECT project, n, terms, 1 FROM new
-                    ON CONFLICT (project) DO UPDATE SET notes = k.notes + EXCLUDED.notes, terms = k.terms + EXCLUDED.terms,
-                                                        seq = k.seq + 1
-                    RETURNING k.project, k.seq)
-    {CHANGED.format(rows="SELECT u.project, u.id, c.seq FROM unnest(%(project)b::text[], %(id)b::text[]) AS u(project, id) JOIN counted c ON c.project = u.project")}"""
 
-_POSTINGS_GONE = "DELETE FROM postings WHERE note = ANY(%(id)b)"
+UNNESTED = _statements(_unnest)
+STAGED = _statements(lambda *columns: "batch_notes u")
 
-_POSTINGS = """INSERT INTO postings (project, term, note, tf, length, grp, created, tags)
-    SELECT n.project, u.term, n.id, u.tf, n.length, n.grp, n.created, n.tags
-    FROM unnest(%(owners)b::text[], %(terms)b::text[], %(tfs)b::int[]) AS u(id, term, tf) JOIN notes n ON n.id = u.id"""
 
-_VECTORS = """INSERT INTO vectors (note, space, project, grp, created, written, tags, embedding)
-    SELECT n.id, %(space)s, n.project, n.grp, n.created, n.written, n.tags, u.embedding
-    FROM unnest(%(with_row)b::text[], %(rows)b::vector[]) AS u(id, embedding) JOIN notes n ON n.id = u.id
-    ON CONFLICT (note, space) DO UPDATE SET embedding = EXCLUDED.embedding"""
-
-_OTHER_VECTORS = """UPDATE vectors v SET project = n.project, grp = n.grp, created = n.created, written = n.written, tags = n.tags
-    FROM notes n WHERE n.id = ANY(%(id)b) AND v.note = n.id
-      AND (v.project, v.grp, v.created, v.written, v.tags) IS DISTINCT FROM (n.project, n.grp, n.created, n.written, n.tags)"""
-"""A note's other vectors follow its fields; a row just written already has them."""
+def trim_changes(conn: psycopg.Connection) -> int:
+    """Delete the change feed's rows of notes that are gone (``keyword_changes`` keeps a row
+    per removed note, so that servers see the removal); how many. Per project, in a
+    transaction of its own holding the project's ``keyword_totals`` row (``SKIP LOCKED``: a
+    project being written is trimmed next time), a window of the feed is checked once:
+    ``(trim_checked, trim_next]``, ``trim_next`` being the project's ``seq`` at the
+    previous trim, so a removal stays in the feed for at least one trim interval, which
+    servers searching the project meanwhile catch up with. ``trimmed`` becomes the newest
+    ``seq`` trimmed; a server that has read less loads the project again (``keywords``).
+    A note removed later has its row moved past the window (its ``seq`` is renewed), so
+    each row is checked about once. ``conn`` is in autocommit."""
+    total = 0
+    projects = conn.execute("SELECT project FROM keyword_totals WHERE seq > trim_checked").fetchall()
+    for (project,) in projects:
+        with conn.transaction():
+            found = conn.execute(
+                "SELECT trim_checked, trim_next, seq FROM keyword_totals WHERE project = %s FOR UPDATE SKIP LOCKED",
+                (project,),
+            ).fetchone()
+            if found is None:
+                continue
+            checked, horizon, seq = found
+            trimmed = conn.execute(
+                """WITH gone AS (DELETE FROM keyword_changes c WHERE c.project = %(project)s
+                                   AND c.seq > %(checked)s AND c.seq <= %(horizon)s
+                                   AND NOT EXISTS (SELECT 1 FROM notes n WHERE n.id = c.note AND n.project = c.project)
+                                 RETURNING c.seq)
+                   UPDATE keyword_totals SET trimmed = greatest(trimmed, (SELECT max(seq) FROM gone)),
+                                             trim_checked = greatest(trim_checked, %(horizon)s), trim_next = %(seq)s
+                   WHERE project = %(project)s RETURNING (SELECT count(*) FROM gone)""",
+                {"project": project, "checked": checked, "horizon": horizon, "seq": seq},
+            ).fetchone()[0]
+            total += int(trimmed)
+    return total

@@ -4,7 +4,7 @@ terms were written by another analysis are built by writing through the real sto
 deriving every note's terms again with ``schema.reindex_terms`` given a plain lower-casing word
 split (no stemming, no stopwords), and taking the schema back to what that server left
 (version 2, no recorded analysis) or recording that analysis's name. Each re-index on open is
-seen in the database itself: a trigger records every statement that empties ``postings``."""
+seen in the database itself: a trigger records every statement that empties ``note_terms``."""
 
 from __future__ import annotations
 
@@ -52,8 +52,8 @@ def write_with_old_analysis(url: str, notes: list[Note], *, as_version_2: bool =
 
 
 def record_reindexes(url: str) -> None:
-    """From now on the database records each statement that empties ``postings`` (a
-    re-index's first step), with how many postings it removed."""
+    """From now on the database records each statement that empties ``note_terms`` (a
+    re-index's first step), with how many rows of terms it removed."""
     with psycopg.connect(url, autocommit=True) as conn, conn.transaction():
         conn.execute("CREATE TABLE reindex_runs (at serial PRIMARY KEY, removed bigint NOT NULL)")
         conn.execute(
@@ -61,20 +61,20 @@ def record_reindexes(url: str) -> None:
                BEGIN INSERT INTO reindex_runs (removed) SELECT count(*) FROM gone; RETURN NULL; END $$"""
         )
         conn.execute(
-            """CREATE TRIGGER reindex_runs AFTER DELETE ON postings REFERENCING OLD TABLE AS gone
+            """CREATE TRIGGER reindex_runs AFTER DELETE ON note_terms REFERENCING OLD TABLE AS gone
                FOR EACH STATEMENT EXECUTE FUNCTION record_reindex()"""
         )
 
 
 def reindex_runs(url: str) -> list[int]:
-    """The postings each recorded re-index removed, in order."""
+    """The rows of terms each recorded re-index removed, in order."""
     with psycopg.connect(url) as conn:
         return [removed for (removed,) in conn.execute("SELECT removed FROM reindex_runs ORDER BY at")]
 
 
-def postings_count(url: str) -> int:
+def terms_rows(url: str) -> int:
     with psycopg.connect(url) as conn:
-        return conn.execute("SELECT count(*) FROM postings").fetchone()[0]
+        return conn.execute("SELECT count(*) FROM note_terms").fetchone()[0]
 
 
 def write_fresh(url: str, notes: list[Note], *, deleted: int = 0) -> None:
@@ -117,10 +117,10 @@ def keyword_scores(store: PostgresNoteStore) -> dict[tuple[str, str], list[tuple
 
 def index_rows(url: str) -> tuple[list[tuple], list[tuple], list[tuple]]:
     with psycopg.connect(url) as conn:
-        postings = conn.execute("SELECT * FROM postings ORDER BY project, term, note").fetchall()
+        terms = conn.execute("SELECT * FROM note_terms ORDER BY note").fetchall()
         lengths = conn.execute("SELECT id, length FROM notes ORDER BY id").fetchall()
         totals = conn.execute("SELECT project, notes, terms FROM keyword_totals WHERE notes > 0 ORDER BY project").fetchall()
-    return postings, lengths, totals
+    return terms, lengths, totals
 
 
 def recorded(url: str) -> tuple[list[int], str | None]:
@@ -136,7 +136,7 @@ def test_a_database_of_another_analysis_is_reindexed_on_open_and_finds_inflected
     write_with_old_analysis(postgres_url, notes, deleted=1)
     assert recorded(postgres_url) == ([1, 2], None)
     with psycopg.connect(postgres_url) as conn:  # the old terms: no stems
-        terms = {t for (t,) in conn.execute("SELECT DISTINCT term FROM postings")}
+        terms = {t for (t,) in conn.execute("SELECT DISTINCT unnest(terms) FROM note_terms")}
     assert {"painting", "painted", "hikes", "the"} <= terms and "hike" not in terms
     store = PostgresNoteStore(postgres_url)
     try:
@@ -182,26 +182,26 @@ def test_a_recorded_analysis_that_differs_is_reindexed_and_the_same_one_is_not(p
     notes = mixed_notes()
     write_with_old_analysis(postgres_url, notes, as_version_2=False)
     assert recorded(postgres_url) == (list(range(1, LATEST + 1)), OLD_ANALYSIS)
-    old_postings = postings_count(postgres_url)
+    old_rows = terms_rows(postgres_url)
     record_reindexes(postgres_url)
     PostgresNoteStore(postgres_url).close()
-    assert reindex_runs(postgres_url) == [old_postings]
+    assert reindex_runs(postgres_url) == [old_rows]
     assert recorded(postgres_url)[1] == ANALYSIS
     before = index_rows(postgres_url)
     PostgresNoteStore(postgres_url).close()  # the analysis recorded is the current one
-    assert reindex_runs(postgres_url) == [old_postings]
+    assert reindex_runs(postgres_url) == [old_rows]
     assert index_rows(postgres_url) == before
 
 
 def test_servers_opening_a_database_of_another_analysis_at_once_reindex_it_once(postgres_url: str) -> None:
     notes = mixed_notes()
     write_with_old_analysis(postgres_url, notes)
-    old_postings = postings_count(postgres_url)
+    old_rows = terms_rows(postgres_url)
     record_reindexes(postgres_url)
     opened, failed = open_at_once(postgres_url, 5)
     try:
         assert failed == []
-        assert reindex_runs(postgres_url) == [old_postings]
+        assert reindex_runs(postgres_url) == [old_rows]
         assert recorded(postgres_url) == (list(range(1, LATEST + 1)), ANALYSIS)
         for store in opened:
             found = store.candidates(CandidateQuery(NoteFilter(PROJECT), 10, text="painted")).keyword
@@ -212,13 +212,13 @@ def test_servers_opening_a_database_of_another_analysis_at_once_reindex_it_once(
 
 
 def reindexing_backend(conn: psycopg.Connection) -> tuple[int, str, bool] | None:
-    """The backend holding the re-index's table lock on ``postings`` (held until its
+    """The backend holding the re-index's table lock on ``note_terms`` (held until its
     transaction ends): its pid, its current (or last) statement, whether its transaction is
     open."""
     return conn.execute(
         """SELECT a.pid, a.query, a.xact_start IS NOT NULL FROM pg_locks l
            JOIN pg_class c ON c.oid = l.relation JOIN pg_stat_activity a ON a.pid = l.pid
-           WHERE c.relname = 'postings' AND l.mode = 'ExclusiveLock' AND l.granted"""
+           WHERE c.relname = 'note_terms' AND l.mode = 'ExclusiveLock' AND l.granted"""
     ).fetchone()
 
 
@@ -261,13 +261,13 @@ def test_a_reindex_killed_midway_leaves_the_old_index_whole_and_the_next_open_fi
 
     def state() -> tuple[int, int, int, str | None]:
         with psycopg.connect(postgres_url) as conn:
-            old = conn.execute("SELECT count(*) FROM postings WHERE term IN ('painting', 'walls')").fetchone()[0]
-            new = conn.execute("SELECT count(*) FROM postings WHERE term IN ('paint', 'wall')").fetchone()[0]
+            old = conn.execute("SELECT count(*) FROM note_terms, unnest(terms) t WHERE t IN ('painting', 'walls')").fetchone()[0]
+            new = conn.execute("SELECT count(*) FROM note_terms, unnest(terms) t WHERE t IN ('paint', 'wall')").fetchone()[0]
             total = conn.execute("SELECT terms FROM keyword_totals WHERE project = %s", (PROJECT.value,)).fetchone()[0]
         return old, new, total, recorded(postgres_url)[1]
 
-    # killed right after taking its locks, while rewriting a batch of notes, while writing postings
-    for statement in ("", "UPDATE notes n SET length", "INSERT INTO postings"):
+    # killed right after taking its locks, while rewriting a batch of notes, while writing terms
+    for statement in ("", "UPDATE notes n SET length", "INSERT INTO note_terms"):
         process = subprocess.Popen([sys.executable, "-c", opener, postgres_url])
         try:
             backend = frozen_midway(process, postgres_url, statement)

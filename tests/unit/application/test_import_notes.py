@@ -8,7 +8,7 @@ import attrs
 import pytest
 
 from local_mcp_memory.application.export_notes import ExportNotes, export_notes
-from local_mcp_memory.application.import_notes import ImportNotes, import_notes
+from local_mcp_memory.application.import_notes import WRITE_BATCH, ImportNotes, import_notes
 from local_mcp_memory.application.services import Services
 from local_mcp_memory.application.upsert_global import UpsertGlobal, upsert_global
 from local_mcp_memory.application.errors import InvalidRequest
@@ -53,7 +53,7 @@ def test_an_import_without_vectors_embeds_every_note(services: Services, fresh: 
 
 
 def test_an_interrupted_import_finishes_when_run_again(services: Services, fresh: Services) -> None:
-    for i in range(5):
+    for i in range(WRITE_BATCH + 3):
         add(services, f"note {i}")
     command = export_of(services)
 
@@ -63,10 +63,22 @@ def test_an_interrupted_import_finishes_when_run_again(services: Services, fresh
 
     with pytest.raises(KeyboardInterrupt):
         import_notes(ImportNotes(command.notes, command.globals, batch_size=2), fresh, interrupt_after_first_batch)
-    assert len(list(fresh.store.iter_notes())) == 2
+    assert len(list(fresh.store.iter_notes())) == WRITE_BATCH  # written a store batch at a time
     done = import_notes(command, fresh)
-    assert (done.written, done.unchanged) == (3, 2)
+    assert (done.written, done.unchanged) == (3, WRITE_BATCH)
     assert [s.note for s in fresh.store.iter_notes()] == [s.note for s in services.store.iter_notes()]
+
+
+def test_notes_with_and_without_a_vector_are_written_in_the_files_order(
+    services: Services, fresh: Services
+) -> None:
+    for i in range(7):
+        add(services, f"note {i}")
+    command = export_of(services)
+    notes = [n if i % 2 else attrs.evolve(n, vector=None) for i, n in enumerate(command.notes)]
+    done = import_notes(ImportNotes(notes, command.globals, batch_size=2), fresh)
+    assert (done.written, done.embedded) == (7, 4)
+    assert [s.note for s in fresh.store.iter_notes()] == [n.note for n in notes]
 
 
 def test_global_settings_are_imported_once(services: Services, fresh: Services) -> None:

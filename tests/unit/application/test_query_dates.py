@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 import pytest
 from hypothesis import given, strategies as st
 
-from local_mcp_memory.application.query_dates import Period, named_period
+from local_mcp_memory.application.query_dates import Period, asks_about_past, named_period
 
 
 def day(y: int, m: int, d: int) -> datetime:
@@ -58,3 +58,21 @@ def test_the_ends_of_the_calendar_name_nothing_they_cannot_bound() -> None:
 def test_any_text_names_a_period_of_one_day_month_or_year_or_none(text: str) -> None:
     period = named_period(text)
     assert period is None or 1 <= (period.until - period.since).days <= 366
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["When did Caroline go to the LGBTQ conference?", "What was the rate limit before?", "Which runner were the tests on?",
+     "Who joined the team in March?", "What inspired Maria to volunteer?", "What book had Tim read", "Where we used to deploy"],
+)
+def test_a_question_with_a_past_auxiliary_or_a_past_verb_after_its_question_word_asks_about_the_past(query: str) -> None:
+    assert asks_about_past(query)
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["What is the API rate limit per key?", "Which test runner do the integration tests use?", "Where are sessions stored?",
+     "rate limit", "How many reviewers must approve a PR?", "Who owns the deployed services?", "Is the bedrock wasted"],
+)
+def test_any_other_question_asks_what_is_true_now(query: str) -> None:
+    assert not asks_about_past(query)

@@ -181,3 +181,35 @@ def test_the_default_mode_is_hybrid_as_the_methods_page_says() -> None:
     assert DEFAULT_MODE == "hybrid"
     assert documented is not None and documented.group(1) == DEFAULT_MODE
     assert SearchNotes("p", "q").mode == DEFAULT_MODE
+
+
+def _unit(*v: float) -> tuple[float, ...]:
+    length = sum(x * x for x in v) ** 0.5
+    return tuple(x / length for x in v)
+
+
+UPDATE_TABLE = {
+    "engine": _unit(1, 0, 0, 0, 0, 0),  # the questions
+    "older fact": _unit(1, 0.5, 0, 0, 0, 0),
+    "newer fact": _unit(0.7, 0.7, 0.3, 0, 0, 0),  # 2.09 standard deviations from the older one's point of view, 2.38 from its own
+    **{f"other note {n}": _unit(*v) for n, v in enumerate([
+        (0.5, 1.0, 0.1, 0.9, 0.3, 0.4), (0.8, 0.4, 0.5, 0.0, 0.8, 0.5), (0.3, 0.8, 0.3, 0.5, 0.1, 0.4),
+        (0.2, 0.3, 0.8, 0.3, 0.5, 1.0), (1.0, 0.7, 0.5, 0.3, 0.2, 1.0), (0.5, 0.1, 0.6, 0.8, 0.6, 0.9),
+        (0.0, 0.5, 0.5, 0.1, 0.6, 0.9), (0.6, 0.3, 0.8, 0.5, 0.5, 0.8),
+    ])},
+}
+
+
+def test_a_question_about_the_present_puts_the_update_first_one_about_the_past_the_closer_note(tmp_path: Path) -> None:
+    services = services_with(tmp_path, TableEmbedder(UPDATE_TABLE))
+    older = add_note(AddNote("proj", GroupId("a"), "older fact", created_at=T0), services)
+    for n in range(8):
+        add_note(AddNote("proj", GroupId(f"o{n}"), f"other note {n}", created_at=T0 + timedelta(days=1, minutes=n)), services)
+    newer = add_note(AddNote("proj", GroupId("b"), "newer fact", created_at=T0 + timedelta(days=30)), services)
+
+    def first(query: str, mode: str = "hybrid") -> list[object]:
+        return [h.stored.note.id for h in search(SearchNotes("proj", query, top_k=2, mode=mode), services).hits]
+
+    assert first("Which engine do we run?", "semantic") == [older.id, newer.id]  # closer to the question
+    assert first("Which engine do we run?") == [newer.id, older.id]  # 2.09 >= SUBJECT_Z 1.75: one subject
+    assert first("Which engine did we run?") == [older.id, newer.id]  # 2.09 < PAST_SUBJECT_Z 2.5
