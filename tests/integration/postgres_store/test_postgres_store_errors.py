@@ -111,7 +111,9 @@ def test_connections_just_used_and_then_cut_by_a_restart_are_replaced_before_the
         for note in notes:  # each on a pooled connection the restart cut
             assert store.get(note.id).note == note
         with psycopg.connect(postgres.url(role=SUPERUSER), autocommit=True) as admin:  # cut by an administrator
-            admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'mcp-memory'")
+            admin.execute(  # waits until each backend has gone
+                "SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity WHERE application_name = 'mcp-memory'"
+            )
         assert store.get_many([n.id for n in notes]) == {n.id: store.get(n.id) for n in notes}
     finally:
         store.close()
