@@ -172,6 +172,16 @@ def _origin_or_unset(origin: SyncOrigin | None) -> Any:
 _ORIGIN_KEYS = {"root", "path", "digest"}
 
 
+def stored_origin(value: Any) -> SyncOrigin | None:
+    """A stored ``origin`` field (or UNSET) as the note's ``SyncOrigin``."""
+    return _origin(value, SyncOrigin)
+
+
+def stored_span(value: Any) -> timedelta | None:
+    """A stored ``span`` field (seconds, or UNSET) as the note's ``expiry_span``."""
+    return _span(value, timedelta)
+
+
 def _origin(value: Any, _type: Any) -> SyncOrigin | None:
     if value is None or value is UNSET:
         return None

@@ -218,21 +218,32 @@ class KeywordIndex:
             scores = np.minimum(1.0, raw[best] / weight)
             ranks = np.floor(scores * RANK_SCALE)
             window = slots[best]
-            ids = [index.ids[slot] for slot in window.tolist()]
-            order = np.lexsort((np.array(ids), -index.created[window], -ranks))  # the one order of candidates
-            picked = _first_accepted(order, window, ids, top_k, accept, decided)
+            order = _order(ranks, index.created[window], window, index.ids)
+            picked = _first_accepted(order, window, index.ids, top_k, accept, decided)
             # exact once the window holds every note ranked at least as the k-th picked
             if complete or (len(picked) == top_k and ranks.min() < ranks[picked[-1]]):
-                return [(ids[i], float(scores[i])) for i in picked]
+                return [(index.ids[int(window[i])], float(scores[i])) for i in picked]
             want *= 4
 
 
+def _order(ranks: np.ndarray, created: np.ndarray, window: np.ndarray, ids: list[str | None]) -> np.ndarray:
+    """The one order of candidates: by rank from the highest, then the newer, then the
+    smaller id. The ids (strings: slow to gather and sort) are read only when two notes of
+    the window tie on both rank and createdAt."""
+    order = np.lexsort((-created, -ranks))
+    r, c = ranks[order], created[order]
+    if np.any((r[1:] == r[:-1]) & (c[1:] == c[:-1])):
+        order = np.lexsort((np.array([ids[slot] for slot in window.tolist()]), -created, -ranks))
+    return order
+
+
 def _first_accepted(
-    order: np.ndarray, window: np.ndarray, ids: list[str], top_k: int,
+    order: np.ndarray, window: np.ndarray, ids: list[str | None], top_k: int,
     accept: Callable[[list[str]], np.ndarray] | None, decided: dict[int, bool],
 ) -> list[int]:
     """The first ``top_k`` positions of ``order`` that ``accept`` lets through, asking it in
-    batches about the notes not ``decided`` yet (each note asked about once per search)."""
+    batches about the notes not ``decided`` yet (each note asked about once per search);
+    ``ids``: the note id of each slot."""
     if accept is None:
         return order[:top_k].tolist()
     picked: list[int] = []
@@ -241,7 +252,7 @@ def _first_accepted(
         chunk = order[start : start + step].tolist()
         unknown = [i for i in chunk if int(window[i]) not in decided]
         if unknown:
-            for i, ok in zip(unknown, accept([ids[i] for i in unknown]).tolist()):
+            for i, ok in zip(unknown, accept([ids[int(window[i])] for i in unknown]).tolist()):
                 decided[int(window[i])] = bool(ok)
         picked += [i for i in chunk if decided[int(window[i])]]
         if len(picked) >= top_k:

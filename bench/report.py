@@ -281,6 +281,10 @@ def newest_file(
     return build
 
 
+def starting(family: str) -> Callable[[str, Result], bool]:
+    return lambda name, data: str(data.get("benchmark", "")).startswith(family)
+
+
 def named(benchmark: str) -> Callable[[str, Result], bool]:
     return lambda name, data: data.get("benchmark") == benchmark or name == f"{benchmark}.json"
 
@@ -413,11 +417,38 @@ def filtered_index(data: Result) -> list[str]:
     ]
 
 
+def search_breakdown(data: Result) -> list[str]:
+    rows = [[step.strip(), num(wall50), num(wall95), num(cpu), num(backend)] for step, wall50, wall95, cpu, backend in data["spans"]]
+    return [
+        f"Each step of a hybrid `memory.search` on the PostgreSQL store, project `{data['project']}`, "
+        f"{data['searches']} questions, in one process with the real model;",
+        "milliseconds: wall p50 / p95, this process's CPU p50, the database backend's CPU mean. Parts",
+        "marked \"alone\" are the statement's parts run one by one.",
+        "",
+        *table(["step", "wall p50", "wall p95", "process CPU", "backend CPU"], rows),
+    ]
+
+
+def hnsw_settings(data: Result) -> list[str]:
+    rows = [[r["index"], str(r["ef_search"]), num(r["recall_at_30"], 3), num(r["ms_p50"]), num(r["buffers_p50"], 0)]
+            for r in data["rows"]]
+    return [
+        f"pgvector HNSW (iterative scan, relaxed order) against an exact scan, project `{data['project']}`,",
+        f"{data['questions']} questions, top {data['depth']}: recall, statement milliseconds and shared buffers (medians).",
+        "",
+        *table(["index", "ef_search", "recall@30", "p50 ms", "buffers"], rows),
+    ]
+
+
 SECTIONS = (
     end_to_end,
     store_bench,
     team_scale,
     keyword_scale,
+    newest_file("Where a PostgreSQL search spends its time", "python -m bench.search_breakdown --store postgresql://…",
+                starting("search_breakdown"), search_breakdown),
+    newest_file("HNSW settings", "python -m bench.hnsw_settings --store postgresql://… --halfvec",
+                starting("hnsw_settings"), hnsw_settings),
     newest_file("Filtered search: own partition or IVF with a selector", "python -m bench.filtered_index --size 100000",
                 named("filtered_index"), filtered_index),
     locomo,

@@ -19,17 +19,21 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
-from typing import Any
+from functools import lru_cache
+from typing import Any, TypeVar
 
 import msgspec
+from msgspec import UNSET
 
-from local_mcp_memory.adapters.json_converter import READ_BACK_RULE, STORED, NoteFields, unreadable_field
+from local_mcp_memory.adapters.json_converter import READ_BACK_RULE, STORED, NoteFields, stored_origin, stored_span, unreadable_field
 from local_mcp_memory.adapters.text_analysis import document_tokens
 from local_mcp_memory.application.ports import StoredNote
 from local_mcp_memory.domain.errors import InvalidValue
-from local_mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, Namespace
+from local_mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, GroupId, Namespace, NoteId
 from local_mcp_memory.domain.note import GlobalEntry, Note, Tags
 from local_mcp_memory.domain.time import parse_instant
+
+T = TypeVar("T")
 
 
 _encoder = msgspec.json.Encoder()
@@ -50,7 +54,58 @@ def note_of(doc: str) -> Note:
 
 
 def stored_note(doc: str, namespace: str) -> StoredNote:
-    return StoredNote(note_of(doc), Namespace.parse(namespace))
+    return StoredNote(note_of(doc), _namespace(namespace))
+
+
+def searched_note(doc: str, namespace: str) -> StoredNote:
+    """``stored_note`` for the rows a search reads, without the domain's checks: every
+    ``notes.doc`` was built from a checked ``Note`` and read back before it was written
+    (``note_doc``), and the checks took most of the 40-120 us a search spent per note it
+    ranks. The same note as ``stored_note`` (tested on every kind of field)."""
+    fields = _doc_decoder.decode(doc)
+    expires = None if fields.expires is UNSET else parse_instant(fields.expires)
+    note = _built(
+        Note,
+        id=_built(NoteId, value=fields.id),
+        project_id=_project(fields.project),
+        group_id=_group(fields.group),
+        text=fields.text,
+        created_at=parse_instant(fields.created),
+        title=fields.title,
+        tags=_built(Tags, values=fields.tags),
+        source=fields.source,
+        metadata=fields.metadata,
+        expires_at=expires,
+        origin=stored_origin(fields.origin),
+        importance=0.5 if fields.importance is UNSET else fields.importance,
+        expiry_span=stored_span(fields.span),
+    )
+    return StoredNote(note, _namespace(namespace))
+
+
+def _built(cls: type[T], **values: Any) -> T:
+    """An instance of the frozen attrs class ``cls`` holding ``values`` (every attribute),
+    its ``__attrs_post_init__`` not run."""
+    made = object.__new__(cls)
+    for name, value in values.items():
+        object.__setattr__(made, name, value)
+    return made
+
+
+@lru_cache(maxsize=1024)
+def _project(value: str) -> CanonicalProjectId:
+    return _built(CanonicalProjectId, value=value)
+
+
+@lru_cache(maxsize=4096)
+def _group(value: str) -> GroupId:
+    return _built(GroupId, value=value)
+
+
+@lru_cache(maxsize=256)
+def _namespace(name: str) -> Namespace:
+    """A stored namespace name parsed once (a search decodes a hundred notes of one or two)."""
+    return Namespace.parse(name)
 
 
 def dedup_hash(note: Note) -> bytes:

@@ -1,9 +1,13 @@
 """The connection pool of one server, and what a database failure becomes: ``StoreError``.
 
-One ``psycopg_pool.ConnectionPool`` per store (and so per server). Every connection is
-checked when it is taken from the pool (an empty query), so connections left broken by a
-database restart are replaced before use, and the server recovers on its own once the
-database is back. Pool connections are in autocommit: each read is one statement (one
+One ``psycopg_pool.ConnectionPool`` per store (and so per server). A connection taken from
+the pool is checked (an empty query, one round trip) when it has been idle for more than
+``IDLE_CHECK_S`` seconds (since it was last handed out) or when its socket has something to read: a database that shuts
+down or restarts tells each connection and closes it, so the socket reads the notice or
+its end at once. Connections left broken by a restart are replaced before use, and the
+server recovers on its own once the database is back; a connection handed out a moment ago
+with nothing waiting on it is used as it is (a hybrid search took two checks, a round
+trip each). Pool connections are in autocommit: each read is one statement (one
 snapshot); each write opens its own transaction.
 
 Failure modes, each a ``StoreError`` whose message names host, port and database and never
@@ -17,6 +21,9 @@ succeed, and an HTTP server starts and serves through them.
 
 from __future__ import annotations
 
+import select
+import time
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -30,6 +37,8 @@ from local_mcp_memory.application.errors import StoreError, StoreUnavailable
 from local_mcp_memory.application.redaction import redact
 
 APPLICATION_NAME = "mcp-memory"
+IDLE_CHECK_S = 5.0
+"""A connection idle for longer is checked with a round trip before use, whatever its socket says."""
 
 
 def connect(url: StoreUrl, timeout: float) -> psycopg.Connection:
@@ -45,13 +54,14 @@ def open_pool(url: StoreUrl, *, max_size: int, timeout: float) -> psycopg_pool.C
         for setting in SESSION_SETTINGS:
             conn.execute(setting)
 
+    liveness = _Liveness()
     pool = psycopg_pool.ConnectionPool(
         url.conninfo,
         min_size=1,
         max_size=max_size,
         kwargs={"autocommit": True, "connect_timeout": max(1, int(timeout)), "application_name": APPLICATION_NAME},
         configure=configure,
-        check=psycopg_pool.ConnectionPool.check_connection,
+        check=liveness.check,
         timeout=timeout,
         reconnect_timeout=0,  # keep trying for ever: the database may come back
         name="mcp-memory",
@@ -59,6 +69,30 @@ def open_pool(url: StoreUrl, *, max_size: int, timeout: float) -> psycopg_pool.C
     )
     pool.open(wait=False)
     return pool
+
+
+class _Liveness:
+    """The pool's check of a connection it hands out (module docstring). The idle time
+    counts from when the pool last handed the connection out: a ``reset`` callback to note
+    its return would make the pool return every connection through a worker thread, which
+    cost more CPU than the round trip saved."""
+
+    def __init__(self) -> None:
+        self._handed: weakref.WeakKeyDictionary[psycopg.Connection, float] = weakref.WeakKeyDictionary()
+
+    def check(self, conn: psycopg.Connection) -> None:
+        now, handed = time.monotonic(), self._handed.get(conn)
+        if handed is None or now - handed > IDLE_CHECK_S or _readable(conn):
+            psycopg_pool.ConnectionPool.check_connection(conn)
+        self._handed[conn] = now
+
+
+def _readable(conn: psycopg.Connection) -> bool:
+    """Whether the server sent something unasked (a shutdown's notice, the socket's end)."""
+    try:
+        return bool(select.select([conn.fileno()], [], [], 0)[0])
+    except (OSError, ValueError, psycopg.Error):  # closed already: the check will say so
+        return True
 
 
 @contextmanager

@@ -19,9 +19,11 @@ index and each stays exact. Projects are kept least recently searched first out:
 ``max_notes`` notes over all projects held (``PostgresKeywords``), the one searched always;
 searches of different projects do not wait for each other.
 
-What a search may return is decided by the database (``accept``): the filter of the
-question (group, tags, window, expiry, supersession) on the notes the index proposes, in
-batches, so the index holds every note of a project and filters never go stale.
+What a search may return is decided by the database, so the index holds every note of a
+project and filters never go stale: for the whole project, the ids of its expired and
+superseded notes (``hidden``), asked in the catch-up's round trip (a pipeline: one round trip
+for both), which the search leaves out; for a group, tags or a time window, the filter of
+the question on the notes the index proposes (``accept``), in batches.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import psycopg
@@ -62,6 +65,14 @@ CHANGED = """INSERT INTO keyword_changes (project, note, seq) {rows}
 from the project's ``keyword_totals`` row that the same statement updated (and so locked)."""
 
 Accept = Callable[[list[str]], np.ndarray]
+Query = tuple[str, dict[str, Any]]
+
+
+def _not_in(left_out: set[str]) -> Accept:
+    def accept(ids: list[str]) -> np.ndarray:
+        return np.fromiter((key not in left_out for key in ids), dtype=bool, count=len(ids))
+
+    return accept
 
 
 def _counts(terms: list[str] | None, tfs: list[int] | None) -> dict[str, int]:
@@ -88,21 +99,32 @@ class PostgresKeywords:
         self._lock = threading.Lock()
 
     def search(
-        self, conn: psycopg.Connection, project: str, query: str, depth: int, accept: Accept | None
+        self, conn: psycopg.Connection, project: str, query: str, depth: int, accept: Accept | None,
+        hidden: Query | None = None,
     ) -> list[tuple[str, float]]:
-        """The ``depth`` best notes of ``project`` for ``query`` that ``accept`` lets through,
-        as ``KeywordIndex.search`` orders them, with every change committed before the call."""
+        """The ``depth`` best notes of ``project`` for ``query`` that ``accept`` lets through
+        and that ``hidden`` (a query of note ids, run in the catch-up's round trip) does not
+        name, as ``KeywordIndex.search`` orders them, with every change committed before the call."""
         with self._lock:
             held = self._held.setdefault(project, _Held())
             self._held.move_to_end(project)
         with held.lock:
             if held.seen is None:
                 self._load(conn, project, held)
+                left_out = None if hidden is None else conn.execute(*hidden).fetchall()
             else:
-                self._catch_up(conn, project, held)
+                left_out = self._catch_up(conn, project, held, hidden)
+            if left_out is not None:
+                accept = _not_in({key for (key,) in left_out})
             found = held.index.search(project, query, depth, accept)
         self._evict(keep=project)
         return found
+
+    def notes(self, project: str) -> int | None:
+        """How many notes ``project`` holds as of its last search here; None when not held."""
+        with self._lock:
+            held = self._held.get(project)
+        return None if held is None or held.seen is None else held.index.size(project)
 
     def _load(self, conn: psycopg.Connection, project: str, held: _Held) -> None:
         with conn.transaction():
@@ -115,12 +137,22 @@ class PostgresKeywords:
             cursor.close()
         held.seen = 0 if found is None else int(found[0])
 
-    def _catch_up(self, conn: psycopg.Connection, project: str, held: _Held) -> None:
+    def _catch_up(self, conn: psycopg.Connection, project: str, held: _Held, hidden: Query | None) -> list[tuple] | None:
+        """Apply the changes since ``held.seen``; the rows of ``hidden``, asked in the same
+        round trip (a pipeline), or None."""
         assert held.seen is not None
-        rows = conn.execute(CHANGES_SQL, {"project": project, "seen": held.seen}).fetchall()
-        if any(row[0] is None for row in rows):
+        with conn.pipeline():
+            changes = conn.execute(CHANGES_SQL, {"project": project, "seen": held.seen})
+            left_out = None if hidden is None else conn.execute(*hidden)
+        rows = changes.fetchall()
+        if any(row[0] is None for row in rows):  # behind the feed's trim: load the project again
             self._load(conn, project, held)
-            return
+        else:
+            self._apply(project, held, rows)
+        return None if left_out is None else left_out.fetchall()
+
+    def _apply(self, project: str, held: _Held, rows: list[tuple]) -> None:
+        assert held.seen is not None
         for seq, key, present, created, terms, tfs in sorted(rows, key=lambda row: row[0]):
             if present:
                 held.index.add_counts(project, key, created, _counts(terms, tfs))

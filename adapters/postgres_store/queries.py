@@ -14,11 +14,13 @@ The hybrid question is one statement, one round trip, one snapshot. Its parts (C
   re-sorted exactly). If the index still gives fewer than ``depth`` (a filter keeping a tiny
   share of a huge namespace can exhaust ``hnsw.max_scan_tuples``), ``exact`` runs after all:
   a filter never returns a short list. Whichever part is not needed is skipped by
-  PostgreSQL's one-time filter before it reads a row.
+  PostgreSQL's one-time filter before it reads a row. When the caller knows the project
+  holds at most ``EXACT_SCAN_MAX`` notes (``project_notes``), only the exact scan is written.
 * **spread**: mean and population standard deviation of the query's cosine over the scope,
   all of it up to ``sample`` vectors, else the first ``sample`` in the order of a fixed hash
   of the note id (``hashtextextended``; a sample of the scope unrelated to the vectors' content
-  or age), read through the ``vectors_by_sample`` index without visiting the rest of the scope.
+  or age), read through the ``vectors_by_sample`` index without visiting the rest of the scope
+  (``spread_part``: one scan for a whole project, picks then vectors for a narrowed scope).
 * **keyword**: the candidates of the process's in-memory BM25 (``keywords``: the local
   store's ``keyword_index``, kept current by a change feed), passed in already filtered and
   ordered (by ``rank`` of the score, then newer, then smaller id), joined to their notes.
@@ -44,6 +46,7 @@ from typing import Any, NamedTuple
 
 from local_mcp_memory.adapters.postgres_store.codec import escaped_tags
 from local_mcp_memory.domain.note import NoteFilter
+from local_mcp_memory.domain.time import TimeWindow
 
 EXACT_SCAN_MAX = 5_000
 """Scopes of at most this many vectors are scanned exactly: measured at 384 dimensions, an
@@ -86,13 +89,19 @@ def hidden_cte(where: NoteFilter, params: dict[str, Any]) -> str:
     """``hidden``: the ids of the project's notes expired at ``now`` and, unless
     ``include_superseded``, of superseded notes, for ``filter_sql(..., by_id=True)``; only
     where ``hides(where)``."""
+    return f"hidden AS MATERIALIZED ({hidden_sql(where, params)})"
+
+
+def hidden_sql(where: NoteFilter, params: dict[str, Any]) -> str:
+    """The SELECT of the ids ``hidden_cte`` names (links join notes of one project)."""
+    params["project"] = where.project_id.value
     parts = []
     if where.now is not None:
         params["now"] = where.now
         parts.append("SELECT id FROM notes WHERE expires <= %(now)s AND project = %(project)s")
     if not where.include_superseded:
         parts.append(SUPERSEDED_SQL.format(live=_live_source(where)) + " AND s.project = %(project)s")
-    return f"hidden AS MATERIALIZED ({' UNION ALL '.join(parts)})"
+    return " UNION ALL ".join(parts)
 
 
 def _live_source(where: NoteFilter) -> str:
@@ -151,21 +160,24 @@ class Part(NamedTuple):
 
 def candidates_sql(
     where: NoteFilter, *, space: int | None, dim: int, semantic: bool, keyword: bool, spread: bool,
-    neighbours: bool, params: dict[str, Any],
+    neighbours: bool, params: dict[str, Any], project_notes: int | None = None,
 ) -> str:
     """One statement answering a question. Rows ``(kind, id, created, score, std, n, seed,
     doc, home)``: kind ``s`` a semantic candidate (score: cosine), ``k`` a keyword candidate
     (score), ``p`` the spread (score: mean, std, n), ``n`` a neighbour of ``seed`` (score:
     cosine or null; n: 0 before, 1 after), ``d`` a note's doc and home. ``space`` None: the
     namespace holds no vectors. Needs ``q`` (the query vector), ``depth``, ``sample`` and
-    ``terms`` in ``params`` as the parts asked for use them."""
+    ``terms`` in ``params`` as the parts asked for use them. ``project_notes``: how many notes
+    the project holds, when the caller knows (its keyword index, just caught up): a project
+    of at most ``EXACT_SCAN_MAX`` notes is scanned exactly without counting its scope."""
     v_filter, vec = filter_sql(where, "v", params, by_id=True), f"%(q)s::vector({int(dim)})"
     vectors = None if space is None else int(space)
     parts: list[Part] = []
     if semantic and vectors is not None:
-        parts.append(semantic_part(vectors, int(dim), vec, v_filter))
+        small = project_notes is not None and project_notes <= EXACT_SCAN_MAX
+        parts.append(semantic_part(vectors, int(dim), vec, v_filter, small=small))
     if spread and vectors is not None:
-        parts.append(spread_part(vectors, vec, v_filter))
+        parts.append(spread_part(vectors, vec, v_filter, narrowed=narrowed(where)))
     if keyword:
         parts.append(keyword_part())
     if neighbours and (seeds := [part.named for part in parts if part.named]):
@@ -181,9 +193,23 @@ def candidates_sql(
     return head + " UNION ALL ".join(f"({part.output})" for part in parts)
 
 
-def semantic_part(space: int, dim: int, vec: str, v_filter: str) -> Part:
+def semantic_part(space: int, dim: int, vec: str, v_filter: str, *, small: bool = False) -> Part:
     """The ``depth`` nearest vectors of the scope: exact scan of a small scope, HNSW walk of
-    a large one, exact after all when the walk comes back short (module docstring)."""
+    a large one, exact after all when the walk comes back short (module docstring). ``small``:
+    the scope is known to hold at most ``EXACT_SCAN_MAX`` vectors (its project holds no more
+    notes), so the exact scan runs without counting it first (5,000 index entries: 1-1.5 ms)."""
+    output = "SELECT 's', note, created, cosine, NULL::float8, NULL::bigint, NULL, NULL, NULL FROM semantic"
+    if small:
+        return Part(
+            [
+                f"""semantic AS MATERIALIZED (
+                    SELECT v.note, v.created, 1 - (v.embedding <=> {vec}) AS cosine FROM vectors v
+                    WHERE v.space = {space} AND {v_filter}
+                    ORDER BY cosine DESC, v.created DESC, v.note LIMIT %(depth)s)"""
+            ],
+            output,
+            "SELECT note FROM semantic",
+        )
     return Part(
         [
             f"""scope_size AS (
@@ -203,14 +229,37 @@ def semantic_part(space: int, dim: int, vec: str, v_filter: str) -> Part:
                 UNION ALL
                 SELECT note, created, 1 - distance FROM approx WHERE NOT EXISTS (SELECT 1 FROM exact))""",
         ],
-        "SELECT 's', note, created, cosine, NULL::float8, NULL::bigint, NULL, NULL, NULL FROM semantic",
+        output,
         "SELECT note FROM semantic",
     )
 
 
-def spread_part(space: int, vec: str, v_filter: str) -> Part:
+def narrowed(where: NoteFilter) -> bool:
+    """Whether ``where`` keeps only part of its project: a group, tags or a time window."""
+    return where.group_id is not None or bool(where.tags.values) or where.window != TimeWindow()
+
+
+def spread_part(space: int, vec: str, v_filter: str, *, narrowed: bool) -> Part:
     """Mean and standard deviation of the query's cosine over a sample of the scope: the
-    first ``sample`` vectors in the order of a fixed hash of the note id."""
+    first ``sample`` vectors in the order of a fixed hash of the note id.
+
+    The whole project (no group, tags or window): one scan of ``vectors_by_sample`` that
+    reads each picked row's vector as it goes (about 1,050 buffers for a sample of 1,024).
+    A narrowed scope: the picks first, from the index alone (its included columns answer
+    the filter without reading the table, however few rows pass), then each picked vector
+    through the primary key (4 buffers each): a plain index scan would read the table row
+    of every note the filter then rejects."""
+    cosine = f"1 - (v.embedding <=> {vec})"
+    if not narrowed:
+        return Part(
+            [
+                f"""spread_picks AS MATERIALIZED (
+                    SELECT {cosine} AS c FROM vectors v WHERE v.space = {space} AND {v_filter}
+                    ORDER BY hashtextextended(v.note, 0), v.note LIMIT %(sample)s)""",
+                "spread AS (SELECT count(*) AS n, avg(c) AS mean, stddev_pop(c) AS std FROM spread_picks)",
+            ],
+            "SELECT 'p', NULL, NULL, mean, std, n, NULL, NULL, NULL FROM spread",
+        )
     return Part(
         [
             f"""spread_picks AS MATERIALIZED (
@@ -218,7 +267,7 @@ def spread_part(space: int, vec: str, v_filter: str) -> Part:
                 ORDER BY hashtextextended(v.note, 0), v.note LIMIT %(sample)s)""",
             f"""spread AS (
                 SELECT count(*) AS n, avg(c) AS mean, stddev_pop(c) AS std FROM (
-                    SELECT 1 - (v.embedding <=> {vec}) AS c FROM spread_picks x CROSS JOIN LATERAL
+                    SELECT {cosine} AS c FROM spread_picks x CROSS JOIN LATERAL
                     (SELECT embedding FROM vectors v WHERE v.note = x.note AND v.space = {space} LIMIT 1) v) y)""",
         ],
         "SELECT 'p', NULL, NULL, mean, std, n, NULL, NULL, NULL FROM spread",

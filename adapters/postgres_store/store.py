@@ -64,7 +64,7 @@ from local_mcp_memory.adapters.postgres_store import codec, curation
 from local_mcp_memory.adapters.postgres_store.connection import connect, failures, open_pool
 from local_mcp_memory.adapters.postgres_store.keywords import CHANGED, MAX_NOTES, PostgresKeywords
 from local_mcp_memory.adapters.postgres_store.writes import Entry, put_notes, trim_changes
-from local_mcp_memory.adapters.postgres_store.queries import candidates_sql, filter_sql
+from local_mcp_memory.adapters.postgres_store.queries import candidates_sql, filter_sql, hidden_sql, hides, narrowed
 from local_mcp_memory.adapters.postgres_store.schema import LOCK_KEY, build_hnsw, hnsw_index_sql, migrate, repair_hnsw
 from local_mcp_memory.adapters.postgres_store.url import StoreUrl
 from local_mcp_memory.adapters.text_analysis import tokens
@@ -472,7 +472,9 @@ class PostgresNoteStore:
         params: dict[str, Any] = {"q": q, "depth": query.depth, "sample": query.spread_sample}
         with failures(self._url, "search the note store"), self._pool.connection() as conn:
             space = None if q is None else self._known_space(conn, query.namespace)
-            found = self._keyword_search(conn, query)
+            found, project_notes = self._keyword_search(conn, query), None
+            if query.text is not None and tokens(query.text):  # the project's index, just caught up
+                project_notes = self._keywords.notes(query.where.project_id.value)
             params["kw_ids"], params["kw_scores"] = [key for key, _ in found], [score for _, score in found]
             sql = candidates_sql(
                 query.where,
@@ -483,6 +485,7 @@ class PostgresNoteStore:
                 spread=q is not None and query.spread_sample > 0,
                 neighbours=query.neighbours,
                 params=params,
+                project_notes=project_notes,
             )
             rows = conn.execute(sql, params).fetchall() if sql else []
         return _answer(rows, query.neighbours)
@@ -500,8 +503,15 @@ class PostgresNoteStore:
             passed = {key for (key,) in rows}
             return np.fromiter((key in passed for key in ids), dtype=bool, count=len(ids))
 
-        whole = where == NoteFilter(where.project_id, include_superseded=True)
-        return self._keywords.search(conn, where.project_id.value, query.text, query.depth, None if whole else accept)
+        project = where.project_id.value
+        if narrowed(where):  # the database decides on group, tags and window
+            return self._keywords.search(conn, project, query.text, query.depth, accept)
+        if not hides(where):  # every note of the project
+            return self._keywords.search(conn, project, query.text, query.depth, None)
+        # the whole project but its expired and superseded notes: their ids, asked with the catch-up
+        params: dict[str, Any] = {}
+        hidden = hidden_sql(where, params)
+        return self._keywords.search(conn, project, query.text, query.depth, None, (hidden, params))
 
     def links(self, note_id: NoteId) -> list[Link]:
         with failures(self._url, "read the note store"), self._pool.connection() as conn:
@@ -551,7 +561,7 @@ class PostgresNoteStore:
 
     def vector(self, note_id: NoteId, namespace: Namespace) -> Vector | None:
         with failures(self._url, "read the note store"), self._pool.connection() as conn:
-            found = conn.execute(
+            found = conn.cursor(binary=True).execute(  # binary: see ``vectors``
                 """SELECT v.embedding FROM vectors v JOIN namespaces ns ON ns.id = v.space
                    WHERE v.note = %s AND ns.name = %s""",
                 (note_id.value, str(namespace)),
@@ -566,7 +576,9 @@ class PostgresNoteStore:
         if not wanted:
             return {}
         with failures(self._url, "read the note store"), self._pool.connection() as conn:
-            rows = conn.execute(
+            # in binary: parsing the text form of 25 vectors of 384 floats took 6.7 ms of CPU,
+            # the binary one 0.45 ms (newer-first reads 25 on every hybrid search)
+            rows = conn.cursor(binary=True).execute(
                 """SELECT v.note, v.embedding FROM vectors v JOIN namespaces ns ON ns.id = v.space
                    WHERE v.note = ANY(%s) AND ns.name = %s""",
                 (wanted, str(namespace)),
@@ -643,7 +655,7 @@ class _Docs(Mapping[str, StoredNote]):
     def __getitem__(self, key: str) -> StoredNote:
         found = self._decoded.get(key)
         if found is None:
-            found = self._decoded[key] = codec.stored_note(*self.raw[key])
+            found = self._decoded[key] = codec.searched_note(*self.raw[key])
         return found
 
     def __iter__(self) -> Iterator[str]:

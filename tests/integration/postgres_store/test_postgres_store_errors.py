@@ -84,6 +84,41 @@ def test_a_database_restarted_mid_session_fails_requests_then_serves_again_witho
         store.close()
 
 
+def test_connections_just_used_and_then_cut_by_a_restart_are_replaced_before_the_next_read(
+    postgres: EmbeddedPostgres, postgres_url: str
+) -> None:
+    """A connection returned a moment ago is not checked with a round trip, unless the
+    database said something on it: a restart between two requests fails neither."""
+    store = PostgresNoteStore(postgres_url, timeout=5)
+    notes = [make_note(f"note {i}", minutes=i) for i in range(3)]
+    try:
+        for i, note in enumerate(notes):
+            store.put(note, NS, unit(i))
+        opened = threading.Barrier(3)
+
+        def read() -> None:  # three connections in use at once, all back in the pool after
+            with store._pool.connection() as conn:
+                conn.execute("SELECT 1")
+                opened.wait(timeout=10)
+
+        readers = [threading.Thread(target=read) for _ in range(3)]
+        for reader in readers:
+            reader.start()
+        for reader in readers:
+            reader.join()
+        postgres.stop()
+        postgres.start()
+        for note in notes:  # each on a pooled connection the restart cut
+            assert store.get(note.id).note == note
+        with psycopg.connect(postgres.url(role=SUPERUSER), autocommit=True) as admin:  # cut by an administrator
+            admin.execute(  # waits until each backend has gone
+                "SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity WHERE application_name = 'mcp-memory'"
+            )
+        assert store.get_many([n.id for n in notes]) == {n.id: store.get(n.id) for n in notes}
+    finally:
+        store.close()
+
+
 # -- statistics ------------------------------------------------------------------------
 
 
