@@ -66,7 +66,7 @@ def searched_note(doc: str, namespace: str) -> StoredNote:
     expires = None if fields.expires is UNSET else parse_instant(fields.expires)
     note = _built(
         Note,
-        id=_built(NoteId, value=fields.id),
+        id=NoteId(fields.id),  # checked: its hash is cached, which a bare instance lacks (a pattern match)
         project_id=_project(fields.project),
         group_id=_group(fields.group),
         text=fields.text,
