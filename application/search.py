@@ -12,7 +12,6 @@ from local_mcp_memory.application.ranking import (
     CHANGED_Z,
     CONTEXT_SEEDS,
     HYBRID_KEYWORD_WEIGHT,
-    NEWER_DEPTH,
     NEWER_WINDOW,
     PAST_CHANGED_Z,
     PAST_SUBJECT_Z,

@@ -118,7 +118,7 @@ def run(url: str, project: str, searches: int, seed: int) -> dict[str, Any]:
             if project not in store._keywords._held:
                 store._keywords.search(conn, project, "warm", 1, None)
             with s.span("keyword: catch-up, filter, BM25"):
-                found = store._keyword_search(conn, CandidateQuery(where, DEPTH, text=text))
+                found, _notes = store._keyword_search(conn, CandidateQuery(where, DEPTH, text=text))
             held = store._keywords._held[project]
             with s.span("keyword BM25 alone"):
                 held.index.search(project, text, DEPTH, None)

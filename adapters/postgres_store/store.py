@@ -472,9 +472,7 @@ class PostgresNoteStore:
         params: dict[str, Any] = {"q": q, "depth": query.depth, "sample": query.spread_sample}
         with failures(self._url, "search the note store"), self._pool.connection() as conn:
             space = None if q is None else self._known_space(conn, query.namespace)
-            found, project_notes = self._keyword_search(conn, query), None
-            if query.text is not None and tokens(query.text):  # the project's index, just caught up
-                project_notes = self._keywords.notes(query.where.project_id.value)
+            found, project_notes = self._keyword_search(conn, query)
             params["kw_ids"], params["kw_scores"] = [key for key, _ in found], [score for _, score in found]
             sql = candidates_sql(
                 query.where,
@@ -490,10 +488,11 @@ class PostgresNoteStore:
             rows = conn.execute(sql, params).fetchall() if sql else []
         return _answer(rows, query.neighbours)
 
-    def _keyword_search(self, conn: psycopg.Connection, query: CandidateQuery) -> list[tuple[str, float]]:
-        """The keyword candidates (``keywords``), each accepted by the question's filter."""
+    def _keyword_search(self, conn: psycopg.Connection, query: CandidateQuery) -> tuple[list[tuple[str, float]], int | None]:
+        """The keyword candidates (``keywords``), each accepted by the question's filter, and
+        how many notes the project holds (its index, just caught up); None without a keyword search."""
         if query.text is None or not tokens(query.text):
-            return []
+            return [], None
         where = query.where
 
         def accept(ids: list[str]) -> np.ndarray:
@@ -505,13 +504,14 @@ class PostgresNoteStore:
 
         project = where.project_id.value
         if narrowed(where):  # the database decides on group, tags and window
-            return self._keywords.search(conn, project, query.text, query.depth, accept)
-        if not hides(where):  # every note of the project
-            return self._keywords.search(conn, project, query.text, query.depth, None)
-        # the whole project but its expired and superseded notes: their ids, asked with the catch-up
-        params: dict[str, Any] = {}
-        hidden = hidden_sql(where, params)
-        return self._keywords.search(conn, project, query.text, query.depth, None, (hidden, params))
+            found = self._keywords.search(conn, project, query.text, query.depth, accept)
+        elif not hides(where):  # every note of the project
+            found = self._keywords.search(conn, project, query.text, query.depth, None)
+        else:  # the whole project but its expired and superseded notes: their ids, asked with the catch-up
+            params: dict[str, Any] = {}
+            hidden = hidden_sql(where, params)
+            found = self._keywords.search(conn, project, query.text, query.depth, None, (hidden, params))
+        return found, self._keywords.notes(project)
 
     def links(self, note_id: NoteId) -> list[Link]:
         with failures(self._url, "read the note store"), self._pool.connection() as conn:

@@ -114,7 +114,7 @@ def _rows(entries: Sequence[Entry]) -> list[tuple]:
 
 
 _STAGING = f"""CREATE TEMP TABLE IF NOT EXISTS batch_notes
-    ({", ".join(f"{name} {'integer' if kind == 'int4' else 'real' if kind == 'float4' else kind}" for name, kind in _TYPES.items())},
+    ({", ".join(f"{name} {kind}" for name, kind in _TYPES.items())},
      ord integer) ON COMMIT DELETE ROWS"""
 
 
@@ -156,8 +156,7 @@ def _statements(u: Callable[..., str]) -> tuple[str, ...]:
 
 
 def _unnest(*columns: str) -> str:
-    kinds = {"int4": "int", "float4": "real"}
-    arrays = ", ".join(f"%({c})b::{kinds.get(_TYPES[c], _TYPES[c])}[]" for c in columns)
+    arrays = ", ".join(f"%({c})b::{_TYPES[c]}[]" for c in columns)
     return f"unnest({arrays}) WITH ORDINALITY AS u({', '.join(columns)}, ord)"
 
 

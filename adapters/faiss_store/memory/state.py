@@ -239,10 +239,11 @@ class StoreState:
     def vectors(self, note_ids: Sequence[str], namespace: str) -> tuple[list[int], np.ndarray]:
         """(the positions in ``note_ids`` of the notes with a vector in ``namespace``, those
         vectors in that order): ``vector`` for many notes, gathered in one pass."""
+        if note_ids:
+            self.damage.check_space(namespace)
         positions, rows = [], []
         for position, note_id in enumerate(note_ids):
             self.damage.check_note(note_id)
-            self.damage.check_space(namespace)
             row = self.notes.row_of.get(note_id)
             if row is not None:
                 positions.append(position)
