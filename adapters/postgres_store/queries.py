@@ -52,10 +52,13 @@ EXACT_SCAN_MAX = 5_000
 """Scopes of at most this many vectors are scanned exactly: measured at 384 dimensions, an
 exact scan of 5,000 filtered vectors takes about as long as an HNSW walk (``bench.store_bench``)."""
 
-HNSW_EF_SEARCH = 200
-"""The HNSW walk's candidate list. Measured at 100k notes in one project (384-d text
-vectors, top 10): 100 gives recall@10 0.985, and 0.954 with a filter keeping a tenth of
-them; 200 gives 0.996 and 0.979 for about 1 ms more (``bench.store_bench``)."""
+HNSW_EF_SEARCH = 400
+"""The HNSW walk's candidate list, matched to the graph's build options (``schema.HNSW_OPTIONS``,
+m 8, ef_construction 32). Measured at 100k notes in one project (384-d vectors, 200 questions
+against an exact scan, ``bench.hnsw_settings``): 400 on that graph gives recall@10 0.951 and
+recall@30 0.902 for 2,620 buffers, where 200 on pgvector's default graph (m 16,
+ef_construction 64, schema version 7) gave 0.944 and 0.902 for 2,550, at a third of the
+build's CPU."""
 HNSW_MAX_SCAN_TUPLES = 100_000
 SESSION_SETTINGS = (
     # No parallel workers: the plan of ``exact`` is a Gather over a parallel scan, and

@@ -131,6 +131,15 @@ LOCK_KEY = 0x6D63_706D_656D  # pg_advisory_xact_lock key shared by every mcp-mem
 BACKFILL_BATCH = 2_000
 REINDEX_BATCH = 2_000
 
+HNSW_M = 8
+HNSW_EF_CONSTRUCTION = 32
+HNSW_OPTIONS = (f"m={HNSW_M}", f"ef_construction={HNSW_EF_CONSTRUCTION}")
+"""The HNSW graphs' build options (schema version 8; pgvector's defaults, 16 and 64, before),
+as ``pg_class.reloptions`` lists them. Measured at 100k notes in one project
+(``bench.hnsw_settings``): the build costs about a third of the CPU, and with
+``queries.HNSW_EF_SEARCH`` raised to match, a search finds as many of the exact nearest
+notes as before for about as many buffers."""
+
 
 def _curation_columns(conn: psycopg.Connection) -> None:
     """Version 2: expiry, dedup key and links; ``dedup`` and ``expires`` of every existing
@@ -201,6 +210,22 @@ def _note_terms(conn: psycopg.Connection) -> None:
         conn.execute("DROP TABLE postings")
         if moved:
             log.info("postgres_store.note_terms_migrated", notes=moved)
+
+
+def _hnsw_options(conn: psycopg.Connection) -> None:
+    """Version 8: the HNSW graphs built with ``HNSW_OPTIONS``. Nothing is rebuilt inside the
+    migration's transaction (it would block every write for the whole build): each server
+    runs ``repair_hnsw`` after ``migrate`` commits, and the first to take the build lock
+    rebuilds each namespace's index concurrently beside the old one, which serves searches
+    until the new one replaces it; the version keeps servers of version 7, which would build
+    the old graph again at their next import, from opening."""
+    stale = conn.execute(
+        """SELECT count(*) FROM pg_class c JOIN namespaces ns ON c.relname = 'vectors_hnsw_' || ns.id
+           WHERE NOT coalesce(c.reloptions @> %s::text[], false)""",
+        (list(HNSW_OPTIONS),),
+    ).fetchone()[0]
+    if stale:
+        log.info("postgres_store.hnsw_rebuild_due", indexes=stale, options=",".join(HNSW_OPTIONS))
 
 
 MIGRATIONS: tuple[tuple[int, str | Callable[[psycopg.Connection], None]], ...] = (
@@ -300,6 +325,7 @@ MIGRATIONS: tuple[tuple[int, str | Callable[[psycopg.Connection], None]], ...] =
         """,
     ),
     (7, _note_terms),
+    (8, _hnsw_options),
 )
 LATEST = MIGRATIONS[-1][0]
 
@@ -415,31 +441,57 @@ BUILD_MEMORY = "2GB"
 in memory while it fits (100k vectors of 384 dimensions: about 0.3 GB), much faster than it
 inserts into a graph on disk."""
 
+BUILD_WORKERS = 1
+"""``max_parallel_maintenance_workers`` of the build: pgvector builds one graph with the
+leader and this many workers (as many as the server's ``max_parallel_workers`` allows), two
+processes for a server of two cores. Measured at 100k notes (``bench.hnsw_settings``, load
+average 2-3): a quarter less wall time for a sixth more CPU, when a core is free."""
+
 
 def build_hnsw(conn: psycopg.Connection, space: int, dim: int) -> None:
-    """Build the HNSW index of ``space`` if it is missing or invalid (a concurrent build
-    that failed), without blocking writes (``CONCURRENTLY``). One server builds it at a
-    time: under a session advisory lock taken by retrying ``pg_try_advisory_lock`` (a
-    session blocked inside ``pg_advisory_lock`` would hold a snapshot that the concurrent
-    build waits for), the index checked again once held. ``conn`` is in autocommit."""
+    """Build the HNSW index of ``space`` if it is missing, invalid (a concurrent build that
+    failed) or built with other options than ``HNSW_OPTIONS`` (by a server of schema version
+    7 or older), without blocking writes (``CONCURRENTLY``). One server builds it at a time:
+    under a session advisory lock taken by retrying ``pg_try_advisory_lock`` (a session
+    blocked inside ``pg_advisory_lock`` would hold a snapshot that the concurrent build waits
+    for), the index checked again once held. The new graph is built beside the index it
+    replaces (``vectors_hnsw_<id>_next``), which keeps serving searches meanwhile, then the
+    old one is dropped and the new one renamed: a build killed at any point leaves either
+    the old index or a complete ``_next`` that the next build takes (an incomplete one it
+    drops and builds again). ``conn`` is in autocommit."""
     name = f"vectors_hnsw_{int(space)}"
+    building = f"{name}_next"
     _hold_build_lock(conn)
     try:
-        valid = conn.execute(
-            "SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = %s", (name,)
-        ).fetchone()
-        if valid is not None and valid[0]:
+        if _index_state(conn, name) == "current":
             return
-        if valid is not None:
-            conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}")
-        conn.execute(f"SET maintenance_work_mem = '{BUILD_MEMORY}'")
-        try:
-            conn.execute(hnsw_index_sql(space, dim).replace("CREATE INDEX", "CREATE INDEX CONCURRENTLY", 1))
-        finally:
-            conn.execute("RESET maintenance_work_mem")
-        log.info("postgres_store.hnsw_built", space=space)
+        if _index_state(conn, building) != "current":
+            conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {building}")
+            conn.execute(f"SET maintenance_work_mem = '{BUILD_MEMORY}'")
+            conn.execute(f"SET max_parallel_maintenance_workers = {BUILD_WORKERS}")
+            try:
+                conn.execute(hnsw_index_sql(space, dim, building).replace("CREATE INDEX", "CREATE INDEX CONCURRENTLY", 1))
+            finally:
+                conn.execute("RESET maintenance_work_mem")
+                conn.execute("RESET max_parallel_maintenance_workers")
+        conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}")
+        conn.execute(f"ALTER INDEX {building} RENAME TO {name}")
+        log.info("postgres_store.hnsw_built", space=space, options=",".join(HNSW_OPTIONS))
     finally:
         conn.execute("SELECT pg_advisory_unlock(%s)", (BUILD_LOCK_KEY,))
+
+
+def _index_state(conn: psycopg.Connection, name: str) -> str:
+    """``missing``, ``invalid``, ``other`` (valid, built with other options) or ``current``."""
+    found = conn.execute(
+        "SELECT i.indisvalid, c.reloptions FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = %s",
+        (name,),
+    ).fetchone()
+    if found is None:
+        return "missing"
+    if not found[0]:
+        return "invalid"
+    return "current" if set(HNSW_OPTIONS) <= set(found[1] or ()) else "other"
 
 
 BUILD_LOCK_KEY = LOCK_KEY + 1
@@ -454,20 +506,23 @@ def _hold_build_lock(conn: psycopg.Connection) -> None:
 
 
 def repair_hnsw(conn: psycopg.Connection, max_dim: int) -> None:
-    """Build the HNSW index of every namespace that lacks a valid one (an import that died
-    between dropping and building it again)."""
+    """Build the HNSW index of every namespace that lacks a valid one of the current options
+    (an import that died between dropping and building it again; a database of schema
+    version 7 or older)."""
     for space, dim in conn.execute(
         """SELECT ns.id, ns.dim FROM namespaces ns WHERE ns.dim <= %s AND NOT EXISTS (
                SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
-               WHERE c.relname = 'vectors_hnsw_' || ns.id AND i.indisvalid)""",
-        (max_dim,),
+               WHERE c.relname = 'vectors_hnsw_' || ns.id AND i.indisvalid AND c.reloptions @> %s::text[])""",
+        (max_dim, list(HNSW_OPTIONS)),
     ).fetchall():
         build_hnsw(conn, space, dim)
 
 
-def hnsw_index_sql(space: int, dim: int) -> str:
-    """The partial HNSW index of one namespace (pgvector indexes need a fixed dimension)."""
+def hnsw_index_sql(space: int, dim: int, name: str | None = None) -> str:
+    """The partial HNSW index of one namespace (pgvector indexes need a fixed dimension),
+    named ``vectors_hnsw_<space>`` unless ``name``."""
     return (
-        f"CREATE INDEX IF NOT EXISTS vectors_hnsw_{int(space)} ON vectors "
-        f"USING hnsw ((embedding::vector({int(dim)})) vector_cosine_ops) WHERE space = {int(space)}"
+        f"CREATE INDEX IF NOT EXISTS {name or f'vectors_hnsw_{int(space)}'} ON vectors "
+        f"USING hnsw ((embedding::vector({int(dim)})) vector_cosine_ops) "
+        f"WITH (m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION}) WHERE space = {int(space)}"
     )
