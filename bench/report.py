@@ -429,15 +429,36 @@ def search_breakdown(data: Result) -> list[str]:
     ]
 
 
-def hnsw_settings(data: Result) -> list[str]:
-    rows = [[r["index"], str(r["ef_search"]), num(r["recall_at_30"], 3), num(r["ms_p50"]), num(r["buffers_p50"], 0)]
-            for r in data["rows"]]
-    return [
-        f"pgvector HNSW (iterative scan, relaxed order) against an exact scan, project `{data['project']}`,",
-        f"{data['questions']} questions, top {data['depth']}: recall, statement milliseconds and shared buffers (medians).",
+def hnsw_settings(files: dict[str, Result]) -> list[str]:
+    """Every run of ``bench.hnsw_settings``, oldest first: the builds (runs before the builds
+    were timed have none), then each search setting against the exact scan."""
+    found = sorted((when(name, data), name) for name, data in files.items() if starting("hnsw_settings")(name, data))
+    if not found:
+        return []
+    builds, searches = [], []
+    for _, name in found:
+        data = files[name]
+        graph = f"m {data['m']}, ef_c {data['ef_construction']}" if "m" in data else "m 16, ef_c 64"
+        for b in data.get("builds", []):
+            builds.append([f"`{name}`", b["index"], graph, str(data["workers"]), num(b["build_s"], 1),
+                           num(b["cpu_us_per_vector"], 0), num(b["size_mib"], 0), num(data["load_average_at_start"], 1)])
+        for r in data["rows"]:
+            searches.append([f"`{name}`", r["index"], graph, str(r["ef_search"]), str(r.get("rerank") or "—"),
+                             str(data["questions"]), num(r.get("recall_at_10"), 3), num(r["recall_at_30"], 3),
+                             num(r["ms_p50"]), num(r["buffers_p50"], 0)])
+    lines = [
+        "pgvector HNSW indexes of one namespace (iterative scan, relaxed order) against an exact scan of",
+        "the 100k-note project of `bench.team_scale`. Builds: wall seconds, the cluster's CPU per vector,",
+        "index size, with the load average at the start. Searches: recall of the top 10 and top 30,",
+        "statement milliseconds and shared buffers (medians); `bit` re-ranks its candidates by cosine.",
         "",
-        *table(["index", "ef_search", "recall@30", "p50 ms", "buffers"], rows),
+        *table(["file", "index", "graph", "workers", "build s", "CPU µs / vector", "MiB", "load"], builds),
+        "",
+        *table(["file", "index", "graph", "ef_search", "re-ranked", "questions", "recall@10", "recall@30", "p50 ms",
+                "buffers"], searches),
     ]
+    return section("HNSW settings", "python -m bench.hnsw_settings --store postgresql://… --variants vector,bit",
+                   lines, files, [name for _, name in found])
 
 
 SECTIONS = (
@@ -447,8 +468,7 @@ SECTIONS = (
     keyword_scale,
     newest_file("Where a PostgreSQL search spends its time", "python -m bench.search_breakdown --store postgresql://…",
                 starting("search_breakdown"), search_breakdown),
-    newest_file("HNSW settings", "python -m bench.hnsw_settings --store postgresql://… --halfvec",
-                starting("hnsw_settings"), hnsw_settings),
+    hnsw_settings,
     newest_file("Filtered search: own partition or IVF with a selector", "python -m bench.filtered_index --size 100000",
                 named("filtered_index"), filtered_index),
     locomo,

@@ -46,7 +46,7 @@ def as_version_6(url: str) -> int:
         )
         conn.execute("DROP TABLE note_terms")
         conn.execute("ALTER TABLE keyword_totals DROP COLUMN trimmed, DROP COLUMN trim_checked, DROP COLUMN trim_next")
-        conn.execute("DELETE FROM mcp_memory_schema WHERE version = 7")
+        conn.execute("DELETE FROM mcp_memory_schema WHERE version >= 7")
         return conn.execute("SELECT count(*) FROM postings").fetchone()[0]
 
 
