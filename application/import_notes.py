@@ -1,6 +1,8 @@
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections import deque
+from collections.abc import Iterator, Sequence
 
 import attrs
 
@@ -94,28 +96,40 @@ def _write_notes(
     notes: Sequence[ExportedNote], batch_size: int, target: Namespace, services: Services, progress: Progress
 ) -> tuple[int, int]:
     """Write the notes not stored exactly so, ``WRITE_BATCH`` at a time, embedding the ones
-    without a vector of ``target`` ``batch_size`` at a time; how many written and embedded."""
-    total, written, embedded = len(notes), 0, 0
-    for start in range(0, total, WRITE_BATCH):
-        chunk = notes[start : start + WRITE_BATCH]
-        stored = services.reader.get_many([n.note.id for n in chunk])
-        batch = [n for n in chunk if not _stored_as(stored.get(n.note.id), n, target)]
-        texts = [n.note.text for n in batch if n.namespace != target or n.vector is None]
-        fresh: list[tuple[Namespace, Vector]] = []
-        for first in range(0, len(texts), batch_size):
-            namespace, vectors = services.embedding.embed(texts[first : first + batch_size], "passage")
-            fresh += [(namespace, vector) for vector in vectors]
-        embeddings = iter(fresh)
-        homes: dict[Namespace, list[tuple[Note, Vector]]] = {}  # each in the file's order
-        for exported in batch:
-            kept = exported.namespace == target and exported.vector is not None
-            home, vector = (target, exported.vector) if kept else next(embeddings)
-            homes.setdefault(home, []).append((exported.note, vector))
-        for home, entries in homes.items():  # one write per namespace: all of a batch or none
-            services.writer.put_many(entries, home)
-        written, embedded = written + len(batch), embedded + len(texts)
-        progress(min(start + WRITE_BATCH, total), total)
-    return written, embedded
+    without a vector of ``target`` ``batch_size`` at a time; how many written and embedded.
+    The store may take each batch (``put_batches``: the reading, the embedding) in a thread
+    of its own while it writes the one before; the progress counts what is written."""
+    total, counts = len(notes), {"written": 0, "embedded": 0}
+    done: deque[int] = deque()  # per batch taken, in order: the notes of the file done once it is written
+
+    def batches() -> Iterator[tuple[list[tuple[Note, Vector]], Namespace]]:
+        for start in range(0, total, WRITE_BATCH):
+            chunk = notes[start : start + WRITE_BATCH]
+            stored = services.reader.get_many([n.note.id for n in chunk])
+            batch = [n for n in chunk if not _stored_as(stored.get(n.note.id), n, target)]
+            texts = [n.note.text for n in batch if n.namespace != target or n.vector is None]
+            fresh: list[tuple[Namespace, Vector]] = []
+            for first in range(0, len(texts), batch_size):
+                namespace, vectors = services.embedding.embed(texts[first : first + batch_size], "passage")
+                fresh += [(namespace, vector) for vector in vectors]
+            embeddings = iter(fresh)
+            homes: dict[Namespace, list[tuple[Note, Vector]]] = {}  # each in the file's order
+            for exported in batch:
+                kept = exported.namespace == target and exported.vector is not None
+                home, vector = (target, exported.vector) if kept else next(embeddings)
+                homes.setdefault(home, []).append((exported.note, vector))
+            counts["embedded"] += len(texts)
+            if not homes:
+                homes[target] = []  # nothing to write: the batch still counts for the progress
+            for i, (home, entries) in enumerate(homes.items()):  # one write per namespace: all of a batch or none
+                done.append(min(start + WRITE_BATCH, total) if i == len(homes) - 1 else start)
+                yield entries, home
+
+    with contextlib.closing(services.writer.put_batches(batches())) as writes:
+        for count in writes:
+            counts["written"] += count
+            progress(done.popleft(), total)
+    return counts["written"], counts["embedded"]
 
 
 def _check_projects(command: ImportNotes, services: Services) -> None:

@@ -280,6 +280,15 @@ class NoteWriter(Protocol):
         """``put`` each (note, vector) into ``namespace``, all or none: one durable write.
         ``StoreError`` (nothing written) if any vector has the wrong length."""
 
+    def put_batches(self, batches: Iterable[tuple[Sequence[tuple[Note, Vector]], Namespace]]) -> Iterator[int]:
+        """``put_many`` of each (notes, namespace) of ``batches``, in their order, as they are
+        iterated: yields each batch's size once it is written (durably; an empty batch writes
+        nothing). The store may take the next batch from ``batches``, and prepare it, in a
+        thread of its own while it writes one, at most one batch ahead: taking a batch must
+        not need the caller's thread. What taking or writing a batch raises is raised in its
+        place: the batches before it are written, it and those after are not. Closing the
+        iterator stops taking batches; no thread outlives it."""
+
     def add(self, notes: Sequence[tuple[Note, Vector]], namespace: Namespace, now: datetime) -> list[NoteId]:
         """Add new notes with dedup on write (SPEC §11), all or none: one durable write.
 

@@ -204,6 +204,12 @@ class FaissNoteStore:
             with self._writing():
                 self._commit(*records, lines=lines)
 
+    def put_batches(self, batches: Iterable[tuple[Sequence[tuple[Note, Vector]], Namespace]]) -> Iterator[int]:
+        """See ``NoteWriter.put_batches``: one ``put_many`` after another, in the caller's thread."""
+        for notes, namespace in batches:
+            self.put_many(notes, namespace)
+            yield len(notes)
+
     def add(self, notes: Sequence[tuple[Note, Vector]], namespace: Namespace, now: datetime) -> list[NoteId]:
         """See ``NoteWriter.add``: the entries that are not duplicates, in one journal write.
         Duplicates are found under the lock, caught up with every process, by the hash

@@ -63,10 +63,11 @@ from local_mcp_memory.adapters.keyword_index import rank
 from local_mcp_memory.adapters.postgres_store import codec, curation
 from local_mcp_memory.adapters.postgres_store.connection import connect, failures, open_pool
 from local_mcp_memory.adapters.postgres_store.keywords import CHANGED, MAX_NOTES, PostgresKeywords
-from local_mcp_memory.adapters.postgres_store.writes import Entry, put_notes, trim_changes
+from local_mcp_memory.adapters.postgres_store.writes import Entry, prepare, put_notes, put_rows, trim_changes
 from local_mcp_memory.adapters.postgres_store.queries import candidates_sql, filter_sql, hidden_sql, hides, narrowed
 from local_mcp_memory.adapters.postgres_store.schema import LOCK_KEY, build_hnsw, hnsw_index_sql, migrate, repair_hnsw
 from local_mcp_memory.adapters.postgres_store.url import StoreUrl
+from local_mcp_memory.adapters.read_ahead import read_ahead
 from local_mcp_memory.adapters.text_analysis import tokens
 from local_mcp_memory.application.errors import StoreError
 from local_mcp_memory.application.ports import NO_SPREAD, Candidate, CandidateQuery, Candidates, Neighbour, Spread, StoredNote, Vector
@@ -202,6 +203,20 @@ class PostgresNoteStore:
             space = self._space(namespace)
             self._transaction(write)
         self._after_write(len(notes))
+
+    def put_batches(self, batches: Iterable[tuple[Sequence[tuple[Note, Vector]], Namespace]]) -> Iterator[int]:
+        """See ``NoteWriter.put_batches``: while a batch is written (``COPY``, the statements
+        of ``writes``, the commit: the database's time), a thread of its own takes the next
+        one from ``batches`` and encodes its rows (``writes.prepare``: the process's time),
+        at most one batch ahead (``read_ahead``), so both cores work instead of taking turns."""
+        with read_ahead(_prepared(batches)) as prepared:
+            for rows, namespace, count in prepared:
+                if count:
+                    with failures(self._url, "write to the note store"):
+                        space = self._space(namespace)
+                        self._transaction(lambda conn: put_rows(conn, rows, space))  # run at once, with this batch
+                    self._after_write(count)
+                yield count
 
     def _transaction(self, body: Callable[[psycopg.Connection], T]) -> T:
         """``body`` in one transaction on a pool connection, run again (at most
@@ -697,6 +712,13 @@ def _row(vector: Vector, dim: int) -> np.ndarray:
     if row.shape[0] != dim:
         raise StoreError(f"a vector of namespace dimension {dim} was expected, got {row.shape[0]} floats")
     return row
+
+
+def _prepared(batches: Iterable[tuple[Sequence[tuple[Note, Vector]], Namespace]]) -> Iterator[tuple[list[tuple], Namespace, int]]:
+    """Each batch's rows as ``writes.put_rows`` takes them, its namespace and its size."""
+    for notes, namespace in batches:
+        vectors, docs = _rows_and_docs(notes, namespace)
+        yield prepare([Entry(note, doc, row) for (note, _vector), doc, row in zip(notes, docs, vectors)]), namespace, len(notes)
 
 
 def _rows_and_docs(notes: Sequence[tuple[Note, Vector]], namespace: Namespace) -> tuple[list, list[str]]:

@@ -1,5 +1,5 @@
 """The statements of a put: one note or a batch of thousands, the same six set-based
-statements (``write_notes``), reading the batch as arrays of its values (one round trip in a
+statements (``put_rows``), reading the batch as arrays of its values (one round trip in a
 pipeline) or, for a large batch, from a temporary table filled by ``COPY``; 1,000 notes
 with their vectors in about 0.3 s of the database's time when no HNSW index is kept up to
 date meanwhile (``bench.pg_writes``).
@@ -15,7 +15,6 @@ in the notes' other vectors brought up to date.
 
 from __future__ import annotations
 
-import contextlib
 from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
@@ -43,12 +42,19 @@ def lock_rows(conn: psycopg.Connection, notes: Sequence[Note]) -> None:
     name, the missing ones created). A write that locked a note's row and then its project's
     counters entry after entry could wait in a cycle with another batch or with a
     ``delete``/``update`` (two batches spanning two projects in opposite orders deadlocked)."""
-    conn.execute("SELECT 1 FROM notes WHERE id = ANY(%s) ORDER BY id FOR UPDATE", (sorted({n.id.value for n in notes}),))
+    _lock(conn, {n.id.value for n in notes}, {note.project_id.value for note in notes})
+
+
+def _lock(conn: psycopg.Connection, ids: set[str], projects: set[str]) -> psycopg.Cursor:
+    """``lock_rows``; the cursor of the stored notes locked (one row each), which is read
+    only outside a pipeline."""
+    stored = conn.execute("SELECT 1 FROM notes WHERE id = ANY(%s) ORDER BY id FOR UPDATE", (sorted(ids),))
     conn.execute(
         """INSERT INTO keyword_totals (project, notes, terms) SELECT p, 0, 0 FROM unnest(%s::text[]) AS p ORDER BY p
            ON CONFLICT (project) DO UPDATE SET notes = keyword_totals.notes""",
-        (sorted({note.project_id.value for note in notes}),),
+        (sorted(projects),),
     )
+    return stored
 
 
 COPY_MIN = 200
@@ -59,26 +65,32 @@ element by element in Python, a ``COPY`` row in its C extension."""
 
 
 def put_notes(conn: psycopg.Connection, entries: Sequence[Entry], space: int) -> None:
-    """``lock_rows`` then ``write_notes``: in one round trip (a pipeline) for a small batch."""
-    with conn.pipeline() if len(entries) < COPY_MIN else contextlib.nullcontext():
-        lock_rows(conn, [entry.note for entry in entries])
-        write_notes(conn, entries, space)
+    """``put_rows`` of ``prepare(entries)``."""
+    put_rows(conn, prepare(entries), space)
 
 
-def write_notes(conn: psycopg.Connection, entries: Sequence[Entry], space: int) -> None:
-    """Put ``entries`` (module docstring); an id given twice is written once, as its last
-    entry. In the caller's transaction, after ``lock_rows``; a batch of ``COPY_MIN`` notes
-    or more outside a pipeline (``COPY`` cannot run in one)."""
+def prepare(entries: Sequence[Entry]) -> list[tuple]:
+    """What ``put_rows`` writes of ``entries``: a row per note (the columns of ``_TYPES``),
+    an id given twice written once, as its last entry. Python's part of a put, which a bulk
+    write computes for the next batch while the database writes this one."""
     last = {entry.note.id.value: i for i, entry in enumerate(entries)}
-    entries = [entry for i, entry in enumerate(entries) if last[entry.note.id.value] == i]
-    rows = _rows(entries)
+    return _rows([entry for i, entry in enumerate(entries) if last[entry.note.id.value] == i])
+
+
+def put_rows(conn: psycopg.Connection, rows: list[tuple], space: int) -> None:
+    """Lock (``lock_rows``) and write (module docstring) the notes of ``rows``
+    (``prepare``), in the caller's transaction: in one round trip (a pipeline) for a batch
+    of fewer than ``COPY_MIN``, else through ``stage`` (``COPY`` cannot run in a pipeline)."""
     if len(rows) < COPY_MIN:
-        p = {name: list(values) for name, values in zip(_TYPES, zip(*rows))}
-        for statement in UNNESTED:
-            conn.execute(statement, {**p, "space": space})
+        with conn.pipeline():
+            _lock(conn, {row[0] for row in rows}, {row[1] for row in rows})
+            p = {name: list(values) for name, values in zip(_TYPES, zip(*rows))}
+            for statement in UNNESTED:
+                conn.execute(statement, {**p, "space": space})
         return
+    stored = _lock(conn, {row[0] for row in rows}, {row[1] for row in rows}).fetchall()
     stage(conn, rows)
-    for statement in STAGED:
+    for statement in STAGED if stored else STAGED_NEW:
         conn.execute(statement, {"space": space})
 
 
@@ -162,6 +174,10 @@ def _unnest(*columns: str) -> str:
 
 UNNESTED = _statements(_unnest)
 STAGED = _statements(lambda *columns: "batch_notes u")
+STAGED_NEW = STAGED[1:-1]
+"""``STAGED`` for a batch of notes none of which was stored when their rows were locked
+(an import into an empty store): no counters to decrease, no other vectors to bring up to
+date (about a sixth of the database's CPU of such a batch: ``bench.pg_writes``)."""
 
 
 def trim_changes(conn: psycopg.Connection) -> int:

@@ -3,10 +3,12 @@ of each — passed by every adapter (the in-memory fake, the FAISS store and the
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+import attrs
 import numpy as np
 import pytest
 
@@ -191,6 +193,74 @@ def test_put_many_with_one_vector_of_the_wrong_length_writes_none(opened: tuple[
         store.put_many(list(zip(notes, vectors)), NS)
     again = reopen()
     assert all(again.get(n.id) is None for n in notes) and again.namespaces() == {}
+
+
+def test_put_batches_writes_each_batch_in_order_as_it_is_iterated(opened: tuple[NoteStore, Reopen]) -> None:
+    store, reopen = opened
+    first = [make_note(f"first {i}", minutes=0) for i in range(250)]  # large enough for the PostgreSQL COPY path
+    changed = [attrs.evolve(n, text=f"changed walls {i}") for i, n in enumerate(first[:100])]
+    later = [make_note(f"later {i}", minutes=0) for i in range(150)]
+    batches = [[(n, axis(i % NS.dim)) for i, n in enumerate(first)], [(n, axis(0)) for n in later[:3]], [],
+               [(n, axis(1)) for n in (*changed, *later[3:])]]
+    written = store.put_batches((batch, NS) for batch in batches)
+    assert next(written) == 250 and store.get(first[249].id) is not None and store.get(later[0].id) is None
+    assert list(written) == [3, 0, 247]
+    again = reopen()
+    assert again.namespaces() == {NS: 400}
+    for note in (*changed, *first[100:], *later):
+        stored = again.get(note.id)
+        assert stored is not None and stored.note == note and stored.namespace == NS
+    assert np.allclose(again.vector(changed[0].id, NS), axis(1))
+    assert set(ids(keyword(again, "walls", NoteFilter(PROJECT), 200))) == {n.id.value for n in changed}
+    recent = ids(again.list_recent(NoteFilter(PROJECT), 400))  # one createdAt: last written first
+    assert recent == [n.id.value for n in reversed((*first[100:], *later[:3], *changed, *later[3:]))]
+    assert no_read_ahead_left()
+
+
+def test_put_batches_stops_where_taking_a_batch_fails_and_leaves_no_thread(opened: tuple[NoteStore, Reopen]) -> None:
+    store, reopen = opened
+    notes = [make_note(f"note {i}") for i in range(4)]
+
+    def batches() -> Iterator[tuple[list[tuple[Note, np.ndarray]], Namespace]]:
+        yield [(notes[0], axis(0)), (notes[1], axis(1))], NS
+        raise RuntimeError("the third line of the file is broken")
+        yield [(notes[2], axis(2))], NS
+
+    written = store.put_batches(batches())
+    assert next(written) == 2
+    with pytest.raises(RuntimeError, match="third line"):
+        next(written)
+    again = reopen()
+    assert [again.get(n.id) is not None for n in notes] == [True, True, False, False]
+    assert no_read_ahead_left()
+
+
+def test_put_batches_with_a_vector_of_the_wrong_length_writes_the_batches_before_it_only(
+    opened: tuple[NoteStore, Reopen],
+) -> None:
+    store, reopen = opened
+    notes = [make_note(f"note {i}") for i in range(3)]
+    batches = [([(notes[0], axis(0))], NS), ([(notes[1], np.ones(NS.dim + 1, dtype=np.float32))], NS),
+               ([(notes[2], axis(2))], NS)]
+    with pytest.raises(StoreError):
+        list(store.put_batches(iter(batches)))
+    again = reopen()
+    assert [again.get(n.id) is not None for n in notes] == [True, False, False]
+    assert no_read_ahead_left()
+
+
+def test_put_batches_closed_early_writes_no_further_batch(opened: tuple[NoteStore, Reopen]) -> None:
+    store, reopen = opened
+    notes = [make_note(f"note {i}") for i in range(4)]
+    written = store.put_batches(([(note, axis(i))], NS) for i, note in enumerate(notes))
+    assert next(written) == 1
+    written.close()
+    assert [reopen().get(n.id) is not None for n in notes] == [True, False, False, False]
+    assert no_read_ahead_left()
+
+
+def no_read_ahead_left() -> bool:
+    return not any(thread.name == "read-ahead" for thread in threading.enumerate())
 
 
 # -- candidates: semantic ---------------------------------------------------------------------------

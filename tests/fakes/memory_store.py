@@ -43,6 +43,11 @@ class InMemoryNoteStore:
             for note, vector in notes:
                 self.put(note, namespace, vector)
 
+    def put_batches(self, batches: Iterable[tuple[Sequence[tuple[Note, Vector]], Namespace]]) -> Iterator[int]:
+        for notes, namespace in batches:
+            self.put_many(notes, namespace)
+            yield len(notes)
+
     def add(self, notes: Sequence[tuple[Note, Vector]], namespace: Namespace, now: datetime) -> list[NoteId]:
         with self._lock:
             for _note, vector in notes:
