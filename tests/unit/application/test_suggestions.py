@@ -57,7 +57,6 @@ def test_the_features_read_values_negations_and_shared_subject_words() -> None:
     assert feature(text, similar, "head") == [1.0, 0.0]
     overlap = feature(text, similar, "overlap")
     assert overlap[0] > 0.3 and overlap[1] == 0.0
-    assert feature(text, similar, "rank") == [0.0, 1.0]
     assert feature(text, similar, "kind") == [1.0, 0.0]  # both name a number; the other only a name
 
 
