@@ -91,6 +91,7 @@ _STOPWORDS = frozenset(
 )
 
 
+@functools.lru_cache(maxsize=8192)
 def _stem(word: str) -> str:
     """A crude stem for plain words: without a plural "s", at most ``STEM`` letters, so
     "limits", "limited" and "limit", "orchestration" and "orchestrated" meet."""
@@ -142,7 +143,7 @@ def _starts_sentence(text: str, at: int) -> bool:
     return at < 0 or text[at] in ".!?;:"
 
 
-READ_CHARS = 1000
+READ_CHARS = 500
 """How much of a text ``pair_features`` reads: what a note is about is said early, and a long
 note must not make add_note slow."""
 
