@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
 import attrs
@@ -106,13 +106,15 @@ STEM = 5
 """How many letters of a plain word ``_stem`` keeps."""
 
 
-def _is_value(token: str, lowered: str, starts_sentence: bool) -> bool:
-    """A token that names a value: a number, a version, a path or address, a number word, or
-    a name (capitalised other than at a sentence's start, or mixed case like "GitHub")."""
-    if _VALUE_MARK.search(token) or lowered in _NUMBER_WORDS:
+def _is_value(token: str, lowered: str, marked: bool, starts_sentence: Callable[[], bool]) -> bool:
+    """A token that names a value: a number, a version, a path or address (``marked``: a digit
+    or one of ``.-/:+#@``), a number word, or a name (capitalised other than at a sentence's
+    start, or mixed case like "GitHub")."""
+    if marked or lowered in _NUMBER_WORDS:
         return True
-    rest = token[1:]
-    return rest != rest.lower() or (token[0].isupper() and not starts_sentence)
+    if lowered == token:
+        return False
+    return token[1:] != lowered[1:] or not starts_sentence()
 
 
 _VALUE_MARK = re.compile(r"[\d.\-/:+#@]")
@@ -148,12 +150,17 @@ READ_CHARS = 500
 note must not make add_note slow."""
 
 
-@functools.lru_cache(maxsize=4096)
 def _read(text: str) -> _Reading:
-    """``text`` read for ``pair_features`` (its first ``READ_CHARS``; kept for the next adds,
-    whose candidates are often the same notes)."""
+    """``text`` read for ``pair_features``: its first ``READ_CHARS`` (``_read_head``)."""
+    return _read_head(text[:READ_CHARS])
+
+
+@functools.lru_cache(maxsize=4096)
+def _read_head(text: str) -> _Reading:
+    """Kept for the next adds, whose candidates are often the same notes; keyed by at most
+    ``READ_CHARS`` characters, so the cache stays small whatever the notes' size."""
     words, values, kinds, first = set(), set(), set(), ""
-    for match in _TOKEN.finditer(text, 0, READ_CHARS):
+    for match in _TOKEN.finditer(text):
         token = match.group()
         lowered = token.lower()
         if lowered in _STOPWORDS:
@@ -161,7 +168,8 @@ def _read(text: str) -> _Reading:
         key = _stem(lowered)
         first = first or key
         words.add(key)
-        if _is_value(token, lowered, _starts_sentence(text, match.start())):
+        marked = _VALUE_MARK.search(token) is not None
+        if _is_value(token, lowered, marked, lambda: _starts_sentence(text, match.start())):
             values.add(key)
             if _VERSION.fullmatch(token):
                 kinds.add("version")
@@ -169,10 +177,10 @@ def _read(text: str) -> _Reading:
                 kinds.add("number")
             else:
                 kinds.add("name")
-        parts = _PARTS.split(lowered)
+        parts = _PARTS.split(lowered) if marked else ()
         if len(parts) > 1:
             words.update(_stem(part) for part in parts if part and part not in _STOPWORDS and not part.isdigit())
-    negated = bool(NEGATION.search(text, 0, READ_CHARS))
+    negated = bool(NEGATION.search(text))
     return _Reading(frozenset(words), frozenset(values), first, frozenset(kinds), negated)
 
 

@@ -132,3 +132,13 @@ def test_add_notes_answers_per_entry_the_stored_notes_each_likely_replaces(servi
 
     assert added["possiblySupersedes"] == [[old], [], []]
     assert added["duplicates"] == [2]
+
+
+def test_odd_texts_are_read_without_failing() -> None:
+    odd = ["", "   ", "...", "\x00\x01", "🙂🙂 ✓", "データベースは PostgreSQL 16 に移行しました", "the of and a", "A" * 100_000, "é" * 3 + "-/-:" * 50]
+    similar = [(str(n), text, 0.9 - n / 100) for n, text in enumerate(odd)]
+
+    for text in odd:
+        chances = replacement_chances(text, similar, PROJECT)
+        assert len(chances) == len(similar) and all(0.0 <= p <= 1.0 for p in chances)
+        assert len(likely_replaced(text, similar, PROJECT)) <= 2
