@@ -177,7 +177,7 @@ def _read_head(text: str) -> _Reading:
                 kinds.add("number")
             else:
                 kinds.add("name")
-        parts = _PARTS.split(lowered) if marked else ()
+        parts = _PARTS.split(lowered) if marked or "_" in token else ()
         if len(parts) > 1:
             words.update(_stem(part) for part in parts if part and part not in _STOPWORDS and not part.isdigit())
     negated = bool(NEGATION.search(text))
