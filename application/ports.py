@@ -379,10 +379,12 @@ class StoreMaintenance(Protocol):
         database): each of ``note_ids`` that has one there, as ``vector`` returns it; a note
         without a vector in ``namespace``, or no longer existing, is missing from the answer."""
 
-    def cosines(self, note_ids: Iterable[NoteId], namespace: Namespace) -> dict[NoteId, dict[NoteId, float]]:
+    def cosines(self, note_ids: Iterable[NoteId], namespace: Namespace) -> dict[str, dict[str, float]]:
         """The cosine of every two of ``note_ids`` that have a vector in ``namespace`` (one
         ``vectors`` read, the products computed by the store): ``answer[a][b]``, both ways,
-        never ``a`` with itself; the others are missing from the answer."""
+        never ``a`` with itself, keyed by the ids' ``value`` (as a ``Candidate`` names its note:
+        a table of 25 notes built with ``NoteId`` keys hashed them 600 times); the others are
+        missing from the answer."""
 
     def iter_globals(self, project_id: CanonicalProjectId | None = None) -> Iterable[GlobalEntry]: ...
 

@@ -109,9 +109,13 @@ def _hybrid(
     keyword = keyword_scores(found.keyword)
     period = named_period(query)
     notes = found.notes
+    importance: dict[str, float] = {}  # read once per note: the blend is ranked twice when neighbours join it
 
     def prior(ranked: list[Candidate]) -> list[Candidate]:
-        return weighted(ranked, {c.id: notes[c.id].note.importance for c in ranked})
+        for c in ranked:
+            if c.id not in importance:
+                importance[c.id] = notes[c.id].note.importance
+        return weighted(ranked, importance)
 
     fused = prior(dated(blend(semantic, keyword, HYBRID_KEYWORD_WEIGHT, depth), period))
     links = {seed.id: found.neighbours.get(seed.id, ()) for seed in fused[:CONTEXT_SEEDS]}
@@ -142,8 +146,7 @@ def _newer_first(
     A question about the past (``asks_about_past``) needs two notes more plainly about one
     subject (``PAST_SUBJECT_Z``) than one about the present."""
     window = ranked[:NEWER_WINDOW]
-    found = services.maintenance.cosines([NoteId(c.id) for c in window], namespace)
-    cosines = {a.value: {b.value: value for b, value in row.items()} for a, row in found.items()}
+    cosines = services.maintenance.cosines([NoteId(c.id) for c in window], namespace)
 
     def changed(note_id: str) -> bool:
         return UPDATE_CUE.search(notes[note_id].note.text) is not None

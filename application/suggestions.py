@@ -1,22 +1,29 @@
-"""Which older note a new note likely replaces: ``add_note``'s ``possiblySupersedes``.
+"""Which older notes a new note likely replaces: ``add_note``'s ``possiblySupersedes``.
 
 No model but the embedder's: one store search with the new note's vector (it is embedded
-anyway) for the closest notes of its project created before it, then a rule on the
-closest one (``likely_replaced``): it is named when its similarity with the new note is at
-least ``Rule.alone``, or at least ``Rule.cued`` when the new text speaks of a change ("now",
-"moved to", "replaced", "raised", "no longer", ``UPDATE_CUE``). The similarity is measured
-from the new note's mean cosine with the project's notes (``excess``), so one rule serves
-every model. Only the closest: a new
-note rarely replaces two, and every name is one more note for the agent to check. Exact
-repeats of the text are never named (dedup on write catches those in one group). The agent
-decides: the names are suggestions. Thresholds chosen on the dev half of the
-knowledge-update set (docs/retrieval.md, ``bench.newer_study``).
+anyway) for the ``DEPTH`` closest notes of its project created before it, then a small scored
+decision over them (``likely_replaced``): each candidate gets the chance that the new note
+replaces it, from nine features (``pair_features``) weighed by a logistic regression
+(``WEIGHTS``); the likeliest is named when its chance is at least ``THRESHOLD``, and the next
+likeliest beside it at ``SECOND_THRESHOLD`` (the closest older note is often a related note
+that already names the new state, the old one lying second). The features hold for any model
+and any project: the cosine in the model's own units (``excess``, and standard deviations
+above the new note's mean cosine with the project's notes), the subject words the two texts
+share, whether they differ in values (numbers, versions, names) or in a negation, a change
+word in the new text (``UPDATE_CUE``), and whether the candidate already names the new note's
+values (then it is a related note saying the new state, not the old one). Exact repeats of
+the text are never named (dedup on write catches those in one group). The agent decides: the
+names are suggestions. Weights and thresholds fitted on the dev part of the knowledge-update
+set, leaving one project out to choose the thresholds (``bench.replace_fit``,
+docs/retrieval.md).
 """
 
 from __future__ import annotations
 
+import functools
+import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
 import attrs
@@ -27,18 +34,8 @@ from local_mcp_memory.application.services import Services
 from local_mcp_memory.domain.identifiers import CanonicalProjectId, Namespace
 from local_mcp_memory.domain.note import NoteFilter
 
-
-@attrs.frozen
-class Rule:
-    alone: float
-    """At or above this ``excess`` the closest older note is named whatever the words."""
-    cued: float
-    """At or above this ``excess`` it is named when the new text speaks of a change."""
-
-
-RULE = Rule(alone=0.4, cued=0.2)
-"""MiniLM's rule of cosines 0.5 and 0.3, chosen on the dev half of the knowledge-update set,
-said as ``excess`` (MiniLM's mean cosine there: 0.17); ``bench.newer_study`` prints the grid."""
+Older = tuple[str, str, float]
+"""An older note: its id, its text and its cosine with the new note's vector."""
 
 
 def excess(cosine: float, spread: Spread) -> float:
@@ -50,16 +47,22 @@ def excess(cosine: float, spread: Spread) -> float:
         return cosine
     return (cosine - spread.mean) / (1.0 - spread.mean)
 
-STANDOUT = 2.0
-"""... and only when its cosine stands at least this many standard deviations above the new
-note's mean cosine with the project's notes (when there are at least ``SPREAD_MIN_NOTES``):
-what the cosines mean differs by model (multilingual-e5-small's unrelated notes lie near 0.8),
-and a note that does not stand out among the project's is not what the new one replaces.
-The largest value that keeps the dev recall (``bench.newer_study``)."""
+
+def standing(cosine: float, spread: Spread) -> float:
+    """How many standard deviations ``cosine`` lies above the new note's mean cosine with the
+    project's notes, within [-3, 8]; ``UNKNOWN_STANDING`` when fewer than ``SPREAD_MIN_NOTES``
+    notes say nothing of a spread."""
+    if spread.count < SPREAD_MIN_NOTES or spread.std <= 0.0:
+        return UNKNOWN_STANDING
+    return min(8.0, max(-3.0, (cosine - spread.mean) / spread.std))
+
+
+UNKNOWN_STANDING = 2.0
+"""``standing`` of a project too small to have a spread: a middling value, neither for nor against."""
 
 DEPTH = 5
-"""How many of the project's notes closest to the new one the store search returns (the
-closest older one among them is judged)."""
+"""How many of the project's notes closest to the new one the store search returns; each
+older one among them is judged."""
 
 UPDATE_CUE = re.compile(
     r"\b(now|no longer|not any ?more|anymore|instead|replac\w*|switch\w*|moved|moves|migrat\w*|upgrad\w*|"
@@ -70,23 +73,211 @@ UPDATE_CUE = re.compile(
 )
 """Words with which a note says that something changed."""
 
+NEGATION = re.compile(r"\b(not|no|never|none|without|cannot|disabled|off)\b|n't\b", re.IGNORECASE)
+"""Words with which a note says that something is not so."""
 
-def likely_replaced(
-    text: str, similar: Iterable[tuple[str, str, float]], rule: Rule = RULE, spread: Spread = NO_SPREAD
-) -> list[str]:
-    """The id of the first of ``similar`` (id, text, cosine with ``text``'s vector; closest
-    first) if ``text`` likely replaces it under ``rule``, else nothing. ``spread``: of the
-    new text's cosines with the project's notes, for ``STANDOUT``."""
-    for note_id, other, cosine in similar:
-        if other == text:
+_TOKEN = re.compile(r"[^\W_](?:[\w.\-/:+#@]*[^\W_])?")
+_NUMBER_WORDS = frozenset(
+    "zero one two three four five six seven eight nine ten eleven twelve fifteen twenty thirty forty fifty "
+    "sixty hundred thousand million billion half double twice once daily weekly monthly hourly nightly".split()
+)
+_STOPWORDS = frozenset(
+    "a an the and or but if then else of to in on at by for with from into onto over under about as is are was "
+    "were be been being am do does did done has have had having it its it's this that these those there here "
+    "we our us you your they their them he she his her i my me so such than too very can could should would "
+    "will shall may might must also just only all any each every some more most other same what which who whom "
+    "whose when where why how per via up down out off again still yet get gets got go goes went use uses used "
+    "using make makes made now not no never instead".split()
+)
+
+
+@functools.lru_cache(maxsize=8192)
+def _stem(word: str) -> str:
+    """A crude stem for plain words: without a plural "s", at most ``STEM`` letters, so
+    "limits", "limited" and "limit", "orchestration" and "orchestrated" meet."""
+    if not word.isalpha():
+        return word
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        word = word[:-1]
+    return word[:STEM]
+
+
+STEM = 5
+"""How many letters of a plain word ``_stem`` keeps."""
+
+
+def _is_value(token: str, lowered: str, marked: bool, starts_sentence: Callable[[], bool]) -> bool:
+    """A token that names a value: a number, a version, a path or address (``marked``: a digit
+    or one of ``.-/:+#@``), a number word, or a name (capitalised other than at a sentence's
+    start, or mixed case like "GitHub")."""
+    if marked or lowered in _NUMBER_WORDS:
+        return True
+    if lowered == token:
+        return False
+    return token[1:] != lowered[1:] or not starts_sentence()
+
+
+_VALUE_MARK = re.compile(r"[\d.\-/:+#@]")
+
+
+@attrs.frozen
+class _Reading:
+    """What ``pair_features`` reads in one text (``_read``)."""
+
+    words: frozenset[str]
+    """Content words: lower case, stemmed, no stop words; a compound like "per-key" or
+    "infra/terraform" also as its parts."""
+    values: frozenset[str]
+    """The content words that name values (``_is_value``)."""
+    first: str
+    """The first content word: most often what the note is about ("Warehouse sync is…")."""
+    kinds: frozenset[str]
+    """Which kinds of value it names: "version" (3.12, v2), "number" (600, two, 30%), "name"."""
+    negated: bool
+    """Whether it says "not", "no", "never"… (``NEGATION``)."""
+
+
+def _starts_sentence(text: str, at: int) -> bool:
+    """Whether the word at ``at`` begins ``text`` or a sentence of it."""
+    at -= 1
+    while at >= 0 and text[at].isspace():
+        at -= 1
+    return at < 0 or text[at] in ".!?;:"
+
+
+READ_CHARS = 500
+"""How much of a text ``pair_features`` reads: what a note is about is said early, and a long
+note must not make add_note slow."""
+
+
+def _read(text: str) -> _Reading:
+    """``text`` read for ``pair_features``: its first ``READ_CHARS`` (``_read_head``)."""
+    return _read_head(text[:READ_CHARS])
+
+
+@functools.lru_cache(maxsize=4096)
+def _read_head(text: str) -> _Reading:
+    """Kept for the next adds, whose candidates are often the same notes; keyed by at most
+    ``READ_CHARS`` characters, so the cache stays small whatever the notes' size."""
+    words, values, kinds, first = set(), set(), set(), ""
+    for match in _TOKEN.finditer(text):
+        token = match.group()
+        lowered = token.lower()
+        if lowered in _STOPWORDS:
             continue
-        if spread.count >= SPREAD_MIN_NOTES and spread.std > 0.0 and (cosine - spread.mean) / spread.std < STANDOUT:
-            return []
-        similarity = excess(cosine, spread)
-        if similarity >= rule.alone or (similarity >= rule.cued and UPDATE_CUE.search(text)):
-            return [note_id]
+        key = _stem(lowered)
+        first = first or key
+        words.add(key)
+        marked = _VALUE_MARK.search(token) is not None
+        if _is_value(token, lowered, marked, lambda: _starts_sentence(text, match.start())):
+            values.add(key)
+            if _VERSION.fullmatch(token):
+                kinds.add("version")
+            elif _DIGIT.search(token) or lowered in _NUMBER_WORDS:
+                kinds.add("number")
+            else:
+                kinds.add("name")
+        parts = _PARTS.split(lowered) if marked or "_" in token else ()
+        if len(parts) > 1:
+            words.update(_stem(part) for part in parts if part and part not in _STOPWORDS and not part.isdigit())
+    negated = bool(NEGATION.search(text))
+    return _Reading(frozenset(words), frozenset(values), first, frozenset(kinds), negated)
+
+
+_DIGIT = re.compile(r"\d")
+_VERSION = re.compile(r"v?\d+(\.\d+)+|v\d+", re.IGNORECASE)
+_PARTS = re.compile(r"[.\-/:+#@_]+")
+
+
+FEATURES = ("excess", "standing", "overlap", "head", "known", "changed", "negation", "cue", "kind")
+"""The names of ``pair_features``' columns, in order (``WEIGHTS`` follows them)."""
+
+def pair_features(text: str, similar: Sequence[Older], spread: Spread = NO_SPREAD) -> list[list[float]]:
+    """Per older note of ``similar`` (closest first), the features of "``text`` replaces it",
+    in the order of ``FEATURES``:
+
+    - ``excess``, ``standing``: its cosine with the new note in the model's own units;
+    - ``overlap``: the subject words the two texts share, each weighed by how rare it is among
+      the new text and the candidates (a word all of them use says little), as a cosine of the two;
+    - ``head``: 1 when the first subject word of either is one of the other's;
+    - ``known``: the share of the new note's values the candidate already names (a related note
+      saying the new state, not the old one);
+    - ``changed``: 1 when each names a value the other does not (a number, a version, a name changed);
+    - ``negation``: 1 when one of the two says "not", "no", "never"… and the other does not;
+    - ``cue``: 1 when the new text speaks of a change (``UPDATE_CUE``);
+    - ``kind``: the share of the kinds of value (number, version, name: ``_Reading.kinds``) either
+      names that both name: "100 a minute" and "600 a minute" are two numbers."""
+    if not similar:
         return []
-    return []
+    new = _read(text)
+    new_words, new_values, new_first = new.words, new.values, new.first
+    others = [_read(other) for _, other, _ in similar]
+    documents = [new_words, *(other.words for other in others)]
+    frequency: dict[str, int] = {}
+    for words in documents:
+        for word in words:
+            frequency[word] = frequency.get(word, 0) + 1
+    weight = {word: math.log(1.0 + len(documents) / count) for word, count in frequency.items()}
+    new_mass = sum(weight[w] for w in new_words)
+    cue = 1.0 if UPDATE_CUE.search(text, 0, READ_CHARS) else 0.0
+    rows = []
+    for (_, _, cosine), reading in zip(similar, others):
+        words, values, first = reading.words, reading.values, reading.first
+        mass = sum(weight[w] for w in words)
+        shared = sum(weight[w] for w in new_words & words)
+        overlap = shared / math.sqrt(new_mass * mass) if new_mass > 0 and mass > 0 else 0.0
+        head = 1.0 if (new_first and new_first in words) or (first and first in new_words) else 0.0
+        known = len(new_values & words) / len(new_values) if new_values else 0.0
+        changed = 1.0 if (new_values - words) and (values - new_words) else 0.0
+        negation = 1.0 if new.negated != reading.negated else 0.0
+        both, either = new.kinds & reading.kinds, new.kinds | reading.kinds
+        kind = len(both) / len(either) if either else 0.0
+        rows.append([excess(cosine, spread), standing(cosine, spread), overlap, head, known, changed, negation, cue, kind])
+    return rows
+
+
+WEIGHTS = (3.90, 1.26, 4.25, 1.11, -2.44, -0.63, 0.65, 0.91, 1.29)
+"""Per feature of ``FEATURES``, its weight in the chance that the new note replaces the
+candidate. A logistic regression (L2 penalty 1 on the weights) over every candidate of every
+add of the dev part of the knowledge-update set (19 projects, 402 adds, 1,820 candidates)
+in the benchmark's order, with all-MiniLM-L6-v2 and multilingual-e5-small together: the
+features are in each model's units, so one rule serves both. A candidate is right when it is
+the new fact's old fact. Fitted by ``bench.replace_fit``, which prints these figures."""
+
+INTERCEPT = -6.56
+"""The logistic regression's intercept (``WEIGHTS``)."""
+
+THRESHOLD = 0.29
+"""The likeliest candidate is named at this chance or more: the threshold with the best
+recall whose false alarms stay at or below 7 % (and wrong extra names at or below 30 %) for
+both models when each dev project is left out of the fit in turn (``bench.replace_fit``)."""
+
+SECOND_THRESHOLD = 0.145
+"""The next likeliest is named too at this chance or more (half ``THRESHOLD``, chosen with
+it): a related note that already names the new state often lies closer than the old one."""
+
+
+def replacement_chances(text: str, similar: Sequence[Older], spread: Spread = NO_SPREAD) -> list[float]:
+    """Per older note of ``similar`` (closest first): the chance that ``text`` replaces it,
+    the logistic of ``INTERCEPT`` plus ``WEIGHTS`` times its ``pair_features``."""
+    chances = []
+    for row in pair_features(text, similar, spread):
+        score = INTERCEPT + sum(w * x for w, x in zip(WEIGHTS, row))
+        chances.append(1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, score)))))
+    return chances
+
+
+def likely_replaced(text: str, similar: Sequence[Older], spread: Spread = NO_SPREAD) -> list[str]:
+    """The ids of the older notes of ``similar`` (id, text, cosine with ``text``'s vector;
+    closest first) that ``text`` likely replaces: the likeliest when its chance is at least
+    ``THRESHOLD``, and then the next likeliest when its chance is at least ``SECOND_THRESHOLD``.
+    Notes of the very same text are no candidates."""
+    similar = [s for s in similar if s[1] != text]
+    chances = replacement_chances(text, similar, spread)
+    order = sorted(range(len(chances)), key=lambda n: -chances[n])
+    if not order or chances[order[0]] < THRESHOLD:
+        return []
+    return [similar[n][0] for n in order[:2] if n == order[0] or chances[n] >= SECOND_THRESHOLD]
 
 
 def possibly_superseded(
@@ -97,4 +288,4 @@ def possibly_superseded(
     where = NoteFilter(project, now=services.clock.now())
     found = services.reader.candidates(CandidateQuery(where, DEPTH, namespace, vector, spread_sample=SPREAD_SAMPLE))
     older = [(c.id, found.notes[c.id].note.text, c.score) for c in found.semantic if c.created_at < created_at]
-    return likely_replaced(text, older, RULE, found.spread)
+    return likely_replaced(text, older, found.spread)

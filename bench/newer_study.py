@@ -1,5 +1,5 @@
 """In-process study of ``ranking.newer_first`` (the newer of two results about one subject
-first) and of the add-time suggestions (``application.suggestions``), with held-out figures.
+first), with held-out figures.
 
     .venv/bin/python -m bench.newer_study [--model all-MiniLM-L6-v2] [--locomo PATH]
 
@@ -15,19 +15,17 @@ before the question's tense counted); the chosen one has the best dev newer-wins
 better recall@1). Held out: for each LoCoMo conversation, the choice made on the other four
 is measured on the one left out; for each dev project, the choice made on the other dev
 projects is measured on it (cross-validation); the knowledge **held-out** part is only ever
-measured, and the **final** part is not read here at all. Then the suggestion rule's recall
-and false alarms on dev and held-out for a grid of thresholds (``suggestions.excess``),
-beside the rule in use.
+measured, and the **final** part is not read here at all. The add-time suggestions are
+fitted and measured by ``bench.replace_fit``.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -39,7 +37,7 @@ from bench.datasets import LOCOMO_DIR, data_digest, load_locomo
 from bench.knowledge import NEW_AT, OLD_AT, OTHER_AT, SETS, TOP_K, load_set
 from bench.retrieval_study import Case, embed_cached, hybrid, keyword_matrix, load, recall
 from local_mcp_memory.application import ranking, suggestions
-from local_mcp_memory.application.ports import Candidate, Spread
+from local_mcp_memory.application.ports import Candidate
 from local_mcp_memory.application.query_dates import asks_about_past, named_period
 
 CUE_LESS = 0.5
@@ -174,7 +172,6 @@ def main(argv: list[str] | None = None) -> int:
     print(f"The same choice on all conversations and dev projects (the default): {default}: LoCoMo R@1 "
           f"{rows[default][1].mean():.3f}, R@5 {rows[default][5].mean():.3f}; newer wins dev "  # type: ignore[union-attr]
           f"{_share(rows[default]['dev']):.3f}, held-out {_share(rows[default]['heldout']):.3f}")  # type: ignore[arg-type]
-    suggestion_grid(sets)
     return 0
 
 
@@ -190,52 +187,6 @@ def _choose(rows: dict[str, dict[str, object]], conversations: np.ndarray, proje
     reference = "reference (2.0 for every question)"
     allowed = [n for n in rows if at(n, 1) >= at(reference, 1) and at(n, 5) >= at(reference, 5)]
     return max(allowed, key=lambda n: (round(_share([rows[n]["dev"][p] for p in kept]), 3), at(n, 1)))  # type: ignore[index]
-
-
-def suggestion_grid(sets: dict[str, list[Pairs]]) -> None:
-    """``suggestions.likely_replaced`` on every add of the benchmark's order, for a grid of
-    ``excess`` thresholds; the best dev recall with at most 10 % false alarms (ties: the
-    stricter), and the rule in use (``suggestions.RULE``) beside it."""
-    print("\n| suggestion setting | dev recall | dev false alarms | dev extra | held-out recall | held-out false alarms | held-out extra |\n|---|---|---|---|---|---|---|")
-    best = None
-    for alone in (0.3, 0.35, 0.4, 0.45, 0.5, 2.0):
-        for cued in (0.15, 0.2, 0.25, 0.3, 2.0):
-            rule = suggestions.Rule(alone, cued)
-            got = {part: _suggest(projects, rule) for part, projects in sets.items()}
-            d, h = got["dev"], got["heldout"]
-            print(f"| alone {alone} cued {cued} | {d[0]:.3f} | {d[1]:.3f} | {d[2]:.3f} | {h[0]:.3f} | {h[1]:.3f} | {h[2]:.3f} |")
-            if d[1] <= 0.1 and (best is None or d[0] >= best[1][0]):  # ties: the stricter rule
-                best = ((alone, cued), d, h)
-    if best:
-        print(f"\nbest on dev (recall with at most 10% false alarms): alone/cued {best[0]}: "
-              f"dev {tuple(round(x, 3) for x in best[1])}, held-out {tuple(round(x, 3) for x in best[2])}")
-    used = {part: _suggest(projects, suggestions.RULE) for part, projects in sets.items()}
-    print(f"in use: alone/cued ({suggestions.RULE.alone}, {suggestions.RULE.cued}): "
-          f"dev {tuple(round(x, 3) for x in used['dev'])}, held-out {tuple(round(x, 3) for x in used['heldout'])}")
-
-
-def _suggest(projects: list[Pairs], rule: suggestions.Rule) -> tuple[float, float, float]:
-    """Recall, false alarms (share of related and unrelated notes naming any) and extra
-    (share of new facts naming another note than their old one)."""
-    found, alarms, extra = [], [], []
-    for project in projects:
-        order = sorted(range(len(project.texts)), key=lambda i: project.created[i])
-        first_new = len(project.texts) - len(project.old)
-        for n, i in enumerate(order):
-            earlier = order[:n]
-            if not earlier:
-                continue
-            cos = project.vectors[earlier] @ project.vectors[i]
-            closest = sorted(zip(cos.tolist(), earlier), reverse=True)[: suggestions.DEPTH]
-            spread = Spread(len(earlier), float(cos.mean()), float(cos.std()))
-            named = suggestions.likely_replaced(project.texts[i], [(str(j), project.texts[j], c) for c, j in closest], rule, spread)
-            if project.kinds[i] == "new":
-                old = str(project.old[i - first_new])
-                found.append(old in named)
-                extra.append(any(x != old for x in named))
-            elif project.kinds[i] != "old":
-                alarms.append(bool(named))
-    return float(np.mean(found)), float(np.mean(alarms)), float(np.mean(extra))
 
 
 if __name__ == "__main__":

@@ -222,6 +222,8 @@ def knowledge(files: dict[str, Result]) -> list[str]:
 def suggestion_cost(data: Result) -> list[str]:
     rows = [["add_note (whole)", num(data["add_note_ms"]["p50"]), num(data["add_note_ms"]["p95"])],
             ["its suggestion step", num(data["suggestion_ms"]["p50"]), num(data["suggestion_ms"]["p95"])]]
+    if "decision_ms" in data:
+        rows.append(["of which the decision", num(data["decision_ms"]["p50"]), num(data["decision_ms"]["p95"])])
     if "add_notes_batch_ms" in data:
         rows += [[f"add_notes of {data['batch']} (whole)", num(data["add_notes_batch_ms"]["p50"]), num(data["add_notes_batch_ms"]["p95"])],
                  [f"its {data['batch']} suggestion steps", num(data["batch_suggestions_ms"]["p50"]), num(data["batch_suggestions_ms"]["p95"])]]

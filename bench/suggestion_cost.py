@@ -5,7 +5,7 @@
 Adds the notes of both knowledge-update halves (each made unique) to one project of a fresh
 store, ``--rounds`` times over, and times each ``add_note`` as a whole; after each, times the
 suggestion step alone (``suggestions.possibly_superseded``: one semantic store search and
-the rule) for a note about to be added. Then the same texts again through ``add_notes`` in
+the decision) for a note about to be added, and the decision alone (``likely_replaced``). Then the same texts again through ``add_notes`` in
 batches of ``BATCH``, each batch timed as a whole, and the suggestion steps of a batch about
 to be added (one search per entry) timed together. Writes ``bench/results/suggestion_cost.json``.
 """
@@ -26,8 +26,12 @@ from bench.client import latency_ms, store_urls, table, write_result
 from bench.knowledge import SETS
 from local_mcp_memory.application.add_note import AddNote, add_note, new_note
 from local_mcp_memory.application.add_notes import AddNotes, add_notes
-from local_mcp_memory.application.suggestions import possibly_superseded
-from local_mcp_memory.domain.identifiers import GroupId
+from local_mcp_memory.application.ports import CandidateQuery, Vector
+from local_mcp_memory.application.ranking import SPREAD_SAMPLE
+from local_mcp_memory.application.services import Services
+from local_mcp_memory.application.suggestions import DEPTH, likely_replaced, possibly_superseded
+from local_mcp_memory.domain.identifiers import GroupId, Namespace
+from local_mcp_memory.domain.note import Note, NoteFilter
 from local_mcp_memory.entrypoints.composition.compose import compose
 from local_mcp_memory.entrypoints.composition.settings import ServerOptions
 
@@ -43,12 +47,23 @@ def texts() -> list[str]:
 BATCH = 50
 
 
+def _decision_seconds(note: Note, namespace: Namespace, vector: Vector, services: Services) -> float:
+    """The suggestion step's decision alone (``suggestions.likely_replaced`` over the
+    candidates of the same store search, done first), for a note about to be added."""
+    where = NoteFilter(note.project_id, now=services.clock.now())
+    found = services.reader.candidates(CandidateQuery(where, DEPTH, namespace, vector, spread_sample=SPREAD_SAMPLE))
+    older = [(c.id, found.notes[c.id].note.text, c.score) for c in found.semantic if c.created_at < note.created_at]
+    started = time.perf_counter()
+    likely_replaced(note.text, older, found.spread)
+    return time.perf_counter() - started
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench.suggestion_cost", description=__doc__.split("\n\n")[0])
     parser.add_argument("--store", help="postgresql://… (an empty database) or 'embedded'; default: the local store")
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args(argv)
-    whole, step, batches, batch_steps = [], [], [], []
+    whole, step, decision, batches, batch_steps = [], [], [], [], []
     with tempfile.TemporaryDirectory(prefix="mcp-memory-bench-") as home, store_urls(args.store) as store_for:
         services = compose(ServerOptions.resolve({}, Path(home) / "config.json", Path(home) / "data", store_for()))
         try:
@@ -62,6 +77,7 @@ def main(argv: list[str] | None = None) -> int:
                 started = time.perf_counter()
                 possibly_superseded(note.project_id, note.text, note.created_at, namespace, vector, services)
                 step.append(time.perf_counter() - started)
+                decision.append(_decision_seconds(note, namespace, vector, services))
             every = [f"{text} (batch {i})" for i, text in enumerate(texts() * args.rounds)]
             for start in range(0, len(every) - BATCH + 1, BATCH):
                 entries = tuple(AddNote("bench", GroupId("g"), text) for text in every[start : start + BATCH])
@@ -78,10 +94,12 @@ def main(argv: list[str] | None = None) -> int:
             services.store.close()
     result = {"store": "postgresql" if args.store else "faiss", "notes": len(whole),
               "add_note_ms": latency_ms(whole), "suggestion_ms": latency_ms(step),
+              "decision_ms": latency_ms(decision),
               "batch": BATCH, "add_notes_batch_ms": latency_ms(batches), "batch_suggestions_ms": latency_ms(batch_steps)}
     print(f"add_note and its suggestion step, in-process, {result['store']} store, {len(whole)} adds to one project\n")
     print(table(["", "p50 ms", "p95 ms"], [["add_note (whole)", result["add_note_ms"]["p50"], result["add_note_ms"]["p95"]],
                                             ["suggestion step", result["suggestion_ms"]["p50"], result["suggestion_ms"]["p95"]],
+                                            ["of which the decision", result["decision_ms"]["p50"], result["decision_ms"]["p95"]],
                                             [f"add_notes of {BATCH} (whole)", result["add_notes_batch_ms"]["p50"], result["add_notes_batch_ms"]["p95"]],
                                             [f"its {BATCH} suggestion steps", result["batch_suggestions_ms"]["p50"], result["batch_suggestions_ms"]["p95"]]]))
     path = write_result(f"suggestion_cost{'_postgres' if args.store else ''}", result)

@@ -117,7 +117,8 @@ class LocalOnnxEmbedder:
         if not texts:
             return np.empty((0, self.DIM), dtype=np.float32)
         tokenizer, session = self._load()
-        encodings = tokenizer.encode_batch(list(texts))
+        # one text (a query, an add): the same encoding without a hand-over to the tokenizer's thread pool
+        encodings = [tokenizer.encode(texts[0])] if len(texts) == 1 else tokenizer.encode_batch(list(texts))
         out = np.empty((len(encodings), self.DIM), dtype=np.float32)
         batches = self._batches([len(e.ids) for e in encodings])
 

@@ -373,9 +373,9 @@ class FaissNoteStore:
             self._live.sync()
             return self._live.state.vector(note_id.value, str(namespace))
 
-    def cosines(self, note_ids: Iterable[NoteId], namespace: Namespace) -> dict[NoteId, dict[NoteId, float]]:
+    def cosines(self, note_ids: Iterable[NoteId], namespace: Namespace) -> dict[str, dict[str, float]]:
         ids, matrix = self._vectors(note_ids, namespace)
-        return cosine_rows(ids, matrix)
+        return cosine_rows([i.value for i in ids], matrix)
 
     def vectors(self, note_ids: Iterable[NoteId], namespace: Namespace) -> dict[NoteId, Vector]:
         ids, matrix = self._vectors(note_ids, namespace)

@@ -583,7 +583,7 @@ class PostgresNoteStore:
             ).fetchone()
         return None if found is None else found[0].to_numpy().astype(np.float32)
 
-    def cosines(self, note_ids: Iterable[NoteId], namespace: Namespace) -> dict[NoteId, dict[NoteId, float]]:
+    def cosines(self, note_ids: Iterable[NoteId], namespace: Namespace) -> dict[str, dict[str, float]]:
         return cosine_table(self.vectors(note_ids, namespace))
 
     def vectors(self, note_ids: Iterable[NoteId], namespace: Namespace) -> dict[NoteId, Vector]:

@@ -75,7 +75,8 @@ METHOD = Method(
         "fix, a finding, a summary at the end of a task. One short self-contained fact (readable without this "
         "conversation), with a title and a few tags. Never store secrets. Answers the new note's id, or with "
         "duplicate: true the id of a stored note that already says exactly this (nothing is written). "
-        "possiblySupersedes names an older note this one may replace: check it with memory_get and, if it is "
-        "really obsolete, pass its id in supersedes (memory_update of the new note) so it leaves search and recall."
+        "possiblySupersedes names older notes (at most two) this one may replace: check each with memory_get and, "
+        "if it is really obsolete, pass its id in supersedes (memory_update of the new note) so it leaves search "
+        "and recall."
     ),
 )

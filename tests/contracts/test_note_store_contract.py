@@ -556,13 +556,13 @@ def test_cosines_are_the_dot_products_of_every_two_notes_with_a_vector(store: No
     without = make_note("elsewhere")
     store.put(without, OTHER, unit(5, OTHER.dim))
     found = store.cosines([n.id for n in notes] + [without.id], NS)
-    assert set(found) == {n.id for n in notes}
+    assert set(found) == {n.id.value for n in notes}
     for i, a in enumerate(notes):
-        assert set(found[a.id]) == {n.id for n in notes} - {a.id}
+        assert set(found[a.id.value]) == {n.id.value for n in notes} - {a.id.value}
         for j, b in enumerate(notes):
             if i != j:
-                assert found[a.id][b.id] == pytest.approx(float(unit(i + 1) @ unit(j + 1)), abs=1e-5)
-    assert store.cosines([notes[0].id], NS) == {notes[0].id: {}}
+                assert found[a.id.value][b.id.value] == pytest.approx(float(unit(i + 1) @ unit(j + 1)), abs=1e-5)
+    assert store.cosines([notes[0].id], NS) == {notes[0].id.value: {}}
 
 
 def test_disk_bytes_is_a_non_negative_count(store: NoteStore) -> None:

@@ -252,9 +252,10 @@ class InMemoryNoteStore:
             row = self._vectors.get(namespace, {}).get(note_id.value)
             return None if row is None else row.copy()
 
-    def cosines(self, note_ids: Iterable[NoteId], namespace: Namespace) -> dict[NoteId, dict[NoteId, float]]:
+    def cosines(self, note_ids: Iterable[NoteId], namespace: Namespace) -> dict[str, dict[str, float]]:
         found = self.vectors(note_ids, namespace)
-        return {a: {b: float(sum(map(operator.mul, u, v))) for b, v in found.items() if b != a} for a, u in found.items()}
+        return {a.value: {b.value: float(sum(map(operator.mul, u, v))) for b, v in found.items() if b != a}
+                for a, u in found.items()}
 
     def vectors(self, note_ids: Iterable[NoteId], namespace: Namespace) -> dict[NoteId, Vector]:
         with self._lock:

@@ -106,6 +106,18 @@ def test_a_request_s_batches_run_side_by_side_give_each_batch_s_vectors_bit_for_
         assert np.array_equal(together[rows], alone)
 
 
+def test_one_text_is_tokenized_as_it_would_be_in_a_batch(minilm: LocalOnnxEmbedder) -> None:
+    """``embed`` of one text (every query, every add) tokenizes it with ``encode``, a batch
+    with ``encode_batch``: the same ids, mask and types, awkward texts included."""
+    tokenizer, _ = minilm._load()
+    texts = ["", " ", "x", "Übergrößenträger café naïve", "东京の天気は？ 🙂🚀", "a\x00b\u200bc\ufeff\r\n\t",
+             "word " * 400, "<script>alert('x')</script> [CLS] [SEP] [PAD] [UNK]", "\ud800".encode("utf-8", "surrogatepass").decode("utf-8", "replace")]
+    for text in texts:
+        alone, (batched,) = tokenizer.encode(text), tokenizer.encode_batch([text])
+        assert (alone.ids, alone.attention_mask, alone.type_ids) == (batched.ids, batched.attention_mask, batched.type_ids)
+    assert len(tokenizer.encode("word " * 400).ids) == LocalOnnxEmbedder.MAX_TOKENS
+
+
 def test_tokenizer_gives_the_reference_token_ids() -> None:
     from tokenizers import Tokenizer
 

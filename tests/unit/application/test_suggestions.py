@@ -5,33 +5,78 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
+from local_mcp_memory.application.ports import Spread
 from local_mcp_memory.application.services import Services
-from local_mcp_memory.application.suggestions import Rule, likely_replaced
+from local_mcp_memory.application.suggestions import FEATURES, likely_replaced, pair_features, replacement_chances
 from tests.unit.steps import rpc
 
-RULE = Rule(alone=0.5, cued=0.3)
+PROJECT = Spread(40, 0.15, 0.10)
+"""A project whose notes lie near cosine 0.15 of the new one (MiniLM-like)."""
 
 
-def test_a_close_note_is_named_whatever_the_words() -> None:
-    assert likely_replaced("Deploys ship on every merge", [("a", "Release cadence: weekly", 0.55)], RULE) == ["a"]
+def feature(text: str, similar: list[tuple[str, str, float]], name: str, spread: Spread = PROJECT) -> list[float]:
+    return [row[FEATURES.index(name)] for row in pair_features(text, similar, spread)]
 
 
-def test_a_less_close_note_is_named_only_when_the_new_text_speaks_of_a_change() -> None:
-    similar = [("a", "The rate limit is 100 per minute", 0.35)]
+def test_a_close_note_saying_another_value_of_the_same_thing_is_named() -> None:
+    similar = [("a", "The build uses gradle 7.6", 0.75), ("b", "Lunch is at noon", 0.12)]
 
-    assert likely_replaced("We raised the rate limit to 600", similar, RULE) == ["a"]
-    assert likely_replaced("The rate limit counts per key", similar, RULE) == []
-
-
-def test_only_the_closest_note_is_judged() -> None:
-    similar = [("a", "Lunch is at noon", 0.2), ("b", "The rate limit is 100", 0.9)]
-
-    assert likely_replaced("The rate limit is now 600", similar, RULE) == []
+    assert likely_replaced("The build uses gradle 8.5", similar, PROJECT) == ["a"]
 
 
 def test_a_distant_note_or_the_same_text_is_never_named() -> None:
-    assert likely_replaced("Rate limit is now 600", [("a", "The rate limit is 100", 0.25)], RULE) == []
-    assert likely_replaced("Rate limit 600", [("b", "Rate limit 600", 0.99)], RULE) == []
+    assert likely_replaced("Rate limit is now 600", [("a", "Office hours are nine to five", 0.18)], PROJECT) == []
+    assert likely_replaced("Rate limit 600", [("b", "Rate limit 600", 0.99)], PROJECT) == []
+    assert likely_replaced("Rate limit 600", [], PROJECT) == []
+
+
+def test_a_change_word_makes_a_replacement_likelier() -> None:
+    similar = [("a", "The nightly batch starts at 01:00 UTC.", 0.45)]
+
+    (plain,) = replacement_chances("The nightly batch starts at 03:00 UTC.", similar, PROJECT)
+    (cued,) = replacement_chances("The nightly batch now starts at 03:00 UTC.", similar, PROJECT)
+
+    assert cued > plain
+
+
+def test_a_note_that_already_names_the_new_value_is_less_likely_replaced_than_one_naming_another() -> None:
+    text = "Continuous integration moved to GitHub Actions."
+    similar = [("related", "GitHub Actions caches pip downloads.", 0.5), ("old", "Continuous integration runs on Jenkins.", 0.5)]
+
+    assert feature(text, similar, "known") == [1.0, 0.0]
+    related, old = replacement_chances(text, similar, PROJECT)
+    assert old > related
+
+
+def test_the_features_read_values_negations_and_shared_subject_words() -> None:
+    similar = [("a", "Multiplayer is not planned for 2026.", 0.5), ("b", "The soundtrack is by Ana Ruiz.", 0.2)]
+    text = "Multiplayer is planned for 2027."
+
+    assert feature(text, similar, "negation") == [1.0, 0.0]
+    assert feature(text, similar, "changed") == [1.0, 1.0]  # 2027 against 2026; against "Ana Ruiz"
+    assert feature(text, similar, "head") == [1.0, 0.0]
+    overlap = feature(text, similar, "overlap")
+    assert overlap[0] > 0.3 and overlap[1] == 0.0
+    assert feature(text, similar, "kind") == [1.0, 0.0]  # both name a number; the other only a name
+
+
+def test_a_close_note_that_does_not_stand_out_among_the_projects_is_not_named() -> None:
+    similar = [("a", "Release cadence: weekly", 0.85)]
+
+    assert likely_replaced("Deploys ship on every merge", similar, Spread(50, 0.80, 0.10)) == []  # half a std
+    assert likely_replaced("Deploys ship on every merge", similar, Spread(50, 0.20, 0.10)) == ["a"]
+
+
+def test_at_most_two_notes_are_named() -> None:
+    similar = [(str(n), f"The build uses gradle {n}.0", 0.8) for n in range(5)]
+
+    assert len(likely_replaced("The build uses gradle 9.0", similar, PROJECT)) == 2
+
+
+def test_a_long_note_is_read_only_so_far() -> None:
+    similar = [("a", "The build uses gradle 7.6. " + "Padding words here. " * 5000, 0.75)]
+
+    assert likely_replaced("The build uses gradle 8.5", similar, PROJECT) == ["a"]
 
 
 def test_add_note_answers_the_older_note_it_likely_replaces_and_nothing_for_an_unrelated_one(services: Services) -> None:
@@ -75,15 +120,6 @@ def test_recall_shows_an_update_above_the_note_it_updates(services: Services) ->
     assert text.index(new.value) < text.index(old.value)
 
 
-def test_a_close_note_that_does_not_stand_out_among_the_projects_is_not_named() -> None:
-    from local_mcp_memory.application.ports import Spread
-
-    similar = [("a", "Release cadence: weekly", 0.85)]
-
-    assert likely_replaced("Deploys ship on every merge", similar, RULE, Spread(50, 0.80, 0.03)) == []  # 1.7 std
-    assert likely_replaced("Deploys ship on every merge", similar, RULE, Spread(50, 0.20, 0.10)) == ["a"]
-
-
 def test_add_notes_answers_per_entry_the_stored_notes_each_likely_replaces(services: Services) -> None:
     start = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
@@ -96,3 +132,13 @@ def test_add_notes_answers_per_entry_the_stored_notes_each_likely_replaces(servi
 
     assert added["possiblySupersedes"] == [[old], [], []]
     assert added["duplicates"] == [2]
+
+
+def test_odd_texts_are_read_without_failing() -> None:
+    odd = ["", "   ", "...", "\x00\x01", "🙂🙂 ✓", "データベースは PostgreSQL 16 に移行しました", "the of and a", "A" * 100_000, "é" * 3 + "-/-:" * 50]
+    similar = [(str(n), text, 0.9 - n / 100) for n, text in enumerate(odd)]
+
+    for text in odd:
+        chances = replacement_chances(text, similar, PROJECT)
+        assert len(chances) == len(similar) and all(0.0 <= p <= 1.0 for p in chances)
+        assert len(likely_replaced(text, similar, PROJECT)) <= 2
