@@ -27,7 +27,7 @@ gives its wire name.
 from __future__ import annotations
 
 import operator
-from functools import cache
+from functools import cache, lru_cache
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
@@ -46,6 +46,7 @@ from local_mcp_memory.domain.note import Note, SyncOrigin, Tags
 from local_mcp_memory.domain.time import format_instant, parse_instant
 
 S = TypeVar("S", bound=msgspec.Struct)
+T = TypeVar("T")
 
 
 def _as_is(value: Any, _type: Any) -> Any:
@@ -68,14 +69,31 @@ def _instant(text: Any, _type: Any) -> datetime:
     return parse_instant(text)
 
 
+def _named_once(identifier: type[T]) -> Callable[[Any, Any], T]:
+    build = lru_cache(maxsize=NAMES_KEPT)(identifier)
+
+    def structure(value: Any, _type: Any) -> T:
+        return build(value) if type(value) is str else identifier(value)
+
+    return structure
+
+
+NAMES_KEPT = 4096
+"""How many project or group names ``_named_once`` keeps built."""
+
+
 def _converter() -> cattrs.Converter:
     converter = cattrs.Converter(detailed_validation=True)
     # An identifier is built by calling its class on the string, the way cattrs builds a
     # str: the generated code then calls the class directly, with no hook in between.
     by_call = converter.get_structure_hook(str)
+    converter.register_structure_hook(NoteId, by_call)
     for identifier in (NoteId, CanonicalProjectId, GroupId):
-        converter.register_structure_hook(identifier, by_call)
         converter.register_unstructure_hook(identifier, operator.attrgetter("value"))
+    # a file or a store holds few projects and groups, each named by many notes: each
+    # name is checked once (an identifier is immutable; a refused one raises each time)
+    for few in (CanonicalProjectId, GroupId):
+        converter.register_structure_hook(few, _named_once(few))
     converter.register_structure_hook(Tags, _tags)
     converter.register_unstructure_hook(Tags, operator.attrgetter("values"))
     converter.register_structure_hook(datetime, _instant)

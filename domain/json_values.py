@@ -49,6 +49,8 @@ def json_value_problem(value: Any) -> str | None:
 def json_size_problem(value: Any, limit: int = MAX_CHARS) -> str | None:
     """Why ``value`` is too large, or None (also for a value ``json_value_problem`` refuses:
     that rule speaks first)."""
+    if value is None:  # most notes' metadata: no encoder built for "null"
+        return None
     if json_value_problem(value):
         return None
     size = len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))

@@ -138,6 +138,18 @@ def test_a_refused_value_is_placed_at_the_first_attribute_it_breaks(change: dict
     assert (refused.value.field, refused.value.type_name) == (field, type_name)
 
 
+def test_a_project_or_group_name_read_again_is_checked_alike() -> None:
+    """Names are built once and kept (``_named_once``): a kept name reads back equal, and a
+    refused one is refused again, not remembered as good."""
+    first, second = (STORED.note(NoteFields(**GOOD | {"project": "Shop", "group": "Team"})) for _ in range(2))
+    expected = (CanonicalProjectId("Shop"), GroupId("Team"))
+    assert (first.project_id, first.group_id) == (second.project_id, second.group_id) == expected
+    for _ in range(2):
+        with pytest.raises(InvalidValue) as refused:
+            STORED.note(NoteFields(**GOOD | {"project": "bad\x00name"}))
+        assert (refused.value.field, refused.value.type_name) == ("project_id", "CanonicalProjectId")
+
+
 def test_stored_tags_read_back_as_written_and_tags_of_an_export_line_lose_their_repeats() -> None:
     fields = NoteFields(**GOOD | {"tags": ("a", "b", "a")})
     assert STORED.note(fields).tags.values == ("a", "b", "a")
