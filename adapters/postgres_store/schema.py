@@ -457,7 +457,7 @@ import of 100k notes built its graph in 13.7 s with one worker or with two (load
 the same 224–225 µs of CPU per vector): a third process on two cores gains nothing."""
 
 
-def build_hnsw(conn: psycopg.Connection, space: int, dim: int) -> None:
+def build_hnsw(conn: psycopg.Connection, space: int, dim: int, *, wait: bool = True) -> None:
     """Build the HNSW index of ``space`` if it is missing, invalid (a concurrent build that
     failed) or built with other options than ``HNSW_OPTIONS`` (by a server of schema version
     7 or older), without blocking writes (``CONCURRENTLY``). One server builds it at a time:
@@ -467,10 +467,14 @@ def build_hnsw(conn: psycopg.Connection, space: int, dim: int) -> None:
     replaces (``vectors_hnsw_<id>_next``), which keeps serving searches meanwhile, then the
     old one is dropped and the new one renamed: a build killed at any point leaves either
     the old index or a complete ``_next`` that the next build takes (an incomplete one it
-    drops and builds again). ``conn`` is in autocommit."""
+    drops and builds again). ``wait=False``: nothing is done while another server holds the
+    lock (it is building). ``conn`` is in autocommit."""
     name = f"vectors_hnsw_{int(space)}"
     building = f"{name}_next"
-    _hold_build_lock(conn)
+    if wait:
+        _hold_build_lock(conn)
+    elif not conn.execute("SELECT pg_try_advisory_lock(%s)", (BUILD_LOCK_KEY,)).fetchone()[0]:
+        return
     try:
         if _current(conn, name):
             return
@@ -514,14 +518,19 @@ def _hold_build_lock(conn: psycopg.Connection) -> None:
 def repair_hnsw(conn: psycopg.Connection, max_dim: int) -> None:
     """Build the HNSW index of every namespace that lacks a valid one of the current options
     (an import that died between dropping and building it again; a database of schema
-    version 7 or older)."""
-    for space, dim in conn.execute(
-        """SELECT ns.id, ns.dim FROM namespaces ns WHERE ns.dim <= %s AND NOT EXISTS (
+    version 7 or older). A namespace whose index of other options still serves searches is
+    left to the server already rebuilding it, if one is: opening waits for no one's build
+    but a missing index's."""
+    for space, dim, serving in conn.execute(
+        """SELECT ns.id, ns.dim, EXISTS (
+                   SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+                   WHERE c.relname = 'vectors_hnsw_' || ns.id AND i.indisvalid)
+           FROM namespaces ns WHERE ns.dim <= %s AND NOT EXISTS (
                SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
                WHERE c.relname = 'vectors_hnsw_' || ns.id AND i.indisvalid AND c.reloptions @> %s::text[])""",
         (max_dim, list(HNSW_OPTIONS)),
     ).fetchall():
-        build_hnsw(conn, space, dim)
+        build_hnsw(conn, space, dim, wait=not serving)
 
 
 def hnsw_index_sql(space: int, dim: int, name: str | None = None) -> str:

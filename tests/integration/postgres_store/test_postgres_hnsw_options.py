@@ -20,7 +20,7 @@ import psycopg
 
 from local_mcp_memory.adapters.postgres_store import PostgresNoteStore
 from local_mcp_memory.adapters.postgres_store.queries import EXACT_SCAN_MAX
-from local_mcp_memory.adapters.postgres_store.schema import HNSW_OPTIONS, LATEST, build_hnsw
+from local_mcp_memory.adapters.postgres_store.schema import BUILD_LOCK_KEY, HNSW_OPTIONS, LATEST, build_hnsw
 from local_mcp_memory.application.ports import CandidateQuery
 from local_mcp_memory.domain.identifiers import CanonicalProjectId, GroupId, Namespace, NoteId
 from local_mcp_memory.domain.note import Note, NoteFilter
@@ -203,3 +203,22 @@ def test_a_build_killed_before_the_swap_is_finished_by_the_next_server_without_b
         assert found == exact(postgres_url, SMALL, q)
     finally:
         store.close()
+
+
+def test_a_server_opening_while_another_rebuilds_a_serving_graph_does_not_wait_for_it(
+    postgres_url: str,  # noqa: F811
+) -> None:
+    write(postgres_url)
+    old = as_version_7(postgres_url)
+    with psycopg.connect(postgres_url, autocommit=True) as builder:  # another server, in the middle of its build
+        builder.execute("SELECT pg_advisory_lock(%s)", (BUILD_LOCK_KEY,))
+        opened = search(postgres_url)
+        found, logs = answers(opened)  # would never end if opening waited for the lock
+        assert b"hnsw_built" not in logs
+        assert recall(found[LARGE.value], [exact(postgres_url, LARGE, q) for q in queries()]) >= RECALL_BOUND
+        [(name, valid, options)] = index_rows(postgres_url)
+        assert (name, valid, options) == (old, True, None)  # the old graph still serves; nothing built
+    found, logs = answers(search(postgres_url))  # the lock free: the next server to open rebuilds it
+    assert logs.count(b"postgres_store.hnsw_built") == 1
+    [(name, valid, options)] = index_rows(postgres_url)
+    assert (name, valid) == (old, True) and set(HNSW_OPTIONS) <= set(options)
