@@ -99,10 +99,11 @@ def _write_notes(
     without a vector of ``target`` ``batch_size`` at a time; how many written and embedded.
     The store may take each batch (``put_batches``: the reading, the embedding) in a thread
     of its own while it writes the one before; the progress counts what is written."""
-    total, counts = len(notes), {"written": 0, "embedded": 0}
+    total, written, embedded = len(notes), 0, 0
     done: deque[int] = deque()  # per batch taken, in order: the notes of the file done once it is written
 
     def batches() -> Iterator[tuple[list[tuple[Note, Vector]], Namespace]]:
+        nonlocal embedded
         for start in range(0, total, WRITE_BATCH):
             chunk = notes[start : start + WRITE_BATCH]
             stored = services.reader.get_many([n.note.id for n in chunk])
@@ -118,7 +119,7 @@ def _write_notes(
                 kept = exported.namespace == target and exported.vector is not None
                 home, vector = (target, exported.vector) if kept else next(embeddings)
                 homes.setdefault(home, []).append((exported.note, vector))
-            counts["embedded"] += len(texts)
+            embedded += len(texts)
             if not homes:
                 homes[target] = []  # nothing to write: the batch still counts for the progress
             for i, (home, entries) in enumerate(homes.items()):  # one write per namespace: all of a batch or none
@@ -127,9 +128,9 @@ def _write_notes(
 
     with contextlib.closing(services.writer.put_batches(batches())) as writes:
         for count in writes:
-            counts["written"] += count
+            written += count
             progress(done.popleft(), total)
-    return counts["written"], counts["embedded"]
+    return written, embedded
 
 
 def _check_projects(command: ImportNotes, services: Services) -> None:

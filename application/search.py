@@ -109,13 +109,9 @@ def _hybrid(
     keyword = keyword_scores(found.keyword)
     period = named_period(query)
     notes = found.notes
-    importance: dict[str, float] = {}  # read once per note: the blend is ranked twice when neighbours join it
 
     def prior(ranked: list[Candidate]) -> list[Candidate]:
-        for c in ranked:
-            if c.id not in importance:
-                importance[c.id] = notes[c.id].note.importance
-        return weighted(ranked, importance)
+        return weighted(ranked, {c.id: notes[c.id].note.importance for c in ranked})
 
     fused = prior(dated(blend(semantic, keyword, HYBRID_KEYWORD_WEIGHT, depth), period))
     links = {seed.id: found.neighbours.get(seed.id, ()) for seed in fused[:CONTEXT_SEEDS]}
