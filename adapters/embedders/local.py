@@ -16,8 +16,10 @@ The two embedding tables stay int8 in memory and only the rows a text uses are
 dequantized (``quantized_rows``: the same numbers bit for bit; onnxruntime would otherwise
 fold them into 45 MiB of float32, and take twice that while loading). The session runs
 without onnxruntime's CPU arena, so the buffers of a large batch go back once it is done.
-Two intra-op threads without spinning: spinning saves about 1 ms a query on an idle machine
-and doubles a text's CPU on a busy one. A request's batches run two at a time.
+One intra-op thread, the calling one: a short text (a query, an add) is some 230 small
+operators, and a second thread woken for each of them costs a fifth more CPU and, on a
+machine with other work, waits for a core at every one; spinning would keep it awake at
+twice the CPU. A request's batches run side by side instead, one per core.
 
 Construction is free; the model loads on the first ``embed`` (~0.5 s, ~150 MB RSS) and
 stays loaded for the embedder's lifetime. ``embed`` is safe to call from several threads.
@@ -86,15 +88,19 @@ class LocalOnnxEmbedder:
         tokenizer_sha256: str = TOKENIZER_SHA256,
         batch_size: int = 32,
         batch_tokens: int = 160,
-        threads: int | None = None,
+        threads: int = 1,
+        workers: int | None = None,
     ) -> None:
+        """``threads``: the session's intra-op threads; ``workers``: how many of a request's
+        batches run side by side (by default one per core, at most 4)."""
         self._model_path = model_path
         self._tokenizer_path = tokenizer_path
         self._model_sha256 = model_sha256
         self._tokenizer_sha256 = tokenizer_sha256
         self._batch_size = batch_size
         self._batch_tokens = batch_tokens
-        self._threads = threads or min(os.cpu_count() or 1, 4)
+        self._threads = threads
+        self._workers = workers or min(os.cpu_count() or 1, 4)
         self._lock = threading.Lock()
         self._loaded: tuple[Any, Any] | None = None  # (tokenizer, session) once loaded
         self._batch_pool: ThreadPoolExecutor | None = None
@@ -125,7 +131,7 @@ class LocalOnnxEmbedder:
         def run(rows: list[int]) -> None:
             out[rows] = self._run(session, [encodings[i] for i in rows])
 
-        if len(batches) > 1 and self._threads > 1:
+        if len(batches) > 1 and self._workers > 1:
             list(self._pool().map(run, batches))  # re-raises the first failure
         else:
             for rows in batches:
@@ -133,12 +139,11 @@ class LocalOnnxEmbedder:
         return out
 
     def _pool(self) -> ThreadPoolExecutor:
-        """Threads that run a request's batches side by side. A short batch keeps the
-        session's own threads waiting on each other between its many small operators; two
-        batches at once keep both cores busy. Each batch's vectors are the same either way."""
+        """Threads that run a request's batches side by side, each batch on one core (the
+        session's one intra-op thread is the caller's). Each batch's vectors are the same either way."""
         with self._lock:
             if self._batch_pool is None:
-                self._batch_pool = ThreadPoolExecutor(self._threads, thread_name_prefix="embed-batch")
+                self._batch_pool = ThreadPoolExecutor(self._workers, thread_name_prefix="embed-batch")
             return self._batch_pool
 
     def _batches(self, lengths: list[int]) -> list[list[int]]:

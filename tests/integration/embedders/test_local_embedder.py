@@ -94,7 +94,7 @@ def test_texts_of_very_different_lengths_embed_as_they_do_alone(minilm: LocalOnn
 
 
 def test_a_request_s_batches_run_side_by_side_give_each_batch_s_vectors_bit_for_bit() -> None:
-    minilm = LocalOnnxEmbedder(threads=2)
+    minilm = LocalOnnxEmbedder(workers=2)
     words = "deploy gateway billing retries timeout worker note search painting".split()
     texts = [" ".join(words[(i + j) % len(words)] for j in range(3 + i % 40)) for i in range(60)]
     tokenizer, _ = minilm._load()
@@ -104,6 +104,20 @@ def test_a_request_s_batches_run_side_by_side_give_each_batch_s_vectors_bit_for_
     for rows in batches:
         alone = minilm.embed([texts[i] for i in rows])  # one batch: run on the calling thread
         assert np.array_equal(together[rows], alone)
+
+
+def test_one_intra_op_thread_gives_the_vectors_of_two(minilm: LocalOnnxEmbedder) -> None:
+    """The session runs on the calling thread alone (``threads=1``); stored vectors were
+    embedded with two. A product split over threads may sum in another order, so not bit
+    for bit: every vector within a cosine of 0.99999, one text at a time and in batches."""
+    two = LocalOnnxEmbedder(threads=2, workers=1)
+    words = "when did Caroline move to Sweden the support group painting adoption agency career counselling".split()
+    texts = [" ".join(words[(i * 7 + j) % len(words)] for j in range(2 + (i * 5) % 120)) for i in range(48)]
+    texts += ["What did Melanie paint recently?", "x", "東京の天気は？", "word " * 300]
+    for together in (False, True):
+        ours = minilm.embed(texts) if together else np.vstack([minilm.embed([t], "query") for t in texts])
+        theirs = two.embed(texts) if together else np.vstack([two.embed([t], "query") for t in texts])
+        assert float(np.min(np.sum(ours * theirs, axis=1))) >= 0.99999
 
 
 def test_one_text_is_tokenized_as_it_would_be_in_a_batch(minilm: LocalOnnxEmbedder) -> None:
