@@ -14,8 +14,10 @@ UNIT_TOLERANCE = 1e-3
 
 def vector_problem(vector: Vector) -> str | None:
     """Why ``vector`` may not be stored, or None. One C-level pass (``math.hypot``): a NaN
-    or an infinity makes the length non-finite."""
-    return length_problem(math.hypot(*vector))
+    or an infinity makes the length non-finite. An array (an embedder's row) is read as its
+    list of floats: unpacking its scalars one at a time takes four times as long."""
+    as_list = getattr(vector, "tolist", None)
+    return length_problem(math.hypot(*(vector if as_list is None else as_list())))
 
 
 def length_problem(length: float) -> str | None:

@@ -19,7 +19,8 @@ first needed (``dedup_values``).
 
 Fields: rows loaded from a snapshot are decoded from its ``notes.bin`` when first needed
 (``NoteBodies``), each note's CRC-32 checked on every decode; rows appended since hold
-their ``NoteFields``. Decoded ``Note`` objects are cached per row, at most ``CACHE``.
+their ``NoteFields``. Decoded ``Note`` objects are cached per row, at most ``CACHE``, and
+so are the createdAt datetimes searches read (``instants``), at most ``INSTANTS``.
 
 Neighbours (``neighbours``): every row in the order of (group, createdAt, write order) is
 derived from the columns when first needed after an append (two stable sorts, a radix sort
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Sequence
+from datetime import datetime, timedelta, timezone
 
 import numpy as np
 
@@ -84,6 +86,7 @@ class NoteBodies:
 
 class NoteTable:
     CACHE = 4096
+    INSTANTS = 8192
 
     def __init__(
         self,
@@ -121,6 +124,7 @@ class NoteTable:
         self._loaded = n  # rows below come from ``bodies``
         self._fields: dict[int, NoteFields] = {}
         self._notes: dict[int, Note] = {}
+        self._instants: dict[int, datetime] = {}  # ``instants``: row -> createdAt, at most INSTANTS
         self._line: tuple[np.ndarray, np.ndarray] | None = None  # ``line``, for as many rows as it covers
 
     def __len__(self) -> int:
@@ -232,6 +236,21 @@ class NoteTable:
     def home_name(self, row: int) -> str:
         return self.names.names[self.home[row]]
 
+    def instants(self, rows: Sequence[int]) -> list[datetime]:
+        """The createdAt of each of ``rows``. A row's never changes, and a session's searches
+        meet the same rows again and again: each is converted once and kept (at most
+        ``INSTANTS``, then all are dropped), the others read from the column in one step."""
+        kept = self._instants
+        missing = [row for row in rows if row not in kept]
+        if missing:
+            if len(kept) + len(missing) > self.INSTANTS:
+                kept.clear()
+                missing = list(rows)
+            created = self.created.values[np.asarray(missing, dtype=np.int64)].tolist()
+            for row, micros in zip(missing, created):
+                kept[row] = _EPOCH + timedelta(microseconds=micros)
+        return [kept[row] for row in rows]
+
     def order(self, row: int) -> tuple[int, str]:
         """Tie order: newer createdAt first, then id."""
         return -int(self.created[row]), self.ids[row]
@@ -300,3 +319,6 @@ class NoteTable:
             place[line] = np.arange(line.shape[0])
             self._line = (line, place)
         return self._line
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)

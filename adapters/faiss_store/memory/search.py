@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager
-from datetime import datetime, timedelta, timezone
 
 import numpy as np
 
@@ -45,7 +44,7 @@ def candidates(state: StoreState, query: CandidateQuery, guard: AbstractContextM
         others = sorted({r for line in near.values() for r in line})
         scores = space.cosines(query.vector, others) if space is not None else [None] * len(others)
         cosines = dict(zip(others, scores))
-        instants = dict(zip(others, _instants(state, others)))
+        instants = dict(zip(others, notes.instants(others)))
         ids = notes.ids
         for row, line in near.items():
             neighbours[ids[row]] = [Neighbour(ids[r], instants[r], cosines[r]) for r in line]
@@ -69,17 +68,10 @@ def _keyword(state: StoreState, query: CandidateQuery, mask: np.ndarray) -> list
 def _candidates(state: StoreState, found: list[tuple[int, float]]) -> list[Candidate]:
     """A candidate per (row, score) of ``found``."""
     ids = state.notes.ids
-    instants = _instants(state, [row for row, _ in found])
+    instants = state.notes.instants([row for row, _ in found])
     return [Candidate(ids[row], at, score) for (row, score), at in zip(found, instants)]
 
 
-def _instants(state: StoreState, rows: list[int]) -> list[datetime]:
-    """The createdAt of each of ``rows``, read from the column in one step."""
-    created = state.notes.created.values[np.asarray(rows, dtype=np.int64)].tolist()
-    return [_EPOCH + timedelta(microseconds=micros) for micros in created]
-
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
 class AnswerNotes(Mapping[str, StoredNote]):
