@@ -1,18 +1,20 @@
-"""The local model's thread settings: one text's time and a batch's, for spinning and thread counts.
+"""The local model's thread settings: one short text's time, one longer text's and a batch's.
 
-    .venv/bin/python -m bench.embedder_threads [--data PATH] [--texts 160] [--rounds 2]
+    .venv/bin/python -m bench.embedder_threads [--data PATH] [--texts 160] [--rounds 2] [--out NAME]
 
 Each variant runs in its own process, in turn, ``--rounds`` times: the server's session
-(int8 tables, no arena) built with ``session.intra_op.allow_spinning`` 0 or 1 (with 1,
-``session.force_spinning_stop`` too, so that no thread spins once a run returns) and one or
-two intra-op threads. Each embeds ``--texts`` texts one at a time (LoCoMo questions and
-turns of the first conversation), then 400 turns in requests of 100 as the server does
-(``LocalOnnxEmbedder.embed``: its batches side by side when there is more than one) and the
-same batches one after the other. Reported: one text's median wall time and mean CPU time
-(the process's, every thread), a batched note's wall and CPU time, and the CPU the process
-uses in the second after a run (an idle server must keep no core busy). A busy machine
-moves wall times by more than these settings do; CPU time moves less. Writes
-``bench/results/embedder_threads.json``.
+(int8 tables, no arena) built with one intra-op thread (the server's: the calling thread
+alone), or two with ``session.intra_op.allow_spinning`` 0 or 1 (with 1,
+``session.force_spinning_stop`` too, so that no thread spins once a run returns). Each
+embeds ``--texts`` texts one at a time, half of them LoCoMo questions (13 tokens on
+average: a search's query) and half turns (about 40: an add) of the first conversation,
+then 400 turns in requests of 100 as the server does (``LocalOnnxEmbedder.embed``: its
+batches two side by side when there is more than one) and the same batches one after the
+other. Reported: a query's and a turn's median wall time and mean CPU time (the process's,
+every thread), a batched note's wall and CPU time, and the CPU the process uses in the
+second after a run (an idle server must keep no core busy). A busy machine moves wall
+times by more than these settings do; CPU time moves less. Writes
+``bench/results/embedder_threads.json`` (or ``--out``).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ if __package__ in (None, ""):  # run as a script: python bench/embedder_threads.
 from bench.client import table, write_result
 from bench.datasets import LOCOMO_DIR, data_digest, load_locomo
 
-VARIANTS = {"2 threads": ("0", 2), "2 threads, spinning": ("1", 2), "1 thread": ("0", 1), "1 thread, spinning": ("1", 1)}
+VARIANTS = {"1 thread (the server's)": ("0", 1), "2 threads": ("0", 2), "2 threads, spinning": ("1", 2)}
 
 
 def _cpu() -> float:
@@ -49,8 +51,8 @@ def measure(variant: str, data: Path, texts: int) -> dict[str, float]:
     spinning, threads = VARIANTS[variant]
     conversation = load_locomo(data)[0]
     turns = [n["text"] for n in conversation.notes]
-    singles = ([q.text for q in conversation.questions][: texts // 2] + turns)[:texts]
-    embedder = local.LocalOnnxEmbedder(threads=threads)
+    questions = [q.text for q in conversation.questions][: texts // 2]
+    embedder = local.LocalOnnxEmbedder(threads=threads, workers=2)
     tokenizer, _ = embedder._load()
     model, _ = local.gather_before_dequantizing(local._verified(local.default_model_path(), local.MODEL_SHA256, "model", ""))
     options = onnxruntime.SessionOptions()
@@ -64,13 +66,15 @@ def measure(variant: str, data: Path, texts: int) -> dict[str, float]:
         session = onnxruntime.InferenceSession(path, sess_options=options, providers=["CPUExecutionProvider"])
     embedder._loaded = (tokenizer, session)
     embedder.embed(turns[:50])  # warm
-    wall, cpu = [], []
-    for text in singles:
-        started, used = time.perf_counter(), _cpu()
-        embedder.embed([text])
-        wall.append(time.perf_counter() - started)
-        cpu.append(_cpu() - used)
-    out = {"one_text_wall_p50_ms": statistics.median(wall) * 1e3, "one_text_cpu_ms": statistics.mean(cpu) * 1e3}
+    out = {}
+    for kind, singles in (("query", questions), ("turn", turns[: texts - len(questions)])):
+        wall, cpu = [], []
+        for text in singles:
+            started, used = time.perf_counter(), _cpu()
+            embedder.embed([text])
+            wall.append(time.perf_counter() - started)
+            cpu.append(_cpu() - used)
+        out[f"one_{kind}_wall_p50_ms"], out[f"one_{kind}_cpu_ms"] = statistics.median(wall) * 1e3, statistics.mean(cpu) * 1e3
     notes = turns[:400]
     started, used = time.perf_counter(), _cpu()
     for i in range(0, len(notes), 100):
@@ -96,6 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=LOCOMO_DIR, help="LoCoMo conversation files")
     parser.add_argument("--texts", type=int, default=160)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--out", default="embedder_threads")
     parser.add_argument("--variant", help=argparse.SUPPRESS)  # internal: measure one variant in this process
     args = parser.parse_args(argv)
     if args.variant:
@@ -110,12 +115,14 @@ def main(argv: list[str] | None = None) -> int:
                                   capture_output=True, text=True, check=True, cwd=Path(__file__).resolve().parent.parent)
             runs[variant].append(json.loads(done.stdout.splitlines()[-1]))
     medians = {v: {k: round(statistics.median(r[k] for r in rs), 2) for k in rs[0]} for v, rs in runs.items()}
-    rows = [[v, m["one_text_wall_p50_ms"], m["one_text_cpu_ms"], m["batched_wall_ms"], m["batched_cpu_ms"],
+    rows = [[v, m["one_query_wall_p50_ms"], m["one_query_cpu_ms"], m["one_turn_wall_p50_ms"], m["one_turn_cpu_ms"],
+             m["batched_wall_ms"], m["batched_cpu_ms"],
              m["batched_in_turn_wall_ms"], m["batched_in_turn_cpu_ms"], m["idle_cpu_ms_per_s"]] for v, m in medians.items()]
     print(f"load average at start {load}, now {[round(x, 2) for x in os.getloadavg()]}; ms, medians of {args.rounds} rounds")
-    print(table(["session", "one text wall p50", "one text CPU", "batched note wall", "batched note CPU",
+    print(table(["session", "one query wall p50", "one query CPU", "one turn wall p50", "one turn CPU",
+                 "batched note wall", "batched note CPU",
                  "batches in turn: wall", "batches in turn: CPU", "idle CPU per s"], rows))
-    path = write_result("embedder_threads", {"load_average_at_start": load, "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
+    path = write_result(args.out, {"load_average_at_start": load, "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
                                              "texts": args.texts, "rounds": args.rounds, "medians": medians, "runs": runs},
                         data_digest(args.data))
     print(f"written: {path}")
