@@ -54,7 +54,7 @@ def measure(variant: str, texts: int) -> dict[str, float]:
     tokenizer.no_padding()
     steps["tokenizer"] = rss_mib()
     if variant == "project":
-        session = LocalOnnxEmbedder(threads=2)._load()[1]
+        session = LocalOnnxEmbedder()._load()[1]  # the server's session
     else:
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads, options.inter_op_num_threads = 2, 1
