@@ -163,7 +163,7 @@ class Part(NamedTuple):
 
 def candidates_sql(
     where: NoteFilter, *, space: int | None, dim: int, semantic: bool, keyword: bool, spread: bool,
-    neighbours: bool, params: dict[str, Any], project_notes: int | None = None, given: bool = False,
+    neighbours: bool, params: dict[str, Any], project_notes: int | None = None, given: bool = False, large: bool = False,
 ) -> str:
     """One statement answering a question. Rows ``(kind, id, created, score, std, n, seed,
     doc, home)``: kind ``s`` a semantic candidate (score: cosine), ``k`` a keyword candidate
@@ -174,13 +174,15 @@ def candidates_sql(
     the project holds, when the caller knows (its keyword index, just caught up): a project
     of at most ``EXACT_SCAN_MAX`` notes is scanned exactly without counting its scope.
     ``given``: the semantic candidates were found by the caller (``vector_cache``), their ids
-    in ``given``: the statement returns their neighbours and docs, not them."""
+    in ``given``: the statement returns their neighbours and docs, not them. ``large``: the
+    scope is known to hold more than ``EXACT_SCAN_MAX`` vectors (``vector_cache``): the HNSW
+    walk runs without counting it first."""
     v_filter, vec = filter_sql(where, "v", params, by_id=True), f"%(q)s::vector({int(dim)})"
     vectors = None if space is None else int(space)
     parts: list[Part] = []
     if semantic and vectors is not None:
         small = project_notes is not None and project_notes <= EXACT_SCAN_MAX
-        parts.append(semantic_part(vectors, int(dim), vec, v_filter, small=small))
+        parts.append(semantic_part(vectors, int(dim), vec, v_filter, small=small, large=large))
     if given and vectors is not None:
         parts.append(Part([], "", "SELECT unnest(%(given)s::text[]) AS note"))
     if spread and vectors is not None:
@@ -200,11 +202,12 @@ def candidates_sql(
     return head + " UNION ALL ".join(f"({part.output})" for part in parts if part.output)
 
 
-def semantic_part(space: int, dim: int, vec: str, v_filter: str, *, small: bool = False) -> Part:
+def semantic_part(space: int, dim: int, vec: str, v_filter: str, *, small: bool = False, large: bool = False) -> Part:
     """The ``depth`` nearest vectors of the scope: exact scan of a small scope, HNSW walk of
     a large one, exact after all when the walk comes back short (module docstring). ``small``:
     the scope is known to hold at most ``EXACT_SCAN_MAX`` vectors (its project holds no more
-    notes), so the exact scan runs without counting it first (5,000 index entries: 1-1.5 ms)."""
+    notes), so the exact scan runs without counting it first (5,000 index entries: 1-1.5 ms);
+    ``large``: it holds more, so the HNSW walk runs without counting it."""
     output = "SELECT 's', note, created, cosine, NULL::float8, NULL::bigint, NULL, NULL, NULL FROM semantic"
     if small:
         return Part(
@@ -217,18 +220,23 @@ def semantic_part(space: int, dim: int, vec: str, v_filter: str, *, small: bool 
             output,
             "SELECT note FROM semantic",
         )
+    over = "TRUE" if large else f"(SELECT n FROM scope_size) > {EXACT_SCAN_MAX}"
+    within = "FALSE" if large else f"(SELECT n FROM scope_size) <= {EXACT_SCAN_MAX}"
+    count = [] if large else [
+        f"""scope_size AS (
+            SELECT count(*) AS n FROM (SELECT 1 FROM vectors v WHERE v.space = {space} AND {v_filter}
+                                       LIMIT {EXACT_SCAN_MAX + 1}) x)"""
+    ]
     return Part(
         [
-            f"""scope_size AS (
-                SELECT count(*) AS n FROM (SELECT 1 FROM vectors v WHERE v.space = {space} AND {v_filter}
-                                           LIMIT {EXACT_SCAN_MAX + 1}) x)""",
+            *count,
             f"""approx AS MATERIALIZED (
                 SELECT v.note, v.created, v.embedding::vector({dim}) <=> {vec} AS distance FROM vectors v
-                WHERE (SELECT n FROM scope_size) > {EXACT_SCAN_MAX} AND v.space = {space} AND {v_filter}
+                WHERE {over} AND v.space = {space} AND {v_filter}
                 ORDER BY v.embedding::vector({dim}) <=> {vec} LIMIT %(depth)s)""",
             f"""exact AS MATERIALIZED (
                 SELECT v.note, v.created, 1 - (v.embedding <=> {vec}) AS cosine FROM vectors v
-                WHERE ((SELECT n FROM scope_size) <= {EXACT_SCAN_MAX} OR (SELECT count(*) FROM approx) < %(depth)s)
+                WHERE ({within} OR (SELECT count(*) FROM approx) < %(depth)s)
                   AND v.space = {space} AND {v_filter}
                 ORDER BY cosine DESC, v.created DESC, v.note LIMIT %(depth)s)""",
             """semantic AS (

@@ -506,13 +506,14 @@ class PostgresNoteStore:
             space = None if q is None else self._known_space(conn, query.namespace)
             keyword, project_notes = self._keyword_search(conn, query)
             found = [] if keyword is None else keyword.notes
-            semantic, spread = None, None
+            semantic, spread, large = None, None, False
             if q is not None and space is not None and keyword is not None and not narrowed(query.where):
                 held = self._vectors.get(conn, query.where.project_id.value, space, keyword.seen, project_notes)
                 if held is not None:  # the whole project's cosines here (``vector_cache``)
                     hidden = keyword.hidden or frozenset()
                     semantic = held.nearest(q, query.depth, hidden) if held.complete else None
                     spread = held.spread(q, query.spread_sample, hidden) if query.spread_sample > 0 else None
+                    large = held.large(hidden)
             params["kw_ids"], params["kw_scores"] = [key for key, _ in found], [score for _, score in found]
             params["given"] = None if semantic is None else [c.id for c in semantic]
             sql = candidates_sql(
@@ -526,6 +527,7 @@ class PostgresNoteStore:
                 neighbours=query.neighbours,
                 params=params,
                 project_notes=project_notes,
+                large=large,
             )
             rows = conn.execute(sql, params).fetchall() if sql else []
         return _answer(rows, query.neighbours, semantic, spread)

@@ -39,6 +39,10 @@ from local_mcp_memory.application.ports import NO_SPREAD, Candidate, Spread
 MAX_VECTORS = 1_000_000
 """Vectors held over all projects: 1.5 GB of float32 at 384 dimensions."""
 
+COUNT_MAX = 2 * EXACT_SCAN_MAX + 1
+"""How far the vectors of a project not held whole are counted, once per load: far enough
+past ``EXACT_SCAN_MAX`` that its hidden notes seldom bring the count back under it."""
+
 PREFIX = 4_096
 """Vectors held of a project larger than ``EXACT_SCAN_MAX``: the spread's sample (1,024) and
 room for the hidden notes among them."""
@@ -47,15 +51,22 @@ LOAD_SQL = """SELECT v.note, (extract(epoch FROM v.created) * 1000000)::bigint, 
     WHERE v.space = %(space)s AND v.project = %(project)s
     ORDER BY hashtextextended(v.note, 0), v.note LIMIT %(limit)s"""
 
+COUNT_SQL = f"""SELECT count(*) FROM (SELECT 1 FROM vectors v WHERE v.space = %(space)s AND v.project = %(project)s
+    LIMIT {COUNT_MAX}) x"""
+
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
 class ProjectVectors:
     """One project's vectors in one namespace, as of feed position ``seen``; ``complete``:
-    every one of them (else the first ``PREFIX`` in sample order). Read-only once built."""
+    every one of them (else the first ``PREFIX`` in sample order, and ``count`` says how many
+    there are, up to ``COUNT_MAX``). Read-only once built."""
 
-    def __init__(self, ids: list[str], created: np.ndarray, matrix: np.ndarray, *, complete: bool, seen: int) -> None:
+    def __init__(
+        self, ids: list[str], created: np.ndarray, matrix: np.ndarray, *, complete: bool, seen: int, count: int | None = None
+    ) -> None:
         self.ids = ids
+        self.count = len(ids) if count is None else count  # vectors of the project, up to COUNT_MAX
         self.created = created  # microseconds since the epoch
         self.matrix = matrix
         self.squares = np.einsum("ij,ij->i", matrix, matrix).astype(np.float64)  # pgvector sums in float32 too
@@ -68,6 +79,12 @@ class ProjectVectors:
 
     def usable(self) -> bool:
         return bool(np.all(self.squares > 0.0))
+
+    def large(self, hidden: frozenset[str]) -> bool:
+        """Whether the scope holds more than ``EXACT_SCAN_MAX`` vectors once ``hidden`` (ids
+        of the project's notes, each with at most one vector here) is left out: the HNSW
+        walk then runs without the statement counting the scope first."""
+        return self.count - len(hidden) > EXACT_SCAN_MAX
 
     def nearest(self, q: np.ndarray, depth: int, hidden: frozenset[str]) -> list[Candidate]:
         """The ``depth`` best by cosine, then newer, then smaller id (the exact scan's order)."""
@@ -176,12 +193,14 @@ def _load(conn: psycopg.Connection, project: str, space: int, notes: int | None)
         conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
         found = conn.execute("SELECT seq FROM keyword_totals WHERE project = %s", (project,)).fetchone()
         rows = conn.execute(LOAD_SQL, {"space": space, "project": project, "limit": limit}).fetchall()
+        count = len(rows) if len(rows) < limit else conn.execute(COUNT_SQL, {"space": space, "project": project}).fetchone()[0]
     complete = len(rows) < limit
     if not complete and limit > PREFIX:
         rows = rows[:PREFIX]
     return ProjectVectors(
         [key for key, _created, _vector in rows], np.fromiter((created for _key, created, _vector in rows), np.int64, len(rows)),
         _matrix(vector for _key, _created, vector in rows), complete=complete, seen=0 if found is None else int(found[0]),
+        count=int(count),
     )
 
 

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from local_mcp_memory.adapters.postgres_store import PostgresNoteStore
+from local_mcp_memory.adapters.postgres_store.queries import EXACT_SCAN_MAX
 from local_mcp_memory.adapters.postgres_store.vector_cache import PREFIX, ProjectVectors
 from local_mcp_memory.application.ports import CandidateQuery, Candidates
 from local_mcp_memory.domain.identifiers import CanonicalProjectId, GroupId, Namespace, NoteId
@@ -128,6 +129,8 @@ def test_a_prefix_of_a_large_project_answers_the_spread_only_while_it_reaches_th
     assert spread is not None and spread.count == 100
     assert (spread.mean, spread.std) == pytest.approx((float(cosines.mean()), float(cosines.std())), abs=1e-6)
     assert prefix.spread(q, PREFIX, frozenset(ids[:1])) is None  # the rest of the project is not held
+    counted = ProjectVectors(ids, np.arange(PREFIX, dtype=np.int64), matrix, complete=False, seen=1, count=EXACT_SCAN_MAX + 1)
+    assert counted.large(frozenset()) and not counted.large(frozenset(ids[:1]))  # one hidden: the scope may be small
     whole = ProjectVectors(ids[:50], np.arange(50, dtype=np.int64), matrix[:50], complete=True, seen=1)
     assert whole.spread(q, 100, frozenset()).count == 50
     best = whole.nearest(q, 5, frozenset(ids[:2]))
@@ -146,3 +149,18 @@ def test_a_project_holding_a_zero_vector_is_searched_in_sql(
     q = unit(rng)
     found, expected = ask(held, q), ask(plain, q)
     assert [c.id for c in found.semantic] == [c.id for c in expected.semantic]
+
+
+def test_a_project_larger_than_an_exact_scan_walks_the_graph_uncounted_with_the_same_answers(
+    servers: tuple[PostgresNoteStore, PostgresNoteStore, PostgresNoteStore],
+) -> None:
+    held, writer, plain = servers
+    rng = np.random.default_rng(11)
+    batch = notes(EXACT_SCAN_MAX + 40, rng)
+    writer.put_many(batch, NS)
+    expired = Note(NoteId.new(), PROJECT, GroupId("g1"), "paint wall", T0, expires_at=NOW - timedelta(hours=1))
+    writer.put(expired, NS, unit(rng))
+    for q in [unit(rng) for _ in range(3)]:
+        same(ask(held, q, depth=30), ask(plain, q, depth=30))
+    (entry,) = held._vectors._held.values()
+    assert not entry.complete and len(entry) == PREFIX and entry.large(frozenset({expired.id.value}))
