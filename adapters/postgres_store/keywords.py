@@ -132,6 +132,12 @@ class PostgresKeywords:
         self._evict(keep=project)
         return Found(found, hidden_ids, seen)
 
+    def seen(self, project: str) -> int | None:
+        """How far into ``project``'s feed its index has read; None when not held."""
+        with self._lock:
+            held = self._held.get(project)
+        return None if held is None else held.seen
+
     def notes(self, project: str) -> int | None:
         """How many notes ``project`` holds as of its last search here; None when not held."""
         with self._lock:

@@ -58,7 +58,7 @@ import numpy as np
 import psycopg
 import structlog
 
-from local_mcp_memory.adapters.cosines import cosine_table
+from local_mcp_memory.adapters.cosines import cosine_rows, cosine_table
 from local_mcp_memory.adapters.keyword_index import rank
 from local_mcp_memory.adapters.postgres_store import codec, curation
 from local_mcp_memory.adapters.postgres_store.connection import connect, failures, open_pool
@@ -614,6 +614,15 @@ class PostgresNoteStore:
         return None if found is None else found[0].to_numpy().astype(np.float32)
 
     def cosines(self, note_ids: Iterable[NoteId], namespace: Namespace) -> dict[str, dict[str, float]]:
+        """From the vectors a hybrid search of their project holds in this process
+        (``vector_cache``), as new as the project's keyword index just caught up with (the
+        search that asks has caught it up); else read from the database."""
+        wanted = sorted({n.value for n in note_ids})
+        known = self._spaces.get(str(namespace))
+        if known is not None and wanted:
+            held = self._vectors.rows(known[0], wanted, self._keywords.seen)
+            if held is not None:
+                return cosine_rows(wanted, held)
         return cosine_table(self.vectors(note_ids, namespace))
 
     def vectors(self, note_ids: Iterable[NoteId], namespace: Namespace) -> dict[NoteId, Vector]:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta, timezone
 
 import numpy as np
@@ -117,11 +117,21 @@ class ProjectVectors:
 
     def _visible(self, hidden: frozenset[str]) -> np.ndarray:
         """Per row held, whether ``hidden`` leaves it in."""
+        rows = self._row_of()
+        out = np.ones(len(self.ids), dtype=bool)
+        out[[rows[key] for key in hidden if key in rows]] = False
+        return out
+
+    def rows_of(self, ids: Sequence[str]) -> list[int] | None:
+        """The rows of ``ids``, when every one is held."""
+        rows = self._row_of()
+        found = [rows.get(key) for key in ids]
+        return None if None in found else found  # type: ignore[return-value]
+
+    def _row_of(self) -> dict[str, int]:
         if self._rows is None:
             self._rows = {key: i for i, key in enumerate(self.ids)}
-        out = np.ones(len(self.ids), dtype=bool)
-        out[[self._rows[key] for key in hidden if key in self._rows]] = False
-        return out
+        return self._rows
 
 
 def _cosines(matrix: np.ndarray, squares: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -175,6 +185,19 @@ class VectorCache:
                     self._held.move_to_end(key)
                     self._evict(keep=key)
         return held if held.usable() else None
+
+    def rows(self, space: int, ids: Sequence[str], seen: Callable[[str], int | None]) -> np.ndarray | None:
+        """The vectors of ``ids`` (rows in that order) from the copy of the project holding
+        them all, when that copy is at least as new as the keyword index of the project has
+        read the feed (``seen``: by project, None when not held); else None."""
+        with self._lock:
+            entries = [(project, held) for (project, held_space), held in self._held.items() if held_space == space]
+        for project, held in entries:
+            found = held.rows_of(ids)
+            if found is not None:
+                position = seen(project)
+                return held.matrix[found] if position is not None and held.seen >= position else None
+        return None
 
     def _evict(self, keep: tuple[str, int]) -> None:
         total = sum(len(held) for held in self._held.values())

@@ -80,10 +80,14 @@ def test_the_held_vectors_answer_as_the_statement_and_follow_another_servers_wri
 
     def check() -> None:
         for q in queries:
-            same(ask(held, q), ask(plain, q))
+            found = ask(held, q)
+            same(found, ask(plain, q))
+            window = [NoteId(key) for key in found.notes]  # newer-first's cosines: from the copy, equal
+            assert held.cosines(window, NS) == plain.cosines(window, NS)
 
     check()
     assert held._vectors._held  # the project is held, not searched in SQL
+    assert held._vectors.rows(held._spaces[str(NS)][0], [n.id.value for n, _ in first[:3]], held._keywords.seen) is not None
     writer.put_many(notes(10, rng, start=80), NS)  # new notes
     check()
     moved_note, _old = first[3]
@@ -100,6 +104,10 @@ def test_the_held_vectors_answer_as_the_statement_and_follow_another_servers_wri
     writer.rehome(NS, {first[9][0].id: queries[2]})  # a vector rewritten in place by a re-embedding
     check()
     assert ask(held, queries[2]).semantic[0].id == first[9][0].id.value
+    window = [first[9][0].id, first[11][0].id, first[12][0].id]
+    writer.rehome(NS, {first[11][0].id: queries[3]})
+    held.candidates(CandidateQuery(NoteFilter(PROJECT, now=NOW), 5, text="paint"))  # the feed read, the copy not
+    assert held.cosines(window, NS) == plain.cosines(window, NS)
 
 
 def test_dropping_a_namespace_reaches_the_vectors_held_by_another_server(
