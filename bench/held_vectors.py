@@ -54,7 +54,6 @@ def run(url: str, project: str, searches: int, seed: int) -> dict[str, Any]:
 
     embedder = LocalOnnxEmbedder(threads=2)
     namespace = Namespace("local", LocalOnnxEmbedder.MODEL, LocalOnnxEmbedder.DIM)
-    before = set(backend_pids(url))
     stores = {"held in the server": PostgresNoteStore(url, pool_size=1),
               "scored in the database": PostgresNoteStore(url, pool_size=1, cached_vectors=0)}
     rng = random.Random(seed)
@@ -72,7 +71,8 @@ def run(url: str, project: str, searches: int, seed: int) -> dict[str, Any]:
         for name, store in stores.items():
             if i == 0:  # the first question builds the project's indexes and opens the connection
                 store.candidates(question)
-                pids[name] = sorted(set(backend_pids(url)) - before - {p for known in pids.values() for p in known})
+                with store._pool.connection() as conn:  # its pool's one connection
+                    pids[name] = [conn.info.backend_pid] if conn.info.backend_pid in backend_pids(url) else []
                 continue
             started, thread, database = time.perf_counter(), time.thread_time(), cpu_seconds(pids[name])
             answers[name].append(store.candidates(question))

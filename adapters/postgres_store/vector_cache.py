@@ -47,9 +47,18 @@ PREFIX = 4_096
 """Vectors held of a project larger than ``EXACT_SCAN_MAX``: the spread's sample (1,024) and
 room for the hidden notes among them."""
 
-LOAD_SQL = """SELECT v.note, (extract(epoch FROM v.created) * 1000000)::bigint, vector_send(v.embedding) FROM vectors v
+_COLUMNS = "(extract(epoch FROM v.created) * 1000000)::bigint, vector_send(v.embedding), hashtextextended(v.note, 0)"
+
+LOAD_SQL = f"""SELECT v.note, {_COLUMNS} FROM vectors v
     WHERE v.space = %(space)s AND v.project = %(project)s
     ORDER BY hashtextextended(v.note, 0), v.note LIMIT %(limit)s"""
+
+CHANGES_SQL = f"""SELECT c.note, {_COLUMNS} FROM keyword_changes c
+    LEFT JOIN vectors v ON v.note = c.note AND v.space = %(space)s AND v.project = c.project
+    WHERE c.project = %(project)s AND c.seq > %(seen)s
+    UNION ALL SELECT NULL, NULL, NULL, NULL FROM keyword_totals WHERE project = %(project)s AND trimmed > %(seen)s"""
+"""The project's notes changed since ``seen``, each with its vector here (null: none, or the
+note is gone); a row of nulls when the feed was trimmed past ``seen`` (``keywords``)."""
 
 COUNT_SQL = f"""SELECT count(*) FROM (SELECT 1 FROM vectors v WHERE v.space = %(space)s AND v.project = %(project)s
     LIMIT {COUNT_MAX}) x"""
@@ -63,9 +72,11 @@ class ProjectVectors:
     there are, up to ``COUNT_MAX``). Read-only once built."""
 
     def __init__(
-        self, ids: list[str], created: np.ndarray, matrix: np.ndarray, *, complete: bool, seen: int, count: int | None = None
+        self, ids: list[str], created: np.ndarray, matrix: np.ndarray, *, complete: bool, seen: int, count: int | None = None,
+        hashes: np.ndarray | None = None,
     ) -> None:
         self.ids = ids
+        self.hashes = np.zeros(len(ids), dtype=np.int64) if hashes is None else hashes  # the sample order's key
         self.count = len(ids) if count is None else count  # vectors of the project, up to COUNT_MAX
         self.created = created  # microseconds since the epoch
         self.matrix = matrix
@@ -79,6 +90,23 @@ class ProjectVectors:
 
     def usable(self) -> bool:
         return bool(np.all(self.squares > 0.0))
+
+    def changed(self, rows: list[tuple], seen: int) -> ProjectVectors:
+        """A whole project's copy with the feed's ``rows`` since its position applied (each
+        note changed: its row dropped, its current vector, if any, put in its place in sample
+        order), as of ``seen``."""
+        assert self.complete
+        gone = {key for key, *_rest in rows}
+        kept = [i for i, key in enumerate(self.ids) if key not in gone]
+        new = [row for row in rows if row[2] is not None]
+        ids = [self.ids[i] for i in kept] + [key for key, *_rest in new]
+        hashes = np.concatenate([self.hashes[kept], np.array([row[3] for row in new], dtype=np.int64)])
+        created = np.concatenate([self.created[kept], np.array([row[1] for row in new], dtype=np.int64)])
+        parts = [m for m in (self.matrix[kept], _matrix(row[2] for row in new)) if len(m)]
+        matrix = np.concatenate(parts) if parts else np.zeros((0, 0), dtype=np.float32)
+        order = np.lexsort((np.array(ids, dtype=str), hashes)) if ids else np.zeros(0, dtype=np.int64)
+        return ProjectVectors([ids[i] for i in order], created[order], matrix[order], complete=True, seen=seen,
+                              hashes=hashes[order])
 
     def large(self, hidden: frozenset[str]) -> bool:
         """Whether the scope holds more than ``EXACT_SCAN_MAX`` vectors once ``hidden`` (ids
@@ -177,7 +205,7 @@ class VectorCache:
             with self._lock:
                 held = self._held.get(key)
             if held is None or held.seen < seen:
-                held = _load(conn, project, space, notes)
+                held = _caught_up(conn, project, space, held, notes)
                 if len(held) > self._max:
                     return None
                 with self._lock:
@@ -209,6 +237,22 @@ class VectorCache:
                 self._loading.pop(key, None)
 
 
+def _caught_up(conn: psycopg.Connection, project: str, space: int, held: ProjectVectors | None, notes: int | None) -> ProjectVectors:
+    """``held`` brought up to the feed's current position: a whole project's copy by the
+    changes since (a few rows after a write), else (a prefix, the feed trimmed past it, or
+    grown past ``EXACT_SCAN_MAX``) read again."""
+    if held is None or not held.complete:
+        return _load(conn, project, space, notes)
+    with conn.transaction():
+        conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        found = conn.execute("SELECT seq FROM keyword_totals WHERE project = %s", (project,)).fetchone()
+        rows = conn.execute(CHANGES_SQL, {"space": space, "project": project, "seen": held.seen}).fetchall()
+    if any(row[0] is None for row in rows):
+        return _load(conn, project, space, notes)
+    changed = held.changed(rows, held.seen if found is None else int(found[0]))
+    return changed if len(changed) <= EXACT_SCAN_MAX else _load(conn, project, space, notes)
+
+
 def _load(conn: psycopg.Connection, project: str, space: int, notes: int | None) -> ProjectVectors:
     """The project's vectors in sample order with the feed position of the same snapshot."""
     limit = EXACT_SCAN_MAX + 1 if notes is None or notes <= EXACT_SCAN_MAX else PREFIX
@@ -221,9 +265,9 @@ def _load(conn: psycopg.Connection, project: str, space: int, notes: int | None)
     if not complete and limit > PREFIX:
         rows = rows[:PREFIX]
     return ProjectVectors(
-        [key for key, _created, _vector in rows], np.fromiter((created for _key, created, _vector in rows), np.int64, len(rows)),
-        _matrix(vector for _key, _created, vector in rows), complete=complete, seen=0 if found is None else int(found[0]),
-        count=int(count),
+        [row[0] for row in rows], np.fromiter((row[1] for row in rows), np.int64, len(rows)), _matrix(row[2] for row in rows),
+        complete=complete, seen=0 if found is None else int(found[0]), count=int(count),
+        hashes=np.fromiter((row[3] for row in rows), np.int64, len(rows)),
     )
 
 

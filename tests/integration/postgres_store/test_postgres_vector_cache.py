@@ -6,6 +6,7 @@ supersession, expiry, ``rehome`` and ``drop_namespace``."""
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 
@@ -172,3 +173,20 @@ def test_a_project_larger_than_an_exact_scan_walks_the_graph_uncounted_with_the_
         same(ask(held, q, depth=30), ask(plain, q, depth=30))
     (entry,) = held._vectors._held.values()
     assert not entry.complete and len(entry) == PREFIX and entry.large(frozenset({expired.id.value}))
+
+
+def sent(vector: np.ndarray) -> bytes:
+    """A vector in pgvector's binary form, as ``vector_send`` gives it."""
+    return struct.pack(">hh", len(vector), 0) + np.asarray(vector, dtype=">f4").tobytes()
+
+
+def test_a_whole_projects_copy_takes_the_feeds_changes_in_sample_order_from_empty_on() -> None:
+    rng = np.random.default_rng(12)
+    a, b, c = unit(rng), unit(rng), unit(rng)
+    empty = ProjectVectors([], np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32), complete=True, seen=1)
+    one = empty.changed([("b", 20, sent(b), 5), ("gone", None, None, None)], 2)
+    two = one.changed([("a", 10, sent(a), -3), ("c", 30, sent(c), 5)], 3)  # "c" ties "b" on the hash: by id
+    assert (two.ids, two.seen, list(two.created), list(two.hashes)) == (["a", "b", "c"], 3, [10, 20, 30], [-3, 5, 5])
+    assert np.array_equal(two.matrix, np.stack([a, b, c]))
+    three = two.changed([("b", None, None, None), ("a", 11, sent(c), -3)], 4)  # one removed, one replaced
+    assert three.ids == ["a", "c"] and np.array_equal(three.matrix, np.stack([c, c])) and list(three.created) == [11, 30]
