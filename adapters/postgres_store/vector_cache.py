@@ -12,7 +12,9 @@ Kept current by the change feed the keyword index follows (``keywords``): every 
 changes a note of a project, its vectors included (``writes.TOUCHED`` for ``rehome`` and
 ``drop_namespace``), bumps the project's counter. A search uses the copy only when it was
 read at or after the feed position the keyword index just caught up with (``seen``);
-otherwise it reads the project again, in one snapshot with the counter. The filter of a
+otherwise a whole project's copy takes the feed's rows since (the changed notes with their
+current vectors), and a prefix is read again, each in one snapshot with the counter. The
+search that ranks newer-first reads its cosines from the copy too (``rows``). The filter of a
 whole project (expired and superseded notes: ``hidden``) is applied at each search, from
 the ids the keyword step asked in its round trip, so expiry needs no write to show.
 
@@ -153,8 +155,10 @@ class ProjectVectors:
     def rows_of(self, ids: Sequence[str]) -> list[int] | None:
         """The rows of ``ids``, when every one is held."""
         rows = self._row_of()
-        found = [rows.get(key) for key in ids]
-        return None if None in found else found  # type: ignore[return-value]
+        try:
+            return [rows[key] for key in ids]
+        except KeyError:
+            return None
 
     def _row_of(self) -> dict[str, int]:
         if self._rows is None:
