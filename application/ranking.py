@@ -263,6 +263,7 @@ def newer_first(
         return (value - mean) / variance**0.5 if variance > 1e-12 else 0.0
 
     context = {(a, b) for a, near in adjacent.items() for b in near}
+    born = {c.id: c.created_at for c in head}
     low, high = min(subject, changed_subject), max(subject, changed_subject)
     if values_changed is not None:
         low = min(low, value_subject)
@@ -282,7 +283,7 @@ def newer_first(
                 if b not in cued:
                     cued[b] = changed(b)
                 if stands < (changed_subject if cued[b] else subject) and not (
-                    values_changed is not None and stands >= value_subject and values_changed(b, a)
+                    values_changed is not None and stands >= value_subject and born[b] > born[a] and values_changed(b, a)
                 ):
                     continue
             pairs.add((a, b))
