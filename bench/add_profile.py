@@ -6,7 +6,8 @@
 reads a file of requests: one ``memory.search`` (loads the model), then the first ``--notes``
 turns of the first LoCoMo conversation one ``memory.add_note`` at a time; a second server
 stores the same turns in ``memory.add_notes`` of 100. Reported per note, for each
-way in: the whole method, onnxruntime's ``run`` (the model), the tokenizer, ``fdatasync`` (the
+way in: the whole method, the model (the embedder's call without its tokenizer: a
+request's batches run on the embedder's threads; loading it is left out), the tokenizer, ``fdatasync`` (the
 journal made durable before the answer) with how many of them a note costs, the
 ``possiblySupersedes`` search, and the rest (protocol, validation, dedup, the store's own
 work). cProfile slows pure-Python parts a little and the native ones not at all. Prints a
@@ -31,12 +32,15 @@ BATCH = 100
 # (label, how the function appears in pstats: file suffix and function name)
 METHODS = {"add_note": ("methods/add_note.py", "run"), "add_notes": ("methods/add_notes.py", "run")}
 PARTS = {  # each part: the functions it sums
-    "model (onnxruntime run)": [("~", "<built-in method onnxruntime.capi.onnxruntime_pybind11_state.run>")],
+    # the model's call, waiting included: a request's batches run on the embedder's threads,
+    # which cProfile does not follow (the tokenizer, called inside it, is taken off below)
+    "model": [("adapters/embedders/local.py", "embed")],
     "tokenizer": [("~", "<method 'encode_batch' of 'tokenizers.Tokenizer' objects>"),
                   ("~", "<method 'encode' of 'tokenizers.Tokenizer' objects>")],
     "fdatasync": [("~", "<built-in method posix.fdatasync>")],
     "possiblySupersedes search": [("application/suggestions.py", "possibly_superseded")],
 }
+CUMULATIVE = {"model", "possiblySupersedes search"}  # parts timed with what they call
 
 
 def requests(method: str, notes: list[dict[str, Any]]) -> str:
@@ -80,8 +84,9 @@ def profile(method: str, notes: list[dict[str, Any]]) -> dict[str, Any]:
             raise RuntimeError(f"the server refused requests: {errors[:3]}")
         stats = pstats.Stats(str(home / "serve.prof"))
     parts = {label: _summed(stats, wheres) for label, wheres in PARTS.items()}
-    seconds = {label: (cumulative if label == "possiblySupersedes search" else own)
-               for label, (_, own, cumulative) in parts.items()}
+    seconds = {label: (cumulative if label in CUMULATIVE else own) for label, (_, own, cumulative) in parts.items()}
+    # the model's load, in the warm-up search, is no add's
+    seconds["model"] -= seconds["tokenizer"] + _entry(stats, ("adapters/embedders/local.py", "_load_locked"))[2]
     return _per_note({"notes": len(notes), "method_s": _entry(stats, METHODS[method])[2], "parts_s": seconds,
                       "fdatasync_calls": parts["fdatasync"][0]})
 

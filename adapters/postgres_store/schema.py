@@ -101,8 +101,9 @@ Version 8 (the HNSW graphs cheaper to build): every namespace's index ``vectors_
 is built ``WITH (m = 8, ef_construction = 32)`` (``HNSW_OPTIONS``; pgvector's defaults, 16 and
 64, before) and searched with a longer candidate list (``queries.HNSW_EF_SEARCH``) for the same
 recall. The migration changes nothing itself (``_hnsw_options``); ``repair_hnsw``, run by every
-server after ``migrate``, finds the index built with other options and ``build_hnsw`` rebuilds
-it beside the old one, which serves searches until the swap.
+store after ``migrate``, finds the index built with other options, and a server's store
+rebuilds it with ``build_hnsw`` on a thread of its own, beside the old one, which serves
+searches until the swap (a short-lived command's store leaves it to a server).
 
 Re-indexing (``reindex_terms``): ``migrate`` compares the recorded analysis with the current
 one on every open, under the same lock and in the same transaction as the migrations; when
@@ -223,8 +224,8 @@ def _hnsw_options(conn: psycopg.Connection) -> None:
     """Version 8: the HNSW graphs built with ``HNSW_OPTIONS``. Nothing is rebuilt inside the
     migration's transaction (it would block every write for the whole build): each server
     runs ``repair_hnsw`` after ``migrate`` commits, and the first to take the build lock
-    rebuilds each namespace's index concurrently beside the old one, which serves searches
-    until the new one replaces it; the version keeps servers of version 7, which would build
+    rebuilds each namespace's index concurrently beside the old one, on a thread, while the
+    old one serves searches until the new one replaces it; the version keeps servers of version 7, which would build
     the old graph again at their next import, from opening."""
     stale = conn.execute(
         """SELECT count(*) FROM pg_class c JOIN namespaces ns ON c.relname = 'vectors_hnsw_' || ns.id
@@ -515,12 +516,14 @@ def _hold_build_lock(conn: psycopg.Connection) -> None:
         pause = min(pause * 2, 1.0)
 
 
-def repair_hnsw(conn: psycopg.Connection, max_dim: int) -> None:
-    """Build the HNSW index of every namespace that lacks a valid one of the current options
-    (an import that died between dropping and building it again; a database of schema
-    version 7 or older). A namespace whose index of other options still serves searches is
-    left to the server already rebuilding it, if one is: opening waits for no one's build
-    but a missing index's."""
+def repair_hnsw(conn: psycopg.Connection, max_dim: int) -> list[tuple[int, int]]:
+    """Build the HNSW index of every namespace that has no valid one (an import that died
+    between dropping and building it again), and return ``(space, dim)`` of each namespace
+    whose index was built with other options than ``HNSW_OPTIONS`` (a database of schema
+    version 7 or older) and still serves searches: its rebuild waits for a server to do it
+    beside the serving graph (``PostgresNoteStore``'s ``rebuild_graphs``), so opening never
+    waits for a build but a missing index's."""
+    stale = []
     for space, dim, serving in conn.execute(
         """SELECT ns.id, ns.dim, EXISTS (
                    SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
@@ -530,7 +533,11 @@ def repair_hnsw(conn: psycopg.Connection, max_dim: int) -> None:
                WHERE c.relname = 'vectors_hnsw_' || ns.id AND i.indisvalid AND c.reloptions @> %s::text[])""",
         (max_dim, list(HNSW_OPTIONS)),
     ).fetchall():
-        build_hnsw(conn, space, dim, wait=not serving)
+        if serving:
+            stale.append((space, dim))
+        else:
+            build_hnsw(conn, space, dim)
+    return stale
 
 
 def hnsw_index_sql(space: int, dim: int, name: str | None = None) -> str:

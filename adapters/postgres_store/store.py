@@ -65,6 +65,7 @@ from local_mcp_memory.adapters.postgres_store.connection import connect, failure
 from local_mcp_memory.adapters.postgres_store.keywords import CHANGED, MAX_NOTES, PostgresKeywords
 from local_mcp_memory.adapters.postgres_store.writes import Entry, prepare, put_notes, put_rows, trim_changes
 from local_mcp_memory.adapters.postgres_store.queries import candidates_sql, filter_sql, hidden_sql, hides, narrowed
+from local_mcp_memory.adapters.postgres_store.rebuild import GraphRebuild
 from local_mcp_memory.adapters.postgres_store.schema import LOCK_KEY, build_hnsw, hnsw_index_sql, migrate, repair_hnsw
 from local_mcp_memory.adapters.postgres_store.url import StoreUrl
 from local_mcp_memory.adapters.read_ahead import read_ahead
@@ -112,11 +113,13 @@ hybrid 25.5 instead of 15.5 ms."""
 
 class PostgresNoteStore:
     """Notes in the PostgreSQL database at ``url`` (schema created or migrated on open).
-    Thread-safe: each call takes a connection from the pool."""
+    Thread-safe: each call takes a connection from the pool. ``rebuild_graphs``: a server's
+    store, which rebuilds a serving HNSW graph of older options on a thread (``rebuild``);
+    a short-lived command's store leaves that to a server."""
 
     def __init__(
         self, url: str, *, pool_size: int = 8, timeout: float = 5.0, purge_every: float = PURGE_EVERY,
-        keyword_notes: int = MAX_NOTES,
+        keyword_notes: int = MAX_NOTES, rebuild_graphs: bool = False,
     ) -> None:
         try:
             self._url = StoreUrl.parse(url)
@@ -134,15 +137,23 @@ class PostgresNoteStore:
             with connect(self._url, timeout) as conn:
                 _create_extension(conn, self._url)
                 migrate(conn, self._url.place)
-                repair_hnsw(conn, HNSW_MAX_DIM)
+                stale = repair_hnsw(conn, HNSW_MAX_DIM)
                 self._analyzed = _notes_estimate(conn)
             self._pool = open_pool(self._url, max_size=pool_size, timeout=timeout)
+        self._rebuild = GraphRebuild(self._url, timeout, stale) if stale and rebuild_graphs else None
 
     @property
     def url(self) -> StoreUrl:
         return self._url
 
+    def graphs_rebuilt(self, timeout: float | None = None) -> bool:
+        """Wait for this store's rebuild of stale HNSW graphs, if it runs one; whether it is
+        over within ``timeout`` seconds."""
+        return self._rebuild is None or self._rebuild.wait(timeout)
+
     def close(self) -> None:
+        if self._rebuild is not None:
+            self._rebuild.stop()
         self._pool.close()
 
     # -- writing ----------------------------------------------------------------------

@@ -301,7 +301,7 @@ def _serve(args: argparse.Namespace) -> int:
     project = os.path.abspath(os.path.expanduser(args.project)) if args.project else default_project(os.getcwd())
     listed = None if tools == "all" else DEFAULT_TOOLS
     mcp = McpOptions(project=project, bounds=TextBounds(note_chars=max_text_chars), tools=listed)
-    services = LazyServices(lambda: compose(options))
+    services = LazyServices(lambda: compose(options, serving=True))
     dispatcher = build_dispatcher(services, mcp)
     if args.transport == "stdio":
         from local_mcp_memory.entrypoints.rpc.stdio import run_stdio

@@ -41,7 +41,7 @@ class OpenedStore:
     url: str | None = None
 
 
-def _faiss_store(location: str | None, options: ServerOptions) -> OpenedStore:
+def _faiss_store(location: str | None, options: ServerOptions, serving: bool) -> OpenedStore:
     """The local store in the directory ``location`` names, else in the data directory."""
     from local_mcp_memory.adapters.faiss_store import FaissNoteStore
 
@@ -50,16 +50,17 @@ def _faiss_store(location: str | None, options: ServerOptions) -> OpenedStore:
     return OpenedStore(FaissNoteStore(data_dir), "faiss", data_dir)
 
 
-def _postgres_store(location: str | None, options: ServerOptions) -> OpenedStore:
-    """The team store at the database URL ``location``."""
+def _postgres_store(location: str | None, options: ServerOptions, serving: bool) -> OpenedStore:
+    """The team store at the database URL ``location``; a server's rebuilds a stale vector
+    index on a thread (a short-lived command's leaves it to a server)."""
     from local_mcp_memory.adapters.postgres_store import PostgresNoteStore
 
     assert location is not None
-    store = PostgresNoteStore(location)
+    store = PostgresNoteStore(location, rebuild_graphs=serving)
     return OpenedStore(store, "postgresql", options.data_dir, store.url.shown)
 
 
-STORES: dict[str, Callable[[str | None, ServerOptions], OpenedStore]] = {"faiss": _faiss_store, "postgresql": _postgres_store}
+STORES: dict[str, Callable[[str | None, ServerOptions, bool], OpenedStore]] = {"faiss": _faiss_store, "postgresql": _postgres_store}
 """The stores, by the kind a location names (``settings.store_kind``)."""
 
 
@@ -71,9 +72,11 @@ def compose(
     clock: Clock | None = None,
     config: ConfigRepository | None = None,
     projects: ProjectResolver | None = None,
+    serving: bool = False,
 ) -> Services:
     """The services of a server with the settings ``options``, built with the production
-    adapters; each keyword replaces one part, and None means the real one."""
+    adapters; each keyword replaces one part, and None means the real one. ``serving``: for
+    ``mcp-memory serve``, which stays up (other commands are short-lived)."""
     logs.ensure_configured()  # before any adapter can log
     from local_mcp_memory.adapters.json_config import JsonFileConfigRepository
     from local_mcp_memory.adapters.system import OsProjectResolver, SystemClock
@@ -85,7 +88,7 @@ def compose(
         _make_private(options.config_path.parent, options.config_path)
     if store is None:
         location = store_location(options)
-        opened = STORES[store_kind(location)](location, options)
+        opened = STORES[store_kind(location)](location, options, serving)
     else:
         opened = OpenedStore(store, type(store).__name__, options.data_dir)
     config = config or JsonFileConfigRepository(options.config_path)

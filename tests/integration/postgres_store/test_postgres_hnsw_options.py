@@ -121,9 +121,10 @@ from local_mcp_memory.application.ports import CandidateQuery
 from local_mcp_memory.domain.note import NoteFilter
 from tests.integration.postgres_store.test_postgres_hnsw_options import DEPTH, LARGE, NS, SMALL, queries
 time.sleep(max(0.0, float(sys.argv[2]) - time.time()))
-store = PostgresNoteStore(sys.argv[1], timeout=60)
+store = PostgresNoteStore(sys.argv[1], timeout=60, rebuild_graphs=True)
 found = {p.value: [[c.id for c in store.candidates(CandidateQuery(NoteFilter(p), DEPTH, NS, q)).semantic]
                    for q in queries()] for p in (SMALL, LARGE)}
+assert store.graphs_rebuilt(timeout=240)
 print(json.dumps(found))
 store.close()
 """
@@ -181,7 +182,9 @@ def test_a_build_killed_before_the_swap_is_finished_by_the_next_server_without_b
         conn.execute(f"""CREATE INDEX {old}_next ON vectors USING hnsw ((embedding::vector({NS.dim})) vector_cosine_ops)
                          WITH ({", ".join(HNSW_OPTIONS)}) WHERE space = {space}""")
         built = conn.execute("SELECT %s::regclass::oid", (f"{old}_next",)).fetchone()[0]
-    PostgresNoteStore(postgres_url).close()
+    opened = PostgresNoteStore(postgres_url, rebuild_graphs=True)
+    assert opened.graphs_rebuilt(timeout=120)
+    opened.close()
     [(name, valid, options)] = index_rows(postgres_url)
     assert (name, valid) == (old, True) and set(HNSW_OPTIONS) <= set(options)
     with psycopg.connect(postgres_url) as conn:
@@ -222,3 +225,40 @@ def test_a_server_opening_while_another_rebuilds_a_serving_graph_does_not_wait_f
     assert logs.count(b"postgres_store.hnsw_built") == 1
     [(name, valid, options)] = index_rows(postgres_url)
     assert (name, valid) == (old, True) and set(HNSW_OPTIONS) <= set(options)
+
+
+def semantic(store: PostgresNoteStore, project: CanonicalProjectId) -> list[list[str]]:
+    return [[c.id for c in store.candidates(CandidateQuery(NoteFilter(project), DEPTH, NS, q)).semantic] for q in queries()]
+
+
+def test_opening_never_waits_for_a_rebuild_which_only_a_server_does_and_closing_cancels(
+    postgres_url: str,  # noqa: F811
+) -> None:
+    write(postgres_url)
+    truth = [exact(postgres_url, LARGE, q) for q in queries()]
+    old = as_version_7(postgres_url)
+    command = PostgresNoteStore(postgres_url)  # a short-lived command's store: leaves the graph to a server
+    try:
+        assert command.graphs_rebuilt(timeout=0) and recall(semantic(command, LARGE), truth) >= RECALL_BOUND
+    finally:
+        command.close()
+    assert index_rows(postgres_url) == [(old, True, None)]
+    with psycopg.connect(postgres_url) as writer:  # a write in progress: a concurrent build waits for it to end
+        writer.execute("LOCK TABLE vectors IN ROW EXCLUSIVE MODE")
+        server = PostgresNoteStore(postgres_url, rebuild_graphs=True)  # opens at once all the same
+        try:
+            assert not server.graphs_rebuilt(timeout=1.0)  # the build is under way, waiting
+            assert recall(semantic(server, LARGE), truth) >= RECALL_BOUND  # the old graph serves meanwhile
+        finally:
+            server.close()  # cancels the build
+        rows = index_rows(postgres_url)
+        assert rows[0] == (old, True, None) and all(not valid for _, valid, _ in rows[1:])  # at most a dead half-build
+        writer.rollback()
+    server = PostgresNoteStore(postgres_url, rebuild_graphs=True)  # the next server drops the half-build and builds
+    try:
+        assert server.graphs_rebuilt(timeout=120)
+        [(name, valid, options)] = index_rows(postgres_url)
+        assert (name, valid) == (old, True) and set(HNSW_OPTIONS) <= set(options)
+        assert recall(semantic(server, LARGE), truth) >= RECALL_BOUND
+    finally:
+        server.close()
