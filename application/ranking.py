@@ -197,9 +197,8 @@ VALUE_Z = 0.75
 """``SUBJECT_Z`` for a pair whose two notes each name a value the other does not, of a kind
 both name (``suggestions.values_changed``: "The decline threshold is a score of 0.8" and
 "Transactions are blocked above 0.65", "The board uses an ATmega328P" and "Rev C is built
-around an ESP32-S3"), for a question about the present: a
-fact and its update mostly say the same kind of thing with another value, in other words.
-Chosen with ``bench.newer_study`` like ``SUBJECT_Z`` (docs/retrieval.md)."""
+around an ESP32-S3"), for a question about the present: a fact and its update mostly say the
+same kind of thing with another value, in other words. Chosen with ``bench.newer_study`` like ``SUBJECT_Z`` (docs/retrieval.md)."""
 
 NEWER_DEPTH = 10
 """How many of the best results ``newer_first`` may reorder, whatever the topK."""
@@ -234,8 +233,8 @@ def newer_first(
     speaks of a change) needs ``changed_subject`` as the newer of a pair; ``changed`` is asked
     only about a pair that one threshold would take and the other not. A pair for which
     ``values_changed(newer, older)`` holds (each names a value the other does not) needs
-    ``value_subject`` at most; it is asked only about a pair the other thresholds leave. Two notes written one right after the
-    other in a group (``adjacent``: each seed's neighbours, as ``with_context`` takes them)
+    ``value_subject`` at most; it is asked only about a pair the other thresholds leave, the
+    newer note second. Two notes written one right after the other in a group (``adjacent``: each seed's neighbours, as ``with_context`` takes them)
     are context, the answer after a question, not an update: never a pair. ``cosines``:
     every two results with a vector (``StoreMaintenance.cosines``). A result without one
     is a subject of its own; fewer than ``NEWER_MIN_WINDOW`` with one: no change.
@@ -283,7 +282,10 @@ def newer_first(
                 if b not in cued:
                     cued[b] = changed(b)
                 if stands < (changed_subject if cued[b] else subject) and not (
-                    values_changed is not None and stands >= value_subject and born[b] > born[a] and values_changed(b, a)
+                    values_changed is not None
+                    and stands >= value_subject
+                    and born[b] > born[a]
+                    and values_changed(b, a)
                 ):
                     continue
             pairs.add((a, b))

@@ -152,8 +152,10 @@ def _newer_first(
         return values_changed(notes[newer].note.text, notes[older].note.text)
 
     if asks_about_past(query):
-        return newer_first(window, cosines, adjacent, changed, PAST_SUBJECT_Z, PAST_CHANGED_Z) + ranked[NEWER_WINDOW:]
-    return newer_first(window, cosines, adjacent, changed, SUBJECT_Z, CHANGED_Z, values_changed=other_values) + ranked[NEWER_WINDOW:]
+        ordered = newer_first(window, cosines, adjacent, changed, PAST_SUBJECT_Z, PAST_CHANGED_Z)
+    else:
+        ordered = newer_first(window, cosines, adjacent, changed, SUBJECT_Z, CHANGED_Z, values_changed=other_values)
+    return ordered + ranked[NEWER_WINDOW:]
 
 
 def newer_first_hits(query: str, hits: Sequence[Hit], namespace: Namespace, services: Services) -> list[Hit]:

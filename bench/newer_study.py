@@ -8,12 +8,12 @@ its best ``NEWER_WINDOW`` results with a same-subject threshold in standard devi
 for questions about the present and one for questions about the past
 (``query_dates.asks_about_past``), ``CUE_LESS`` less when the newer note speaks of a change,
 and one for a question about the present whose two notes name other values of one kind
-(``suggestions.values_changed``), on LoCoMo (the five dev conversations; recall@1, @5, @10) and on the dev and held-out parts of
-the knowledge-update set (``bench/sets/knowledge_update``: the share of questions whose new
-fact ranks above the old). A setting is allowed when its LoCoMo recall@1 and @5 (to three
+(``suggestions.values_changed``), on LoCoMo (the five dev conversations; recall@1, @5, @10)
+and on the dev and held-out parts of the knowledge-update set (``bench/sets/knowledge_update``:
+the share of questions whose new fact ranks above the old). A setting is allowed when its LoCoMo recall@1 and @5 (to three
 decimals) are at least those of ``BEFORE`` (the rule in use before the value bar: LoCoMo
-must not fall below it); the chosen one has the best dev newer-wins (ties: the
-better recall@1). Held out: for each LoCoMo conversation, the choice made on the other four
+must not fall below it); the chosen one has the best dev newer-wins (ties: the better
+recall@1). Held out: for each LoCoMo conversation, the choice made on the other four
 is measured on the one left out; for each dev project, the choice made on the other dev
 projects is measured on it (cross-validation); the knowledge **held-out** part is only ever
 measured, and the **final** part is not read here at all. The add-time suggestions are
