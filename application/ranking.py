@@ -193,6 +193,13 @@ so the newer of two notes needs to be plainly about the same subject to come fir
 PAST_CHANGED_Z = 2.0
 """``PAST_SUBJECT_Z`` for a newer note that speaks of a change: half a standard deviation less."""
 
+VALUE_Z = 0.75
+"""``SUBJECT_Z`` for a pair whose two notes each name a value the other does not, of a kind
+both name (``suggestions.values_changed``: "The decline threshold is a score of 0.8" and
+"Transactions are blocked above 0.65", "The board uses an ATmega328P" and "Rev C is built
+around an ESP32-S3"), for a question about the present: a fact and its update mostly say the
+same kind of thing with another value, in other words. Chosen with ``bench.newer_study`` like ``SUBJECT_Z`` (docs/retrieval.md)."""
+
 NEWER_DEPTH = 10
 """How many of the best results ``newer_first`` may reorder, whatever the topK."""
 
@@ -211,6 +218,8 @@ def newer_first(
     subject: float = SUBJECT_Z,
     changed_subject: float = CHANGED_Z,
     depth: int = NEWER_DEPTH,
+    values_changed: Callable[[str, str], bool] | None = None,
+    value_subject: float = VALUE_Z,
 ) -> list[Candidate]:
     """``ranked`` (highest first; the window) with each of its first ``depth`` notes placed
     just above the best-ranked older one of them about the same subject; each of those then
@@ -222,8 +231,10 @@ def newer_first(
     conversation every turn is somewhat like many others; a fact and its update stand out
     among the other notes of a project. A note for which ``changed(id)`` holds (its text
     speaks of a change) needs ``changed_subject`` as the newer of a pair; ``changed`` is asked
-    only about a pair that one threshold would take and the other not. Two notes written one right after the
-    other in a group (``adjacent``: each seed's neighbours, as ``with_context`` takes them)
+    only about a pair that one threshold would take and the other not. A pair for which
+    ``values_changed(newer, older)`` holds (each names a value the other does not) needs
+    ``value_subject`` at most; it is asked only about a pair the other thresholds leave, the
+    newer note second. Two notes written one right after the other in a group (``adjacent``: each seed's neighbours, as ``with_context`` takes them)
     are context, the answer after a question, not an update: never a pair. ``cosines``:
     every two results with a vector (``StoreMaintenance.cosines``). A result without one
     is a subject of its own; fewer than ``NEWER_MIN_WINDOW`` with one: no change.
@@ -251,7 +262,10 @@ def newer_first(
         return (value - mean) / variance**0.5 if variance > 1e-12 else 0.0
 
     context = {(a, b) for a, near in adjacent.items() for b in near}
+    born = {c.id: c.created_at for c in head}
     low, high = min(subject, changed_subject), max(subject, changed_subject)
+    if values_changed is not None:
+        low = min(low, value_subject)
     cued: dict[str, bool] = {}
     pairs = set()
     for a in heads:
@@ -267,7 +281,12 @@ def newer_first(
             if stands < high:
                 if b not in cued:
                     cued[b] = changed(b)
-                if stands < (changed_subject if cued[b] else subject):
+                if stands < (changed_subject if cued[b] else subject) and not (
+                    values_changed is not None
+                    and stands >= value_subject
+                    and born[b] > born[a]
+                    and values_changed(b, a)
+                ):
                     continue
             pairs.add((a, b))
     if not pairs:

@@ -28,7 +28,7 @@ from local_mcp_memory.application.ranking import (
     with_context,
 )
 from local_mcp_memory.application.services import Services
-from local_mcp_memory.application.suggestions import UPDATE_CUE
+from local_mcp_memory.application.suggestions import UPDATE_CUE, values_changed
 from local_mcp_memory.domain.identifiers import GroupId, Namespace, NoteId
 from local_mcp_memory.domain.note import NoteFilter, Tags
 from local_mcp_memory.domain.time import TimeWindow
@@ -138,17 +138,24 @@ def _newer_first(
 ) -> list[Candidate]:
     """``ranking.newer_first`` over the ``NEWER_WINDOW`` best, whatever the topK (so that its
     first results stay the same), with their cosines (one store read) and, where it decides
-    a pair, whether a note speaks of a change (``UPDATE_CUE``: a costly pattern, asked rarely).
-    A question about the past (``asks_about_past``) needs two notes more plainly about one
-    subject (``PAST_SUBJECT_Z``) than one about the present."""
+    a pair, whether a note speaks of a change (``UPDATE_CUE``: a costly pattern, asked rarely)
+    or the two name other values of one kind (``values_changed``, for a question about the
+    present). A question about the past (``asks_about_past``) needs two notes more plainly
+    about one subject (``PAST_SUBJECT_Z``) than one about the present."""
     window = ranked[:NEWER_WINDOW]
     cosines = services.maintenance.cosines([NoteId(c.id) for c in window], namespace)
 
     def changed(note_id: str) -> bool:
         return UPDATE_CUE.search(notes[note_id].note.text) is not None
 
-    bars = (PAST_SUBJECT_Z, PAST_CHANGED_Z) if asks_about_past(query) else (SUBJECT_Z, CHANGED_Z)
-    return newer_first(window, cosines, adjacent, changed, *bars) + ranked[NEWER_WINDOW:]
+    def other_values(newer: str, older: str) -> bool:
+        return values_changed(notes[newer].note.text, notes[older].note.text)
+
+    if asks_about_past(query):
+        ordered = newer_first(window, cosines, adjacent, changed, PAST_SUBJECT_Z, PAST_CHANGED_Z)
+    else:
+        ordered = newer_first(window, cosines, adjacent, changed, SUBJECT_Z, CHANGED_Z, values_changed=other_values)
+    return ordered + ranked[NEWER_WINDOW:]
 
 
 def newer_first_hits(query: str, hits: Sequence[Hit], namespace: Namespace, services: Services) -> list[Hit]:

@@ -189,6 +189,16 @@ _VERSION = re.compile(r"v?\d+(\.\d+)+|v\d+", re.IGNORECASE)
 _PARTS = re.compile(r"[.\-/:+#@_]+")
 
 
+def values_changed(new: str, old: str) -> bool:
+    """Whether each of two texts names a value the other does not (a number, a version, a
+    name), of a kind both name: "100 requests a minute" and "600 calls a minute", "The board
+    uses an ATmega328P" and "Rev C is built around an ESP32-S3" — what a fact and its update
+    mostly are (``ranking.newer_first``). Reads the first ``READ_CHARS`` of each, and keeps
+    the reading, as ``pair_features`` does."""
+    newer, older = _read(new), _read(old)
+    return bool(newer.kinds & older.kinds) and bool(newer.values - older.words) and bool(older.values - newer.words)
+
+
 FEATURES = ("excess", "standing", "overlap", "head", "known", "changed", "negation", "cue", "kind")
 """The names of ``pair_features``' columns, in order (``WEIGHTS`` follows them)."""
 

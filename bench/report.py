@@ -436,6 +436,18 @@ def search_breakdown(data: Result) -> list[str]:
     ]
 
 
+def held_vectors(data: Result) -> list[str]:
+    rows = [[path, num(p["wall_p50_ms"]), num(p["process_cpu_ms"]), num(p["backend_cpu_ms"])] for path, p in data["paths"].items()]
+    return [
+        f"The PostgreSQL store's hybrid question on project `{data['project']}`, {data['searches']} questions, with the",
+        "project's vectors held in the server process and scored in the database, both asked each question:",
+        f"{data['differing_answers']} answers differing, largest difference of a cosine or of the spread",
+        f"{data['largest_score_difference']:.1e}; milliseconds: wall p50, this process's CPU, the backends' CPU (means).",
+        "",
+        *table(["path", "wall p50", "process CPU", "backend CPU"], rows),
+    ]
+
+
 def hnsw_settings(files: dict[str, Result]) -> list[str]:
     """Every run of ``bench.hnsw_settings``, oldest first: the builds (runs before the builds
     were timed have none), then each search setting against the exact scan."""
@@ -475,6 +487,8 @@ SECTIONS = (
     keyword_scale,
     newest_file("Where a PostgreSQL search spends its time", "python -m bench.search_breakdown --store postgresql://…",
                 starting("search_breakdown"), search_breakdown),
+    newest_file("Vectors held in the server", "python -m bench.held_vectors --store postgresql://…",
+                starting("held_vectors"), held_vectors),
     hnsw_settings,
     newest_file("Filtered search: own partition or IVF with a selector", "python -m bench.filtered_index --size 100000",
                 named("filtered_index"), filtered_index),

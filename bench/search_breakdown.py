@@ -14,6 +14,8 @@ store asked exactly as ``PostgresNoteStore.candidates`` asks it, step by step:
 * ``statement``: the one statement of the candidates (semantic, spread, keyword join,
   neighbours, docs), and each of its parts run alone;
 * ``decode``: the rows to ``Candidates``;
+* ``store.candidates``: the store's whole call as a hybrid search makes it (keyword step,
+  the project's vectors held in this process where they serve, the statement, decoding);
 * ``newer-first vectors``: the read of the best 25 results' vectors.
 
 Then ``EXPLAIN (ANALYZE, BUFFERS)`` of each statement for one question, and with
@@ -41,7 +43,7 @@ if __package__ in (None, ""):
 
 from bench.client import generated_data, table, write_result
 from bench.e2e import synthetic_query
-from bench.team_scale import cpu_seconds
+from bench.team_scale import backend_pids, cpu_seconds
 
 DEPTH = 30
 SAMPLE = 1024
@@ -50,19 +52,19 @@ SAMPLE = 1024
 class Spans:
     """Wall and CPU milliseconds per named step, over many questions."""
 
-    def __init__(self, backend: int | None = None) -> None:
-        self.backend = backend  # the database backend's pid, when it runs on this machine
+    def __init__(self, backends: list[int] | None = None) -> None:
+        self.backends = backends or []  # the database backends' pids, when it runs on this machine
         self.wall: dict[str, list[float]] = {}
         self.cpu: dict[str, list[float]] = {}
         self.backend_cpu: dict[str, float] = {}
 
     @contextmanager
     def span(self, name: str) -> Iterator[None]:
-        wall, cpu, backend = time.perf_counter(), time.thread_time(), cpu_seconds([self.backend] if self.backend else [])
+        wall, cpu, backend = time.perf_counter(), time.thread_time(), cpu_seconds(self.backends)
         yield
         self.wall.setdefault(name, []).append(1000 * (time.perf_counter() - wall))
         self.cpu.setdefault(name, []).append(1000 * (time.thread_time() - cpu))
-        spent = cpu_seconds([self.backend] if self.backend else []) - backend
+        spent = cpu_seconds(self.backends) - backend
         self.backend_cpu[name] = self.backend_cpu.get(name, 0.0) + 1000 * spent
 
     def rows(self) -> list[list[Any]]:
@@ -70,7 +72,7 @@ class Spans:
         clock counts in ticks of 10 ms: only a mean over many questions says something)."""
         return [[name, round(statistics.median(w), 2), round(statistics.quantiles(w, n=20)[-1], 2) if len(w) > 1 else None,
                  round(statistics.median(self.cpu[name]), 2),
-                 round(self.backend_cpu[name] / len(w), 2) if self.backend else None] for name, w in self.wall.items()]
+                 round(self.backend_cpu[name] / len(w), 2) if self.backends else None] for name, w in self.wall.items()]
 
 
 def run(url: str, project: str, searches: int, seed: int) -> dict[str, Any]:
@@ -108,9 +110,10 @@ def run(url: str, project: str, searches: int, seed: int) -> dict[str, Any]:
 
     with store._pool.connection() as conn:
         space = store._known_space(conn, namespace)
-        spans.backend = conn.info.backend_pid
         for i, text in enumerate([questions[0]] * 3 + questions):
             record = i >= 3
+            if i == 3:  # every backend of this process (the pool's, opened by now) and only those
+                spans.backends = backend_pids(url)
             s = spans if record else Spans()
             where = NoteFilter(CanonicalProjectId(project), now=datetime.now(timezone.utc))
             with s.span("embed"):
@@ -118,7 +121,8 @@ def run(url: str, project: str, searches: int, seed: int) -> dict[str, Any]:
             if project not in store._keywords._held:
                 store._keywords.search(conn, project, "warm", 1, None)
             with s.span("keyword: catch-up, filter, BM25"):
-                found, _notes = store._keyword_search(conn, CandidateQuery(where, DEPTH, text=text))
+                keyword, _notes = store._keyword_search(conn, CandidateQuery(where, DEPTH, text=text))
+            found = [] if keyword is None else keyword.notes
             held = store._keywords._held[project]
             with s.span("keyword BM25 alone"):
                 held.index.search(project, text, DEPTH, None)
@@ -130,6 +134,8 @@ def run(url: str, project: str, searches: int, seed: int) -> dict[str, Any]:
                         answer = _answer(rows, True)
                     if record and "statement" not in plans:
                         plans["statement"] = _explain(conn, sql, params)
+            with s.span("store.candidates (the whole call, as hybrid search asks it)"):
+                store.candidates(CandidateQuery(where, DEPTH, namespace, q, text, SAMPLE, neighbours=True))
             window = [NoteId(c.id) for c in (answer.semantic + answer.keyword)[:25]]
             with s.span("newer-first vectors"):
                 store.vectors(window, namespace)

@@ -31,7 +31,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import psycopg
@@ -68,7 +68,16 @@ Accept = Callable[[list[str]], np.ndarray]
 Query = tuple[str, dict[str, Any]]
 
 
-def _not_in(left_out: set[str]) -> Accept:
+class Found(NamedTuple):
+    """A keyword search's answer: the notes found with their scores, the ids ``hidden``
+    named (None when not asked), and how far into the project's feed the index had read."""
+
+    notes: list[tuple[str, float]]
+    hidden: frozenset[str] | None
+    seen: int
+
+
+def _not_in(left_out: frozenset[str]) -> Accept:
     def accept(ids: list[str]) -> np.ndarray:
         return np.fromiter((key not in left_out for key in ids), dtype=bool, count=len(ids))
 
@@ -101,7 +110,7 @@ class PostgresKeywords:
     def search(
         self, conn: psycopg.Connection, project: str, query: str, depth: int, accept: Accept | None,
         hidden: Query | None = None,
-    ) -> list[tuple[str, float]]:
+    ) -> Found:
         """The ``depth`` best notes of ``project`` for ``query`` that ``accept`` lets through
         and that ``hidden`` (a query of note ids, run in the catch-up's round trip) does not
         name, as ``KeywordIndex.search`` orders them, with every change committed before the call."""
@@ -114,11 +123,20 @@ class PostgresKeywords:
                 left_out = None if hidden is None else conn.execute(*hidden).fetchall()
             else:
                 left_out = self._catch_up(conn, project, held, hidden)
-            if left_out is not None:
-                accept = _not_in({key for (key,) in left_out})
+            hidden_ids = None if left_out is None else frozenset(key for (key,) in left_out)
+            if hidden_ids is not None:
+                accept = _not_in(hidden_ids)
             found = held.index.search(project, query, depth, accept)
+            assert held.seen is not None
+            seen = held.seen
         self._evict(keep=project)
-        return found
+        return Found(found, hidden_ids, seen)
+
+    def seen(self, project: str) -> int | None:
+        """How far into ``project``'s feed its index has read; None when not held."""
+        with self._lock:
+            held = self._held.get(project)
+        return None if held is None else held.seen
 
     def notes(self, project: str) -> int | None:
         """How many notes ``project`` holds as of its last search here; None when not held."""

@@ -153,8 +153,8 @@ def scope_conditions(where: NoteFilter, alias: str, params: dict[str, Any]) -> l
 
 class Part(NamedTuple):
     """One part of the statement: its CTEs, the SELECT of its output rows (see
-    ``candidates_sql``), and the SELECT of the note ids it names, whose docs (and for
-    candidates, neighbours) the statement returns too."""
+    ``candidates_sql``; empty: none), and the SELECT of the note ids it names, whose docs
+    (and for candidates, neighbours) the statement returns too."""
 
     ctes: list[str]
     output: str
@@ -163,7 +163,7 @@ class Part(NamedTuple):
 
 def candidates_sql(
     where: NoteFilter, *, space: int | None, dim: int, semantic: bool, keyword: bool, spread: bool,
-    neighbours: bool, params: dict[str, Any], project_notes: int | None = None,
+    neighbours: bool, params: dict[str, Any], project_notes: int | None = None, given: bool = False, large: bool = False,
 ) -> str:
     """One statement answering a question. Rows ``(kind, id, created, score, std, n, seed,
     doc, home)``: kind ``s`` a semantic candidate (score: cosine), ``k`` a keyword candidate
@@ -172,20 +172,26 @@ def candidates_sql(
     namespace holds no vectors. Needs ``q`` (the query vector), ``depth``, ``sample`` and
     ``terms`` in ``params`` as the parts asked for use them. ``project_notes``: how many notes
     the project holds, when the caller knows (its keyword index, just caught up): a project
-    of at most ``EXACT_SCAN_MAX`` notes is scanned exactly without counting its scope."""
+    of at most ``EXACT_SCAN_MAX`` notes is scanned exactly without counting its scope.
+    ``given``: the semantic candidates were found by the caller (``vector_cache``), their ids
+    in ``given``: the statement returns their neighbours and docs, not them. ``large``: the
+    scope is known to hold more than ``EXACT_SCAN_MAX`` vectors (``vector_cache``): the HNSW
+    walk runs without counting it first."""
     v_filter, vec = filter_sql(where, "v", params, by_id=True), f"%(q)s::vector({int(dim)})"
     vectors = None if space is None else int(space)
     parts: list[Part] = []
     if semantic and vectors is not None:
         small = project_notes is not None and project_notes <= EXACT_SCAN_MAX
-        parts.append(semantic_part(vectors, int(dim), vec, v_filter, small=small))
+        parts.append(semantic_part(vectors, int(dim), vec, v_filter, small=small, large=large))
+    if given and vectors is not None:
+        parts.append(Part([], "", "SELECT unnest(%(given)s::text[]) AS note"))
     if spread and vectors is not None:
         parts.append(spread_part(vectors, vec, v_filter, narrowed=narrowed(where)))
     if keyword:
         parts.append(keyword_part())
     if neighbours and (seeds := [part.named for part in parts if part.named]):
         n_filter = filter_sql(where, "n", params)
-        parts.append(neighbours_part(seeds, vectors if semantic else None, vec, n_filter))
+        parts.append(neighbours_part(seeds, vectors if semantic or given else None, vec, n_filter))
     if named := [part.named for part in parts if part.named]:
         parts.append(docs_part(named))
     if not parts:
@@ -193,14 +199,15 @@ def candidates_sql(
     by_id = vectors is not None and (semantic or spread) and hides(where)  # parts reading ``vectors``
     ctes = ([hidden_cte(where, params)] if by_id else []) + [cte for part in parts for cte in part.ctes]
     head = f"WITH {', '.join(ctes)} " if ctes else ""
-    return head + " UNION ALL ".join(f"({part.output})" for part in parts)
+    return head + " UNION ALL ".join(f"({part.output})" for part in parts if part.output)
 
 
-def semantic_part(space: int, dim: int, vec: str, v_filter: str, *, small: bool = False) -> Part:
+def semantic_part(space: int, dim: int, vec: str, v_filter: str, *, small: bool = False, large: bool = False) -> Part:
     """The ``depth`` nearest vectors of the scope: exact scan of a small scope, HNSW walk of
     a large one, exact after all when the walk comes back short (module docstring). ``small``:
     the scope is known to hold at most ``EXACT_SCAN_MAX`` vectors (its project holds no more
-    notes), so the exact scan runs without counting it first (5,000 index entries: 1-1.5 ms)."""
+    notes), so the exact scan runs without counting it first (5,000 index entries: 1-1.5 ms);
+    ``large``: it holds more, so the HNSW walk runs without counting it."""
     output = "SELECT 's', note, created, cosine, NULL::float8, NULL::bigint, NULL, NULL, NULL FROM semantic"
     if small:
         return Part(
@@ -213,18 +220,23 @@ def semantic_part(space: int, dim: int, vec: str, v_filter: str, *, small: bool 
             output,
             "SELECT note FROM semantic",
         )
+    over = "TRUE" if large else f"(SELECT n FROM scope_size) > {EXACT_SCAN_MAX}"
+    within = "FALSE" if large else f"(SELECT n FROM scope_size) <= {EXACT_SCAN_MAX}"
+    count = [] if large else [
+        f"""scope_size AS (
+            SELECT count(*) AS n FROM (SELECT 1 FROM vectors v WHERE v.space = {space} AND {v_filter}
+                                       LIMIT {EXACT_SCAN_MAX + 1}) x)"""
+    ]
     return Part(
         [
-            f"""scope_size AS (
-                SELECT count(*) AS n FROM (SELECT 1 FROM vectors v WHERE v.space = {space} AND {v_filter}
-                                           LIMIT {EXACT_SCAN_MAX + 1}) x)""",
+            *count,
             f"""approx AS MATERIALIZED (
                 SELECT v.note, v.created, v.embedding::vector({dim}) <=> {vec} AS distance FROM vectors v
-                WHERE (SELECT n FROM scope_size) > {EXACT_SCAN_MAX} AND v.space = {space} AND {v_filter}
+                WHERE {over} AND v.space = {space} AND {v_filter}
                 ORDER BY v.embedding::vector({dim}) <=> {vec} LIMIT %(depth)s)""",
             f"""exact AS MATERIALIZED (
                 SELECT v.note, v.created, 1 - (v.embedding <=> {vec}) AS cosine FROM vectors v
-                WHERE ((SELECT n FROM scope_size) <= {EXACT_SCAN_MAX} OR (SELECT count(*) FROM approx) < %(depth)s)
+                WHERE ({within} OR (SELECT count(*) FROM approx) < %(depth)s)
                   AND v.space = {space} AND {v_filter}
                 ORDER BY cosine DESC, v.created DESC, v.note LIMIT %(depth)s)""",
             """semantic AS (

@@ -105,6 +105,12 @@ store after ``migrate``, finds the index built with other options, and a server'
 rebuilds it with ``build_hnsw`` on a thread of its own, beside the old one, which serves
 searches until the swap (a short-lived command's store leaves it to a server).
 
+Version 9 (every vector change in the feed): re-embedding (``rehome``) and dropping a
+namespace write the keyword change feed too (``writes.TOUCHED``), because servers now hold
+projects' vectors (``vector_cache``) and refresh them from it. No data changes
+(``_vectors_in_feed``); the version keeps servers of version 8, which change vectors without
+telling the others, from opening.
+
 Re-indexing (``reindex_terms``): ``migrate`` compares the recorded analysis with the current
 one on every open, under the same lock and in the same transaction as the migrations; when
 they differ (or none is recorded: every database written before version 3), each note's
@@ -236,6 +242,11 @@ def _hnsw_options(conn: psycopg.Connection) -> None:
         log.info("postgres_store.hnsw_rebuild_due", indexes=stale, options=",".join(HNSW_OPTIONS))
 
 
+def _vectors_in_feed(conn: psycopg.Connection) -> None:
+    """Version 9: nothing to change; the version alone refuses servers of version 8, whose
+    re-embedding would leave other servers' copies of the vectors stale."""
+
+
 MIGRATIONS: tuple[tuple[int, str | Callable[[psycopg.Connection], None]], ...] = (
     (
         1,
@@ -334,6 +345,7 @@ MIGRATIONS: tuple[tuple[int, str | Callable[[psycopg.Connection], None]], ...] =
     ),
     (7, _note_terms),
     (8, _hnsw_options),
+    (9, _vectors_in_feed),
 )
 LATEST = MIGRATIONS[-1][0]
 

@@ -58,16 +58,17 @@ import numpy as np
 import psycopg
 import structlog
 
-from local_mcp_memory.adapters.cosines import cosine_table
+from local_mcp_memory.adapters.cosines import cosine_rows, cosine_table
 from local_mcp_memory.adapters.keyword_index import rank
 from local_mcp_memory.adapters.postgres_store import codec, curation
 from local_mcp_memory.adapters.postgres_store.connection import connect, failures, open_pool
-from local_mcp_memory.adapters.postgres_store.keywords import CHANGED, MAX_NOTES, PostgresKeywords
-from local_mcp_memory.adapters.postgres_store.writes import Entry, prepare, put_notes, put_rows, trim_changes
+from local_mcp_memory.adapters.postgres_store.keywords import CHANGED, MAX_NOTES, Found, PostgresKeywords
+from local_mcp_memory.adapters.postgres_store.writes import TOUCHED, Entry, lock_stored, prepare, put_notes, put_rows, trim_changes
 from local_mcp_memory.adapters.postgres_store.queries import candidates_sql, filter_sql, hidden_sql, hides, narrowed
 from local_mcp_memory.adapters.postgres_store.rebuild import GraphRebuild
 from local_mcp_memory.adapters.postgres_store.schema import LOCK_KEY, build_hnsw, hnsw_index_sql, migrate, repair_hnsw
 from local_mcp_memory.adapters.postgres_store.url import StoreUrl
+from local_mcp_memory.adapters.postgres_store.vector_cache import MAX_VECTORS, VectorCache
 from local_mcp_memory.adapters.read_ahead import read_ahead
 from local_mcp_memory.adapters.text_analysis import tokens
 from local_mcp_memory.application.errors import StoreError
@@ -119,7 +120,7 @@ class PostgresNoteStore:
 
     def __init__(
         self, url: str, *, pool_size: int = 8, timeout: float = 5.0, purge_every: float = PURGE_EVERY,
-        keyword_notes: int = MAX_NOTES, rebuild_graphs: bool = False,
+        keyword_notes: int = MAX_NOTES, cached_vectors: int = MAX_VECTORS, rebuild_graphs: bool = False,
     ) -> None:
         try:
             self._url = StoreUrl.parse(url)
@@ -133,6 +134,7 @@ class PostgresNoteStore:
         self._unanalyzed = 0  # notes this server wrote since the statistics were taken
         self._bulk = 0  # bulk blocks open: statistics wait for their end
         self._keywords = PostgresKeywords(keyword_notes)
+        self._vectors = VectorCache(cached_vectors)
         with failures(self._url, "open the note store"):
             with connect(self._url, timeout) as conn:
                 _create_extension(conn, self._url)
@@ -274,19 +276,24 @@ class PostgresNoteStore:
         rows = {note_id.value: _row(v, namespace.dim) for note_id, v in vectors.items()}
         if not rows:
             return
-        with failures(self._url, "write to the note store"):
-            space = self._space(namespace)
-            with self._pool.connection() as conn, conn.transaction(), conn.pipeline():
-                # the notes first, as every other write locks them: no deadlock with a purge
-                conn.execute("SELECT 1 FROM notes WHERE id = ANY(%s) ORDER BY id FOR UPDATE", (sorted(rows),))
-                for key, row in rows.items():
+
+        def write(conn: psycopg.Connection) -> None:
+            # the notes first, then their projects' counters, as every other write locks them
+            stored = lock_stored(conn, list(rows))
+            with conn.pipeline():
+                for key in stored:
                     conn.execute(
                         """INSERT INTO vectors (note, space, project, grp, created, written, tags, embedding)
                            SELECT id, %(space)s, project, grp, created, written, tags, %(row)s FROM notes WHERE id = %(id)s
                            ON CONFLICT (note, space) DO UPDATE SET embedding = EXCLUDED.embedding""",
-                        {"space": space, "row": row, "id": key},
+                        {"space": space, "row": rows[key], "id": key},
                     )
-                conn.execute("UPDATE notes SET home = %s WHERE id = ANY(%s)", (space, list(rows)))
+                conn.execute("UPDATE notes SET home = %s WHERE id = ANY(%s)", (space, stored))
+                conn.execute(TOUCHED, {"ids": stored})  # other servers' copies of these vectors
+
+        with failures(self._url, "write to the note store"):
+            space = self._space(namespace)
+            self._transaction(write)
 
     @contextlib.contextmanager
     def bulk(self, namespace: Namespace, count: int) -> Iterator[None]:
@@ -404,13 +411,23 @@ class PostgresNoteStore:
             self._analyzing.release()
 
     def drop_namespace(self, namespace: Namespace) -> int:
-        with failures(self._url, "write to the note store"), self._pool.connection() as conn:
+        def drop(conn: psycopg.Connection) -> int:
+            doomed = [key for (key,) in conn.execute(
+                """SELECT v.note FROM vectors v JOIN namespaces ns ON ns.id = v.space JOIN notes n ON n.id = v.note
+                   WHERE ns.name = %s AND n.home <> ns.id""",
+                (str(namespace),),
+            ).fetchall()]
+            stored = lock_stored(conn, doomed)
             cursor = conn.execute(
                 """DELETE FROM vectors v USING notes n, namespaces ns
-                   WHERE ns.name = %s AND v.space = ns.id AND n.id = v.note AND n.home <> ns.id""",
-                (str(namespace),),
+                   WHERE ns.name = %s AND v.space = ns.id AND n.id = v.note AND n.home <> ns.id AND v.note = ANY(%s)""",
+                (str(namespace), stored),
             )
+            conn.execute(TOUCHED, {"ids": stored})  # other servers' copies of these vectors
             return cursor.rowcount
+
+        with failures(self._url, "write to the note store"):
+            return self._transaction(drop)
 
     def put_global(self, entry: GlobalEntry) -> None:
         value = codec.global_value(entry)
@@ -498,27 +515,40 @@ class PostgresNoteStore:
         params: dict[str, Any] = {"q": q, "depth": query.depth, "sample": query.spread_sample}
         with failures(self._url, "search the note store"), self._pool.connection() as conn:
             space = None if q is None else self._known_space(conn, query.namespace)
-            found, project_notes = self._keyword_search(conn, query)
+            keyword, project_notes = self._keyword_search(conn, query)
+            found = [] if keyword is None else keyword.notes
+            semantic, spread, large = None, None, False
+            if q is not None and space is not None and keyword is not None and not narrowed(query.where):
+                held = self._vectors.get(conn, query.where.project_id.value, space, keyword.seen, project_notes)
+                if held is not None:  # the whole project's cosines here (``vector_cache``)
+                    hidden = keyword.hidden or frozenset()
+                    semantic = held.nearest(q, query.depth, hidden) if held.complete else None
+                    spread = held.spread(q, query.spread_sample, hidden) if query.spread_sample > 0 else None
+                    large = held.large(hidden)
             params["kw_ids"], params["kw_scores"] = [key for key, _ in found], [score for _, score in found]
+            params["given"] = None if semantic is None else [c.id for c in semantic]
             sql = candidates_sql(
                 query.where,
                 space=space,
                 dim=query.namespace.dim if query.namespace is not None else 0,
-                semantic=q is not None,
+                semantic=q is not None and semantic is None,
+                given=semantic is not None,
                 keyword=bool(found),
-                spread=q is not None and query.spread_sample > 0,
+                spread=q is not None and query.spread_sample > 0 and spread is None,
                 neighbours=query.neighbours,
                 params=params,
                 project_notes=project_notes,
+                large=large,
             )
             rows = conn.execute(sql, params).fetchall() if sql else []
-        return _answer(rows, query.neighbours)
+        return _answer(rows, query.neighbours, semantic, spread)
 
-    def _keyword_search(self, conn: psycopg.Connection, query: CandidateQuery) -> tuple[list[tuple[str, float]], int | None]:
+    def _keyword_search(self, conn: psycopg.Connection, query: CandidateQuery) -> tuple[Found | None, int | None]:
         """The keyword candidates (``keywords``), each accepted by the question's filter, and
-        how many notes the project holds (its index, just caught up); None without a keyword search."""
+        how many notes the project holds (its index, just caught up); None, None without a
+        keyword search."""
         if query.text is None or not tokens(query.text):
-            return [], None
+            return None, None
         where = query.where
 
         def accept(ids: list[str]) -> np.ndarray:
@@ -595,6 +625,15 @@ class PostgresNoteStore:
         return None if found is None else found[0].to_numpy().astype(np.float32)
 
     def cosines(self, note_ids: Iterable[NoteId], namespace: Namespace) -> dict[str, dict[str, float]]:
+        """From the vectors a hybrid search of their project holds in this process
+        (``vector_cache``), as new as the project's keyword index just caught up with (the
+        search that asks has caught it up); else read from the database."""
+        wanted = sorted({n.value for n in note_ids})
+        known = self._spaces.get(str(namespace))
+        if known is not None and wanted:
+            held = self._vectors.rows(known[0], wanted, self._keywords.seen)
+            if held is not None:
+                return cosine_rows(wanted, held)
         return cosine_table(self.vectors(note_ids, namespace))
 
     def vectors(self, note_ids: Iterable[NoteId], namespace: Namespace) -> dict[NoteId, Vector]:
@@ -691,8 +730,11 @@ class _Docs(Mapping[str, StoredNote]):
         return len(self.raw)
 
 
-def _answer(rows: list[tuple], with_neighbours: bool) -> Candidates:
-    semantic, keyword, spread = [], [], NO_SPREAD
+def _answer(rows: list[tuple], with_neighbours: bool, given: list[Candidate] | None = None, measured: Spread | None = None) -> Candidates:
+    """The rows of ``candidates_sql`` as ``Candidates``; ``given``: the semantic candidates
+    and ``measured`` the spread, found in this process (``vector_cache``), the statement
+    having returned the docs of the former (a note deleted since is left out)."""
+    semantic, keyword, spread = [], [], NO_SPREAD if measured is None else measured
     neighbours: dict[str, list[tuple[int, Neighbour]]] = {}
     notes = _Docs()
     for kind, key, created, score, std, n, seed, doc, home in rows:
@@ -708,6 +750,8 @@ def _answer(rows: list[tuple], with_neighbours: bool) -> Candidates:
             neighbours.setdefault(seed, []).append((n, Neighbour(key, created, None if score is None else float(score))))
         else:
             notes.raw[key] = (doc, home)
+    if given is not None:
+        semantic = [c for c in given if c.id in notes.raw]
     semantic.sort(key=lambda c: (-c.score, -c.created_at.timestamp(), c.id))
     keyword.sort(key=lambda c: (-rank(c.score), -c.created_at.timestamp(), c.id))
     near: dict[str, list[Neighbour]] = {}

@@ -49,12 +49,36 @@ def _lock(conn: psycopg.Connection, ids: set[str], projects: set[str]) -> psycop
     """``lock_rows``; the cursor of the stored notes locked (one row each), which is read
     only outside a pipeline."""
     stored = conn.execute("SELECT 1 FROM notes WHERE id = ANY(%s) ORDER BY id FOR UPDATE", (sorted(ids),))
+    _lock_counters(conn, projects)
+    return stored
+
+
+def _lock_counters(conn: psycopg.Connection, projects: set[str]) -> None:
     conn.execute(
         """INSERT INTO keyword_totals (project, notes, terms) SELECT p, 0, 0 FROM unnest(%s::text[]) AS p ORDER BY p
            ON CONFLICT (project) DO UPDATE SET notes = keyword_totals.notes""",
         (sorted(projects),),
     )
-    return stored
+
+
+def lock_stored(conn: psycopg.Connection, ids: Sequence[str]) -> list[str]:
+    """Lock, in the order of ``lock_rows``, the stored notes among ``ids`` and their projects'
+    keyword counters, for a write that changes the notes' vectors only (``touch`` follows);
+    the ids found."""
+    found = conn.execute("SELECT id, project FROM notes WHERE id = ANY(%s) ORDER BY id FOR UPDATE", (sorted(ids),)).fetchall()
+    if found:
+        _lock_counters(conn, {project for _id, project in found})
+    return [key for key, _project in found]
+
+
+TOUCHED = f"""WITH touched AS (SELECT id, project FROM notes WHERE id = ANY(%(ids)s)),
+        counted AS (UPDATE keyword_totals k SET seq = k.seq + 1 WHERE k.project IN (SELECT project FROM touched)
+                    RETURNING k.project, k.seq)
+    {CHANGED.format(rows="SELECT t.project, t.id, c.seq FROM touched t JOIN counted c ON c.project = t.project")}"""
+"""Record in the change feed that the notes ``ids`` changed though no put wrote them (their
+vectors in a namespace: ``rehome``, ``drop_namespace``), one bump of each project's counter,
+after ``lock_stored``: every server's in-process copies of the project (keyword index,
+``vector_cache``) then read them again."""
 
 
 COPY_MIN = 200

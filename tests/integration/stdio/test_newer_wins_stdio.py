@@ -55,3 +55,52 @@ def test_the_newer_fact_wins_in_default_search_and_add_note_names_the_older(tmp_
     with StdioServer(tmp_path, *store_args) as server:
         hybrid = ranked(server, "hybrid")
         assert hybrid[0] == new["id"] and old["id"] in hybrid
+
+
+# A fact and its update that share little wording and no change word, only another value of one
+# kind (a score for a score): the fraud-scorer project of the knowledge-update set's dev part,
+# stored in the benchmark's order (old facts, the others sorted, new facts).
+FRAUD_OLD = [
+    "The fraud model is a logistic regression on 40 hand-made features.",
+    "The decline threshold is a score of 0.8.",
+    "The model is retrained every quarter.",
+    "Features are computed in a nightly Spark job.",
+    "Model precision at the threshold is 0.72.",
+    "Sara owns the fraud model.",
+]
+FRAUD_OTHERS = [
+    "Holiday calendars come from the public API of the central bank.",
+    "Kafka topics for payments keep seven days of data.",
+    "LightGBM training runs on a single 32-core machine in about 40 minutes.",
+    "Manual reviewers see the top five feature contributions for each alert.",
+    "Notebooks are stored in the analysis repo, not in the service repo.",
+    "Our team channel is #risk-eng.",
+    "The chargeback model is a separate logistic regression owned by finance.",
+]
+FRAUD_NEW = [
+    "Scoring uses a LightGBM model with 300 trees over 180 features.",
+    "Transactions are blocked above 0.65; between 0.5 and 0.65 they go to manual review.",
+    "Retraining happens weekly on a rolling six-month window.",
+    "Feast serves online features computed from the Kafka stream.",
+    "The last evaluation measured precision 0.81 at the operating point.",
+    "Ownership of the scorer passed to the risk team under Tomasz.",
+]
+
+
+def test_a_newer_fact_naming_another_value_of_the_same_kind_wins_without_a_change_word(
+    tmp_path: Path, store_args: tuple[str, ...]
+) -> None:
+    with StdioServer(tmp_path, *store_args) as server:
+        ids = [add(server, text, f"2026-01-12T09:{n:02}:00Z")["id"] for n, text in enumerate(FRAUD_OLD)]
+        for n, text in enumerate(FRAUD_OTHERS):
+            add(server, text, f"2026-03-16T09:{n:02}:00Z")
+        ids += [add(server, text, f"2026-06-15T09:{n:02}:00Z")["id"] for n, text in enumerate(FRAUD_NEW)]
+        old, new = ids[1], ids[len(FRAUD_OLD) + 1]  # "a score of 0.8" -> "blocked above 0.65"
+
+        def ranked_for(mode: str) -> list[str]:
+            params = {"projectId": PROJECT, "query": "At what score is a payment declined?", "topK": 10, "mode": mode}
+            return [hit["id"] for hit in server.result("memory.search", params)["results"]]
+
+        semantic, hybrid = ranked_for("semantic"), ranked_for("hybrid")
+        assert semantic.index(old) < semantic.index(new)
+        assert hybrid.index(new) < hybrid.index(old)

@@ -238,3 +238,23 @@ def test_whether_a_note_speaks_of_a_change_is_asked_only_where_it_decides_a_pair
     assert asked == []  # no pair between the two thresholds
     assert ids(newer_first(ranked, cosines, {}, changed, subject=100.0, changed_subject=1.0))[:3] == [0xC, 0xA, 0xB]
     assert sorted(set(asked)) == sorted({ranked[0].id, ranked[2].id}) and len(asked) == len(set(asked))
+
+
+def test_two_notes_naming_other_values_of_one_kind_need_only_the_value_bar() -> None:
+    ranked = [hit(0xA, 0.9, minutes=0), hit(0xB, 0.7, minutes=1), hit(0xC, 0.5, minutes=10)]
+    ranked += [hit(0xE0 + i, 0.3 - i / 100, minutes=3 + i) for i in range(3)]
+    cosines = _cosines(_window(ranked, {0: SAME, 2: ALSO_SAME}))
+    asked: list[tuple[str, str]] = []
+
+    def other_values(newer: str, older: str) -> bool:
+        asked.append((newer, older))
+        return (newer, older) == (ranked[2].id, ranked[0].id)
+
+    bars = {"subject": 100.0, "changed_subject": 100.0}
+    assert ids(newer_first(ranked, cosines, {}, **bars))[:3] == [0xA, 0xB, 0xC]
+    assert ids(newer_first(ranked, cosines, {}, **bars, values_changed=other_values, value_subject=100.0))[:3] == [0xA, 0xB, 0xC]
+    assert ids(newer_first(ranked, cosines, {}, **bars, values_changed=other_values, value_subject=1.0))[:3] == [0xC, 0xA, 0xB]
+    assert asked and all(newer == ranked[2].id for newer, _ in asked)  # asked of the newer of a pair only
+    asked.clear()
+    assert ids(newer_first(ranked, cosines, {}, subject=1.0, values_changed=other_values, value_subject=0.5))[:3] == [0xC, 0xA, 0xB]
+    assert asked == []  # a pair the subject bar takes asks nothing more

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 
 from local_mcp_memory.application.ports import Spread
 from local_mcp_memory.application.services import Services
-from local_mcp_memory.application.suggestions import FEATURES, likely_replaced, pair_features, replacement_chances
+from local_mcp_memory.application.suggestions import FEATURES, likely_replaced, pair_features, replacement_chances, values_changed
 from tests.unit.steps import rpc
 
 PROJECT = Spread(40, 0.15, 0.10)
@@ -142,3 +142,11 @@ def test_odd_texts_are_read_without_failing() -> None:
         chances = replacement_chances(text, similar, PROJECT)
         assert len(chances) == len(similar) and all(0.0 <= p <= 1.0 for p in chances)
         assert len(likely_replaced(text, similar, PROJECT)) <= 2
+
+
+def test_two_texts_name_other_values_when_each_has_one_the_other_lacks_of_a_kind_both_name() -> None:
+    assert values_changed("The API allows 600 calls a minute.", "The rate limit is 100 requests per minute.")
+    assert values_changed("Hardware rev C is built around an ESP32-S3.", "The controller board uses an ATmega328P.")
+    assert not values_changed("Each key may make 600 calls a minute.", "Deploys need approval from Dana.")  # a number, a name
+    assert not values_changed("Retries: 5, then Sentry.", "Retries: 5.")  # nothing of the older's is gone
+    assert not values_changed("Lunch is at noon.", "The office closes early on Fridays.")  # no values
