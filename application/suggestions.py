@@ -138,11 +138,17 @@ class _Reading:
 
 
 def _starts_sentence(text: str, at: int) -> bool:
-    """Whether the word at ``at`` begins ``text`` or a sentence of it."""
+    """Whether the word at ``at`` begins ``text``, a sentence or a line of it (after the marks
+    of a markdown heading, list item or quote: "# Rollback", "- Revert the tag")."""
     at -= 1
-    while at >= 0 and text[at].isspace():
+    while at >= 0 and (text[at].isspace() or text[at] in _LINE_MARKS):
+        if text[at] == "\n":
+            return True
         at -= 1
     return at < 0 or text[at] in ".!?;:"
+
+
+_LINE_MARKS = "#>*-+"
 
 
 READ_CHARS = 500

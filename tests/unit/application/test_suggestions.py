@@ -150,3 +150,10 @@ def test_two_texts_name_other_values_when_each_has_one_the_other_lacks_of_a_kind
     assert not values_changed("Each key may make 600 calls a minute.", "Deploys need approval from Dana.")  # a number, a name
     assert not values_changed("Retries: 5, then Sentry.", "Retries: 5.")  # nothing of the older's is gone
     assert not values_changed("Lunch is at noon.", "The office closes early on Fridays.")  # no values
+
+
+def test_a_word_that_begins_a_line_or_a_markdown_heading_or_item_is_no_name() -> None:
+    assert not values_changed("# New\nfresh", "# Guide\n\nRead me first.\n\n## Rollback\n\nRevert the release tag.")
+    assert not values_changed("- Deploys need approval", "> Builds need approval")
+    assert values_changed("## Hosting\nWe moved to Azure.", "## Hosting\nWe run on AWS.")  # names inside a line still are
+    assert values_changed("The cache - Redis now", "The cache - Memcached")  # a dash inside a line starts nothing
