@@ -233,9 +233,10 @@ def newer_first(
     speaks of a change) needs ``changed_subject`` as the newer of a pair; ``changed`` is asked
     only about a pair that one threshold would take and the other not. A pair for which
     ``values_changed(newer, older)`` holds (each names a value the other does not) needs
-    ``value_subject`` at most; it is asked only about a pair the other thresholds leave, the
-    newer note second. Two notes written one right after the other in a group (``adjacent``: each seed's neighbours, as ``with_context`` takes them)
-    are context, the answer after a question, not an update: never a pair. ``cosines``:
+    ``value_subject`` at most; it is asked only about a pair the other thresholds leave out,
+    the newer note first. Two notes written one right after the other in a group
+    (``adjacent``: each seed's neighbours, as ``with_context`` takes them) are context, the
+    answer after a question, not an update: never a pair. ``cosines``:
     every two results with a vector (``StoreMaintenance.cosines``). A result without one
     is a subject of its own; fewer than ``NEWER_MIN_WINDOW`` with one: no change.
     So an update ranks right above what it updates, which moves down one place, and

@@ -83,15 +83,13 @@ class ProjectVectors:
         self.created = created  # microseconds since the epoch
         self.matrix = matrix
         self.squares = np.einsum("ij,ij->i", matrix, matrix).astype(np.float64)  # pgvector sums in float32 too
+        self.usable = bool(np.all(self.squares > 0.0))  # a zero vector: pgvector's cosine is NaN, searched in SQL
         self.complete = complete
         self.seen = seen
         self._rows: dict[str, int] | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
-
-    def usable(self) -> bool:
-        return bool(np.all(self.squares > 0.0))
 
     def changed(self, rows: list[tuple], seen: int) -> ProjectVectors:
         """A whole project's copy with the feed's ``rows`` since its position applied (each
@@ -204,7 +202,7 @@ class VectorCache:
                 self._held.move_to_end(key)
             loading = self._loading.setdefault(key, threading.Lock())
         if held is not None and held.seen >= seen:
-            return held if held.usable() else None
+            return held if held.usable else None
         with loading:
             with self._lock:
                 held = self._held.get(key)
@@ -216,7 +214,7 @@ class VectorCache:
                     self._held[key] = held
                     self._held.move_to_end(key)
                     self._evict(keep=key)
-        return held if held.usable() else None
+        return held if held.usable else None
 
     def rows(self, space: int, ids: Sequence[str], seen: Callable[[str], int | None]) -> np.ndarray | None:
         """The vectors of ``ids`` (rows in that order) from the copy of the project holding

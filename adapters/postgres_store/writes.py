@@ -63,7 +63,7 @@ def _lock_counters(conn: psycopg.Connection, projects: set[str]) -> None:
 
 def lock_stored(conn: psycopg.Connection, ids: Sequence[str]) -> list[str]:
     """Lock, in the order of ``lock_rows``, the stored notes among ``ids`` and their projects'
-    keyword counters, for a write that changes the notes' vectors only (``touch`` follows);
+    keyword counters, for a write that changes the notes' vectors only (``TOUCHED`` follows);
     the ids found."""
     found = conn.execute("SELECT id, project FROM notes WHERE id = ANY(%s) ORDER BY id FOR UPDATE", (sorted(ids),)).fetchall()
     if found:
