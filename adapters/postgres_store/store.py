@@ -116,11 +116,14 @@ class PostgresNoteStore:
     """Notes in the PostgreSQL database at ``url`` (schema created or migrated on open).
     Thread-safe: each call takes a connection from the pool. ``rebuild_graphs``: a server's
     store, which rebuilds a serving HNSW graph of older options on a thread (``rebuild``);
-    a short-lived command's store leaves that to a server."""
+    a short-lived command's store leaves that to a server. ``vector_graphs``: a server's store
+    too, which holds a large project's vectors with a graph of its own after its first search
+    (``vector_graph``) instead of walking PostgreSQL's HNSW index."""
 
     def __init__(
         self, url: str, *, pool_size: int = 8, timeout: float = 5.0, purge_every: float = PURGE_EVERY,
         keyword_notes: int = MAX_NOTES, cached_vectors: int = MAX_VECTORS, rebuild_graphs: bool = False,
+        vector_graphs: bool = False,
     ) -> None:
         try:
             self._url = StoreUrl.parse(url)
@@ -134,7 +137,7 @@ class PostgresNoteStore:
         self._unanalyzed = 0  # notes this server wrote since the statistics were taken
         self._bulk = 0  # bulk blocks open: statistics wait for their end
         self._keywords = PostgresKeywords(keyword_notes)
-        self._vectors = VectorCache(cached_vectors)
+        self._vectors = VectorCache(cached_vectors, (lambda: connect(self._url, timeout)) if vector_graphs else None)
         with failures(self._url, "open the note store"):
             with connect(self._url, timeout) as conn:
                 _create_extension(conn, self._url)
@@ -153,7 +156,13 @@ class PostgresNoteStore:
         over within ``timeout`` seconds."""
         return self._rebuild is None or self._rebuild.wait(timeout)
 
+    def vector_graphs_built(self, timeout: float | None = None) -> bool:
+        """Wait for this store's builds of projects' vector graphs; whether they ended within
+        ``timeout`` seconds."""
+        return self._vectors.wait(timeout)
+
     def close(self) -> None:
+        self._vectors.close()
         if self._rebuild is not None:
             self._rebuild.stop()
         self._pool.close()
@@ -518,10 +527,9 @@ class PostgresNoteStore:
             keyword, project_notes = self._keyword_search(conn, query)
             found = [] if keyword is None else keyword.notes
             semantic, spread, large = None, None, False
-            if q is not None and space is not None and keyword is not None and not narrowed(query.where):
-                held = self._vectors.get(conn, query.where.project_id.value, space, keyword.seen, project_notes)
+            if q is not None and space is not None and not narrowed(query.where):
+                held, hidden = self._held_vectors(conn, query, space, keyword, project_notes)
                 if held is not None:  # the whole project's cosines here (``vector_cache``)
-                    hidden = keyword.hidden or frozenset()
                     semantic = held.nearest(q, query.depth, hidden) if held.complete else None
                     spread = held.spread(q, query.spread_sample, hidden) if query.spread_sample > 0 else None
                     large = held.large(hidden)
@@ -542,6 +550,20 @@ class PostgresNoteStore:
             )
             rows = conn.execute(sql, params).fetchall() if sql else []
         return _answer(rows, query.neighbours, semantic, spread)
+
+    def _held_vectors(
+        self, conn: psycopg.Connection, query: CandidateQuery, space: int, keyword: Found | None, project_notes: int | None,
+    ) -> tuple[Any, frozenset[str]]:
+        """The project's vectors held here (``vector_cache``) as new as the feed the keyword
+        step read, and the ids the whole project's filter hides; without a keyword step, a
+        whole copy or graph brought up to the feed (prefixes serve a hybrid search's spread
+        only). None, empty when the database answers."""
+        project = query.where.project_id.value
+        if keyword is not None:
+            return self._vectors.get(conn, project, space, keyword.seen, project_notes), keyword.hidden or frozenset()
+        params: dict[str, Any] = {}
+        found = self._vectors.current(conn, project, space, (hidden_sql(query.where, params), params) if hides(query.where) else None)
+        return (None, frozenset()) if found is None else found
 
     def _keyword_search(self, conn: psycopg.Connection, query: CandidateQuery) -> tuple[Found | None, int | None]:
         """The keyword candidates (``keywords``), each accepted by the question's filter, and
@@ -631,7 +653,7 @@ class PostgresNoteStore:
         wanted = sorted({n.value for n in note_ids})
         known = self._spaces.get(str(namespace))
         if known is not None and wanted:
-            held = self._vectors.rows(known[0], wanted, self._keywords.seen)
+            held = self._vectors.vectors_of(known[0], wanted, self._keywords.seen)
             if held is not None:
                 return cosine_rows(wanted, held)
         return cosine_table(self.vectors(note_ids, namespace))

@@ -56,7 +56,7 @@ def _postgres_store(location: str | None, options: ServerOptions, serving: bool)
     from local_mcp_memory.adapters.postgres_store import PostgresNoteStore
 
     assert location is not None
-    store = PostgresNoteStore(location, rebuild_graphs=serving)
+    store = PostgresNoteStore(location, rebuild_graphs=serving, vector_graphs=serving)
     return OpenedStore(store, "postgresql", options.data_dir, store.url.shown)
 
 

@@ -53,7 +53,8 @@ def notes(count: int, rng: np.random.Generator, start: int = 0) -> list[tuple[No
     ]
 
 
-def ask(store: PostgresNoteStore, vector: np.ndarray, text: str = "paint wall", depth: int = 10) -> Candidates:
+def ask(store: PostgresNoteStore, vector: np.ndarray, text: str | None = "paint wall", depth: int = 10) -> Candidates:
+    """A hybrid question (``text`` None: semantic) of the whole project."""
     where = NoteFilter(PROJECT, now=NOW)
     return store.candidates(CandidateQuery(where, depth, NS, vector, text, spread_sample=25, neighbours=True))
 
@@ -83,12 +84,13 @@ def test_the_held_vectors_answer_as_the_statement_and_follow_another_servers_wri
         for q in queries:
             found = ask(held, q)
             same(found, ask(plain, q))
+            same(ask(held, q, None), ask(plain, q, None))  # no keyword step: the copy follows the feed itself
             window = [NoteId(key) for key in found.notes]  # newer-first's cosines: from the copy, equal
             assert held.cosines(window, NS) == plain.cosines(window, NS)
 
     check()
     assert held._vectors._held  # the project is held, not searched in SQL
-    assert held._vectors.rows(held._spaces[str(NS)][0], [n.id.value for n, _ in first[:3]], held._keywords.seen) is not None
+    assert held._vectors.vectors_of(held._spaces[str(NS)][0], [n.id.value for n, _ in first[:3]], held._keywords.seen) is not None
     writer.put_many(notes(10, rng, start=80), NS)  # new notes
     check()
     moved_note, _old = first[3]

@@ -1,0 +1,274 @@
+"""A large project's vectors held whole in the server process with a FAISS HNSW graph over
+them, so that a hybrid or semantic search of the whole project finds its semantic candidates
+here instead of walking PostgreSQL's HNSW index (``vector_cache`` holds the smaller projects
+whole and scans them exactly).
+
+``ProjectGraph``: the vectors of one project and namespace as of a feed position, in the
+spread's sample order (``queries.spread_part``), with a graph (``IndexHNSWFlat``, inner product
+of the unit rows, ``GRAPH_M`` links per node) built over them once and never changed after.
+What the change feed brings later is laid over it: a changed or removed note's row is marked
+dead (the walk passes through it, a bitmap selector keeps it out of the answer), and its current
+vector, if any, joins a small ``tail`` scanned exactly. Once the dead rows and the tail pass
+``STALE_SHARE`` of the graph, a new graph is built beside it while the old one serves.
+
+The walk finds the candidates, their cosines are computed from the vectors as pgvector computes
+them (``project_vectors.pg_cosines``), and the best ``depth`` of the walk and the tail are ordered as
+the exact scan orders them (cosine, newer, smaller id). Measured at 100k notes in one project
+against the exact scan (``bench.held_vectors``): recall@10 and @30 at least the PostgreSQL walk's.
+
+``GraphBuild``: the first search of a project too large to be held whole starts a build on a
+thread of its own, over a connection of its own: it reads every vector of the project in one
+snapshot with the feed position of that snapshot, builds the graph (one thread: ``faiss``'s
+OpenMP team set to one; the build releases the GIL, so searches go on), and hands it to the
+cache, which brings it up to the feed at the next search. Until then the PostgreSQL walk serves.
+Closing the store cancels the read or stops the build between two chunks, and joins the thread.
+Memory: a graph holds each vector twice (the rows as read, and the graph's unit copy), so it
+counts twice against the cache's ``max_vectors``; a project that would not fit is not built.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from datetime import timedelta
+
+import faiss
+import numpy as np
+import psycopg
+import structlog
+
+from local_mcp_memory.adapters.postgres_store.project_vectors import EPOCH, ProjectVectors, instant, pg_cosines, sent_matrix
+from local_mcp_memory.adapters.postgres_store.queries import EXACT_SCAN_MAX
+from local_mcp_memory.application.ports import NO_SPREAD, Candidate, Spread
+
+log = structlog.get_logger()
+
+GRAPH_M = 32
+"""Links per node of the graph (FAISS's default)."""
+GRAPH_EF_CONSTRUCTION = 64
+GRAPH_EF_SEARCH = 320
+"""The walk's candidate list. Measured at 100k notes of 384 dimensions (``bench.held_vectors``):
+see docs/performance.md; about 0.35 ms of one core per walk."""
+
+STALE_SHARE = 0.1
+"""A graph whose dead rows and tail together pass this share of its rows is built again."""
+
+CHUNK = 2_000
+"""Vectors read, or added to the graph, between two checks of whether the store is closing."""
+
+RETRY_AFTER = 600.0
+"""Seconds before a project whose build failed or did not fit is tried again."""
+
+LOAD_SQL = """SELECT v.note, (extract(epoch FROM v.created) * 1000000)::bigint, vector_send(v.embedding),
+    hashtextextended(v.note, 0) FROM vectors v WHERE v.space = %(space)s AND v.project = %(project)s"""
+"""Every vector of a project (in no order: sorted here, which the database does not do faster)."""
+
+Key = tuple[str, int]
+Connect = Callable[[], AbstractContextManager[psycopg.Connection]]
+
+
+class ProjectGraph:
+    """One project's vectors in one namespace as of feed position ``seen``: ``base`` (every
+    vector when the graph ``index`` was built, in sample order; row i is the graph's id i),
+    its rows ``dead`` since, and the ``tail`` of vectors written since. Read-only once built."""
+
+    complete = True
+
+    def __init__(self, base: ProjectVectors, index: faiss.Index, seen: int, dead: np.ndarray | None = None,
+                 tail: ProjectVectors | None = None) -> None:
+        self.base = base
+        self.index = index
+        self.seen = seen
+        self.dead = np.zeros(len(base), dtype=bool) if dead is None else dead
+        self.tail = tail if tail is not None else ProjectVectors(
+            [], np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32), complete=True, seen=seen)
+        self._dead_count = int(np.count_nonzero(self.dead))
+        self.count = len(base) - self._dead_count + len(self.tail)  # the project's vectors now
+        self.usable = base.usable and self.tail.usable
+
+    def __len__(self) -> int:
+        """The vectors this copy counts against the cache's budget: the graph's own copy too."""
+        return 2 * len(self.base) + len(self.tail)
+
+    def stale(self) -> bool:
+        """Whether enough has changed since the graph was built to build it again."""
+        return self._dead_count + len(self.tail) > STALE_SHARE * len(self.base)
+
+    def changed(self, rows: list[tuple], seen: int) -> ProjectGraph:
+        """This copy with the feed's ``rows`` since its position applied (as
+        ``ProjectVectors.changed`` takes them), as of ``seen``: each changed note's row of the
+        graph dead, its current vector, if any, in the tail."""
+        dead = self.dead.copy()
+        base_rows = self.base._row_of()
+        for key, *_rest in rows:
+            row = base_rows.get(key)
+            if row is not None:
+                dead[row] = True
+        return ProjectGraph(self.base, self.index, seen, dead, self.tail.changed(rows, seen))
+
+    def large(self, hidden: frozenset[str]) -> bool:
+        """As ``ProjectVectors.large``."""
+        return self.count - len(hidden) > EXACT_SCAN_MAX
+
+    def nearest(self, q: np.ndarray, depth: int, hidden: frozenset[str]) -> list[Candidate]:
+        """The ``depth`` best the walk and the tail find, by cosine, then newer, then smaller id."""
+        left_out = self._left_out(hidden)
+        params = faiss.SearchParametersHNSW()
+        params.efSearch = max(GRAPH_EF_SEARCH, depth)
+        if left_out is not None:
+            kept = np.packbits(~left_out, bitorder="little")  # alive while the walk runs
+            params.sel = faiss.IDSelectorBitmap(len(left_out), faiss.swig_ptr(kept))
+        q32 = np.asarray(q, dtype=np.float32).reshape(1, -1)
+        norm = float(np.linalg.norm(q32))
+        _, found = self.index.search(q32 / norm if norm > 0 else q32, depth, params=params)
+        rows = found[0][found[0] >= 0]
+        cosines = pg_cosines(self.base.matrix[rows], self.base.squares[rows], q) if len(rows) else np.zeros(0)
+        best = [(float(c), int(self.base.created[i]), self.base.ids[i]) for c, i in zip(cosines, rows)]
+        if len(self.tail):
+            best += [(c.score, _microseconds(c), c.id) for c in self.tail.nearest(q, depth, hidden)]
+        best.sort(key=lambda c: (-c[0], -c[1], c[2]))
+        return [Candidate(key, instant(created), score) for score, created, key in best[:depth]]
+
+    def spread(self, q: np.ndarray, sample: int, hidden: frozenset[str]) -> Spread | None:
+        """As ``ProjectVectors.spread`` for a whole project: the first ``sample`` visible
+        vectors in sample order, of the graph's rows and the tail's merged."""
+        left_out = self._left_out(hidden)
+        if left_out is None:
+            rows = np.arange(min(sample, len(self.base)))
+        else:
+            reach = min(len(self.base), sample + int(np.count_nonzero(left_out)))
+            rows = np.flatnonzero(~left_out[:reach])[:sample]
+        tail_rows = np.flatnonzero(self.tail._visible(hidden)) if hidden and len(self.tail) else np.arange(len(self.tail))
+        if len(tail_rows):
+            keys = sorted([(int(self.base.hashes[i]), self.base.ids[i], 0, i) for i in rows]
+                          + [(int(self.tail.hashes[i]), self.tail.ids[i], 1, i) for i in tail_rows])[:sample]
+            rows = np.array([i for *_key, part, i in keys if part == 0], dtype=np.int64)
+            tail_rows = np.array([i for *_key, part, i in keys if part == 1], dtype=np.int64)
+        if len(rows) + len(tail_rows) == 0:
+            return NO_SPREAD
+        cosines = [pg_cosines(self.base.matrix[rows], self.base.squares[rows], q)] if len(rows) else []
+        if len(tail_rows):
+            cosines.append(pg_cosines(self.tail.matrix[tail_rows], self.tail.squares[tail_rows], q))
+        joined = np.concatenate(cosines)
+        return Spread(len(joined), float(joined.mean()), float(joined.std()))
+
+    def vectors_of(self, ids: Sequence[str]) -> np.ndarray | None:
+        """The current vectors of ``ids`` (rows in that order), when every one is held."""
+        base_rows, tail_rows = self.base._row_of(), self.tail._row_of()
+        out = []
+        for key in ids:
+            if key in tail_rows:
+                out.append(self.tail.matrix[tail_rows[key]])
+            elif key in base_rows and not self.dead[base_rows[key]]:
+                out.append(self.base.matrix[base_rows[key]])
+            else:
+                return None
+        return np.stack(out) if out else np.zeros((0, self.base.matrix.shape[1]), dtype=np.float32)
+
+    def _left_out(self, hidden: frozenset[str]) -> np.ndarray | None:
+        """Per row of the graph, whether it is dead or ``hidden``; None when none is."""
+        base_rows = self.base._row_of()
+        picked = [base_rows[key] for key in hidden if key in base_rows]
+        if not picked and not self._dead_count:
+            return None
+        left_out = self.dead.copy()
+        left_out[picked] = True
+        return left_out
+
+
+def build_graph(conn: psycopg.Connection, project: str, space: int, stopping: Callable[[], bool]) -> ProjectGraph | None:
+    """Every vector of ``project`` in ``space`` read in one snapshot, and the graph over them;
+    None when stopped, or when a vector has zero length (its searches stay in SQL)."""
+    ids: list[str] = []
+    created, hashes, blobs = [], [], []
+    with conn.transaction():
+        conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        found = conn.execute("SELECT seq FROM keyword_totals WHERE project = %s", (project,)).fetchone()
+        with conn.cursor(name="vector_graph_load", binary=True) as cursor:
+            cursor.itersize = CHUNK
+            cursor.execute(LOAD_SQL, {"space": space, "project": project})
+            while rows := cursor.fetchmany(CHUNK):
+                if stopping():
+                    return None
+                ids.extend(row[0] for row in rows)
+                created.extend(row[1] for row in rows)
+                hashes.extend(row[3] for row in rows)
+                blobs.append(sent_matrix(row[2] for row in rows))
+    order = np.lexsort((np.array(ids, dtype=str), np.array(hashes, dtype=np.int64))) if ids else np.zeros(0, dtype=np.int64)
+    matrix = np.concatenate(blobs)[order] if blobs else np.zeros((0, 0), dtype=np.float32)
+    del blobs
+    base = ProjectVectors([ids[i] for i in order], np.array(created, dtype=np.int64)[order], matrix, complete=True,
+                          seen=0 if found is None else int(found[0]), hashes=np.array(hashes, dtype=np.int64)[order])
+    if not base.usable or not len(base):
+        return None
+    faiss.omp_set_num_threads(1)
+    index = faiss.IndexHNSWFlat(matrix.shape[1], GRAPH_M, faiss.METRIC_INNER_PRODUCT)
+    index.hnsw.efConstruction = GRAPH_EF_CONSTRUCTION
+    lengths = np.sqrt(base.squares).astype(np.float32)[:, None]
+    for start in range(0, len(base), CHUNK):
+        if stopping():
+            return None
+        index.add(matrix[start:start + CHUNK] / lengths[start:start + CHUNK])
+    return ProjectGraph(base, index, base.seen)
+
+
+class GraphBuild:
+    """A build of one project's graph on a thread started at once, handing the graph to
+    ``install`` when done (not when stopped or failed), which says whether it took it;
+    ``done`` hears at the end whether a graph was taken."""
+
+    def __init__(self, connect: Connect, key: Key, install: Callable[[ProjectGraph], bool], done: Callable[[bool], None]) -> None:
+        self._lock = threading.Lock()
+        self._conn: psycopg.Connection | None = None
+        self._stopping = False
+        self._thread = threading.Thread(target=self._run, args=(connect, key, install, done), name="vector-graph", daemon=True)
+        self._thread.start()
+
+    def _run(self, connect: Connect, key: Key, install: Callable[[ProjectGraph], bool], done: Callable[[bool], None]) -> None:
+        built = False
+        try:
+            started = time.monotonic()
+            with connect() as conn:
+                with self._lock:
+                    if self._stopping:
+                        return
+                    self._conn = conn
+                graph = build_graph(conn, key[0], key[1], lambda: self._stopping)
+            with self._lock:
+                self._conn = None
+            if graph is not None and not self._stopping:
+                built = install(graph)
+                log.info("postgres_store.vector_graph_built", project=key[0], vectors=len(graph.base), held=built,
+                         seconds=round(time.monotonic() - started, 1))
+        except (psycopg.Error, RuntimeError, MemoryError) as exc:  # faiss raises RuntimeError
+            if not self._stopping:
+                log.warning("postgres_store.vector_graph_failed", project=key[0], error=str(exc).strip())
+        finally:
+            with self._lock:
+                self._conn = None
+            done(built)
+
+    def alive(self) -> bool:
+        return self._thread.is_alive()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    def stop(self) -> None:
+        """Cancel the read in progress, or stop the build at its next chunk, and wait for the
+        thread to end."""
+        with self._lock:
+            self._stopping = True
+        while self._thread.is_alive():
+            with self._lock:
+                if self._conn is not None:
+                    self._conn.cancel_safe()
+            self._thread.join(0.2)
+
+
+def _microseconds(candidate: Candidate) -> int:
+    return (candidate.created_at - EPOCH) // timedelta(microseconds=1)
+

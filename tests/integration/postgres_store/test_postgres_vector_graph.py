@@ -1,0 +1,140 @@
+"""A project larger than an exact scan is held whole by a server with a graph of its own
+(``vector_graph``), built on a thread after its first search: until then PostgreSQL's walk
+answers, then the graph; either way the same candidates as the exact scan on a set this
+small, the same spread, keyword candidates and neighbours as the statement, and it follows
+another server's writes (new, replaced, deleted, superseded, expired notes) until enough has
+changed to build the graph again. Closing the store stops a build."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+import time
+from datetime import timedelta
+
+import numpy as np
+import psycopg
+import pytest
+
+from local_mcp_memory.adapters.postgres_store import PostgresNoteStore
+from local_mcp_memory.adapters.postgres_store.queries import EXACT_SCAN_MAX
+from local_mcp_memory.adapters.postgres_store.vector_graph import STALE_SHARE, ProjectGraph
+from local_mcp_memory.domain.identifiers import GroupId, NoteId
+from local_mcp_memory.domain.link import Link, LinkKey, Relation
+from local_mcp_memory.domain.note import Note
+from tests.integration.postgres_store.test_postgres_vector_cache import NOW, NS, PROJECT, T0, ask, notes, same, unit
+from tests.postgres_server import EmbeddedPostgres, postgres, postgres_url  # noqa: F401  (fixtures)
+
+
+@pytest.fixture()
+def servers(postgres_url: str) -> Iterator[tuple[PostgresNoteStore, PostgresNoteStore, PostgresNoteStore]]:  # noqa: F811
+    """A server holding graphs, another server writing, and one answering in SQL alone."""
+    held = PostgresNoteStore(postgres_url, vector_graphs=True)
+    writer, plain = PostgresNoteStore(postgres_url), PostgresNoteStore(postgres_url, cached_vectors=0)
+    yield held, writer, plain
+    for store in (held, writer, plain):
+        store.close()
+
+
+class Project:
+    """What the test wrote: every live note's vector, createdAt, and whether it is hidden."""
+
+    def __init__(self) -> None:
+        self.vectors: dict[str, np.ndarray] = {}
+        self.created: dict[str, float] = {}
+        self.hidden: set[str] = set()
+
+    def wrote(self, batch: list[tuple[Note, np.ndarray]]) -> None:
+        for note, vector in batch:
+            self.vectors[note.id.value] = vector
+            self.created[note.id.value] = note.created_at.timestamp()
+
+    def exact(self, q: np.ndarray, depth: int) -> list[str]:
+        keys = [key for key in self.vectors if key not in self.hidden]
+        cosine = {key: float(np.dot(self.vectors[key], q)) for key in keys}
+        return sorted(keys, key=lambda key: (-round(cosine[key], 6), -self.created[key], key))[:depth]
+
+
+def graph_of(store: PostgresNoteStore) -> ProjectGraph:
+    (held,) = store._vectors._held.values()
+    assert isinstance(held, ProjectGraph)
+    return held
+
+
+def test_a_large_project_is_searched_on_a_graph_held_in_the_server_that_follows_another_servers_writes(
+    servers: tuple[PostgresNoteStore, PostgresNoteStore, PostgresNoteStore],
+) -> None:
+    held, writer, plain = servers
+    rng = np.random.default_rng(21)
+    project = Project()
+    first = notes(EXACT_SCAN_MAX + 60, rng)
+    writer.put_many(first, NS)
+    project.wrote(first)
+    queries = [unit(rng) for _ in range(4)]
+
+    def check() -> None:
+        for q in queries:
+            found = ask(held, q, depth=30)
+            same(found, ask(plain, q, depth=30))
+            assert [c.id for c in found.semantic] == project.exact(q, 30)
+            alone = ask(held, q, None, depth=30)  # semantic: no keyword step, the graph follows the feed itself
+            same(alone, ask(plain, q, None, depth=30))
+            assert [c.id for c in alone.semantic] == project.exact(q, 30)
+            window = [NoteId(key) for key in found.notes]  # newer-first's cosines: from the graph's rows, equal
+            assert held.cosines(window, NS) == plain.cosines(window, NS)
+
+    check()  # the walk in PostgreSQL answers while the graph is built
+    assert held.vector_graphs_built(60)
+    check()
+    graph = graph_of(held)
+    assert len(graph.base) == EXACT_SCAN_MAX + 60 and not len(graph.tail)
+    added = notes(10, rng, start=EXACT_SCAN_MAX + 60)
+    writer.put_many(added, NS)
+    project.wrote(added)
+    moved, _old = first[3]
+    writer.put(moved, NS, queries[0])  # a vector replaced: now the best for queries[0]
+    project.wrote([(moved, queries[0])])
+    check()
+    assert ask(held, queries[0]).semantic[0].id == moved.id.value
+    assert graph_of(held).base is graph.base and len(graph_of(held).tail) == 11  # laid over the same graph
+    writer.delete(first[5][0].id)
+    del project.vectors[first[5][0].id.value]
+    writer.link(Link(LinkKey(first[7][0].id, first[6][0].id, Relation("supersedes")), T0))
+    project.hidden.add(first[6][0].id.value)
+    expiring = Note(NoteId.new(), PROJECT, GroupId("g0"), "paint wall", T0, expires_at=NOW - timedelta(hours=1))
+    writer.put(expiring, NS, queries[1])  # expired at the question's now: never found
+    check()
+    assert expiring.id.value not in {c.id for c in ask(held, queries[1]).semantic}
+    writer.rehome(NS, {first[9][0].id: queries[2]})  # a vector rewritten in place by a re-embedding
+    project.wrote([(first[9][0], queries[2])])
+    check()
+    assert ask(held, queries[2]).semantic[0].id == first[9][0].id.value
+    many = notes(int(STALE_SHARE * len(graph.base)) + 1, rng, start=EXACT_SCAN_MAX + 70)
+    writer.put_many(many, NS)
+    project.wrote(many)
+    check()  # enough changed: a new graph is built while this one serves
+    assert held.vector_graphs_built(60)
+    check()
+    rebuilt = graph_of(held)
+    assert rebuilt.base is not graph.base and len(rebuilt.tail) == 0 and rebuilt.count == len(project.vectors) + 1
+
+
+def test_closing_the_store_stops_a_graph_build(
+    servers: tuple[PostgresNoteStore, PostgresNoteStore, PostgresNoteStore], postgres_url: str,  # noqa: F811
+) -> None:
+    held, writer, _plain = servers
+    rng = np.random.default_rng(22)
+    writer.put_many(notes(EXACT_SCAN_MAX + 1, rng), NS)
+    space = writer._spaces[str(NS)][0]
+    with psycopg.connect(postgres_url, autocommit=True) as blocker:
+        with blocker.transaction():
+            blocker.execute("LOCK TABLE vectors IN ACCESS EXCLUSIVE MODE")  # the build's read waits for it
+            held._vectors._build((PROJECT.value, space))
+            deadline = time.monotonic() + 30
+            while blocker.execute("SELECT pg_stat_clear_snapshot()") and not blocker.execute(  # a view read afresh
+                "SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE %s", ("%vector_send%",)
+            ).fetchone():
+                assert time.monotonic() < deadline, "the build never started its read"
+                time.sleep(0.05)
+            held.close()  # cancels the read and joins the thread
+            assert held.vector_graphs_built(0) and not held._vectors._builds
+    assert not held._vectors._held
