@@ -12,7 +12,8 @@ store asked exactly as ``PostgresNoteStore.candidates`` asks it, step by step:
 * ``keyword``: the store's whole keyword step (``_keyword_search``: the change-feed query, the
   filter, the in-process BM25), and the BM25 alone;
 * ``statement``: the one statement of the candidates (semantic, spread, keyword join,
-  neighbours, docs), and each of its parts run alone;
+  neighbours, docs), and each of its parts run alone; and the statement a server holding the
+  project's graph runs (``vector_graph``: the semantic candidates given), after the walk;
 * ``decode``: the rows to ``Candidates``;
 * ``store.candidates``: the store's whole call as a hybrid search makes it (keyword step,
   the project's vectors held in this process where they serve, the statement, decoding);
@@ -87,13 +88,14 @@ def run(url: str, project: str, searches: int, seed: int) -> dict[str, Any]:
 
     embedder = LocalOnnxEmbedder(threads=2)
     namespace = Namespace("local", LocalOnnxEmbedder.MODEL, LocalOnnxEmbedder.DIM)
-    store = PostgresNoteStore(url, pool_size=2)
+    store = PostgresNoteStore(url, pool_size=2, vector_graphs=True)
     rng = random.Random(seed)
     questions = [synthetic_query(rng) for _ in range(searches)]
     spans = Spans()
     plans: dict[str, str] = {}
 
-    def parts(conn: psycopg.Connection, where: NoteFilter, q: Any, found: list[tuple[str, float]], space: int) -> dict[str, tuple[str, dict]]:
+    def parts(conn: psycopg.Connection, where: NoteFilter, q: Any, found: list[tuple[str, float]], space: int,
+              given: list[str]) -> dict[str, tuple[str, dict]]:
         """The statement whole and each part alone, with its parameters."""
         out = {}
         for name, flags in {
@@ -102,9 +104,13 @@ def run(url: str, project: str, searches: int, seed: int) -> dict[str, Any]:
             "  spread alone": dict(semantic=False, keyword=False, spread=True, neighbours=False),
             "  keyword join + docs": dict(semantic=False, keyword=bool(found), spread=False, neighbours=False),
             "  semantic + keyword + neighbours + docs": dict(semantic=True, keyword=bool(found), spread=False, neighbours=True),
+            "statement with the semantic candidates given (graph)": dict(semantic=False, given=True, keyword=bool(found),
+                                                                         spread=False, neighbours=True, large=True),
+            "  given + keyword + docs, no neighbours": dict(semantic=False, given=True, keyword=bool(found), spread=False,
+                                                             neighbours=False, large=True),
         }.items():
             params: dict[str, Any] = {"q": q, "depth": DEPTH, "sample": SAMPLE, "kw_ids": [k for k, _ in found],
-                                      "kw_scores": [s for _, s in found]}
+                                      "kw_scores": [s for _, s in found], "given": given}
             out[name] = (queries.candidates_sql(where, space=space, dim=namespace.dim, params=params, **flags), params)
         return out
 
@@ -126,9 +132,17 @@ def run(url: str, project: str, searches: int, seed: int) -> dict[str, Any]:
             held = store._keywords._held[project]
             with s.span("keyword BM25 alone"):
                 held.index.search(project, text, DEPTH, None)
-            for name, (sql, params) in parts(conn, where, q, found, space).items():
+            if i == 0:  # the project's graph, built on a thread after its first search
+                store.candidates(CandidateQuery(where, DEPTH, namespace, q, text, SAMPLE, neighbours=True))
+                store.vector_graphs_built()
+            graph = store._vectors.get(conn, project, space, held.seen, None)
+            with s.span("graph walk (nearest, in this process)"):
+                given = [c.id for c in graph.nearest(q, DEPTH, keyword.hidden or frozenset())] if graph is not None else []
+            for name, (sql, params) in parts(conn, where, q, found, space, given).items():
                 with s.span(name):
                     rows = conn.execute(sql, params).fetchall()
+                if record and name.startswith("statement with") and "statement, semantic given" not in plans:
+                    plans["statement, semantic given"] = _explain(conn, sql, params)
                 if name == "statement (whole)":
                     with s.span("decode"):
                         answer = _answer(rows, True)

@@ -98,6 +98,13 @@ class ProjectVectors:
         out[[rows[key] for key in hidden if key in rows]] = False
         return out
 
+    def cosines_of(self, ids: Sequence[str], q: np.ndarray) -> dict[str, float]:
+        """The cosines of those of ``ids`` held (the others have no vector here)."""
+        rows = self._row_of()
+        keys = [key for key in ids if key in rows]
+        picked = [rows[key] for key in keys]
+        return dict(zip(keys, pg_cosines(self.matrix[picked], self.squares[picked], q).tolist())) if keys else {}
+
     def vectors_of(self, ids: Sequence[str]) -> np.ndarray | None:
         """The vectors of ``ids`` (rows in that order), when every one is held."""
         rows = self._row_of()

@@ -174,7 +174,8 @@ def candidates_sql(
     the project holds, when the caller knows (its keyword index, just caught up): a project
     of at most ``EXACT_SCAN_MAX`` notes is scanned exactly without counting its scope.
     ``given``: the semantic candidates were found by the caller (``vector_cache``), their ids
-    in ``given``: the statement returns their neighbours and docs, not them. ``large``: the
+    in ``given``: the statement returns their neighbours (without cosines: the caller has the
+    vectors) and docs, not them. ``large``: the
     scope is known to hold more than ``EXACT_SCAN_MAX`` vectors (``vector_cache``): the HNSW
     walk runs without counting it first."""
     v_filter, vec = filter_sql(where, "v", params, by_id=True), f"%(q)s::vector({int(dim)})"
@@ -191,7 +192,7 @@ def candidates_sql(
         parts.append(keyword_part())
     if neighbours and (seeds := [part.named for part in parts if part.named]):
         n_filter = filter_sql(where, "n", params)
-        parts.append(neighbours_part(seeds, vectors if semantic or given else None, vec, n_filter))
+        parts.append(neighbours_part(seeds, vectors if semantic else None, vec, n_filter))
     if named := [part.named for part in parts if part.named]:
         parts.append(docs_part(named))
     if not parts:

@@ -549,7 +549,8 @@ class PostgresNoteStore:
                 large=large,
             )
             rows = conn.execute(sql, params).fetchall() if sql else []
-        return _answer(rows, query.neighbours, semantic, spread)
+        scored = None if semantic is None else (lambda ids: held.cosines_of(ids, q))
+        return _answer(rows, query.neighbours, semantic, spread, scored)
 
     def _held_vectors(
         self, conn: psycopg.Connection, query: CandidateQuery, space: int, keyword: Found | None, project_notes: int | None,
@@ -752,10 +753,14 @@ class _Docs(Mapping[str, StoredNote]):
         return len(self.raw)
 
 
-def _answer(rows: list[tuple], with_neighbours: bool, given: list[Candidate] | None = None, measured: Spread | None = None) -> Candidates:
+def _answer(
+    rows: list[tuple], with_neighbours: bool, given: list[Candidate] | None = None, measured: Spread | None = None,
+    scored: Callable[[list[str]], dict[str, float]] | None = None,
+) -> Candidates:
     """The rows of ``candidates_sql`` as ``Candidates``; ``given``: the semantic candidates
     and ``measured`` the spread, found in this process (``vector_cache``), the statement
-    having returned the docs of the former (a note deleted since is left out)."""
+    having returned the docs of the former (a note deleted since is left out) and their
+    neighbours, whose cosines ``scored`` gives from the vectors held (none: no vector)."""
     semantic, keyword, spread = [], [], NO_SPREAD if measured is None else measured
     neighbours: dict[str, list[tuple[int, Neighbour]]] = {}
     notes = _Docs()
@@ -776,6 +781,10 @@ def _answer(rows: list[tuple], with_neighbours: bool, given: list[Candidate] | N
         semantic = [c for c in given if c.id in notes.raw]
     semantic.sort(key=lambda c: (-c.score, -c.created_at.timestamp(), c.id))
     keyword.sort(key=lambda c: (-rank(c.score), -c.created_at.timestamp(), c.id))
+    if scored is not None and neighbours:
+        cosines = scored(sorted({nb.id for found in neighbours.values() for _pos, nb in found}))
+        neighbours = {seed: [(pos, Neighbour(nb.id, nb.created_at, cosines.get(nb.id))) for pos, nb in found]
+                      for seed, found in neighbours.items()}
     near: dict[str, list[Neighbour]] = {}
     if with_neighbours:
         near = {c.id: [] for c in (*semantic, *keyword)}

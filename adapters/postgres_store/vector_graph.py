@@ -154,6 +154,13 @@ class ProjectGraph:
         joined = np.concatenate(cosines)
         return Spread(len(joined), float(joined.mean()), float(joined.std()))
 
+    def cosines_of(self, ids: Sequence[str], q: np.ndarray) -> dict[str, float]:
+        """The cosines of those of ``ids`` held (the others have no vector here)."""
+        base_rows, tail_rows = self.base._row_of(), self.tail._row_of()
+        out = self.tail.cosines_of([key for key in ids if key in tail_rows], q)
+        keys = [key for key in ids if key not in tail_rows and key in base_rows and not self.dead[base_rows[key]]]
+        return {**out, **self.base.cosines_of(keys, q)}
+
     def vectors_of(self, ids: Sequence[str]) -> np.ndarray | None:
         """The current vectors of ``ids`` (rows in that order), when every one is held."""
         base_rows, tail_rows = self.base._row_of(), self.tail._row_of()

@@ -68,6 +68,10 @@ def same(found: Candidates, expected: Candidates) -> None:
         (expected.spread.count, expected.spread.mean, expected.spread.std), abs=1e-6
     )
     assert {k: [n.id for n in v] for k, v in found.neighbours.items()} == {k: [n.id for n in v] for k, v in expected.neighbours.items()}
+    for key, near in found.neighbours.items():  # their cosines: from the vectors held, as the statement gives them
+        for mine, theirs in zip(near, expected.neighbours[key]):
+            assert (mine.cosine is None) == (theirs.cosine is None)
+            assert mine.cosine == pytest.approx(theirs.cosine, abs=1e-6)
     assert set(found.notes) == set(expected.notes)
 
 
