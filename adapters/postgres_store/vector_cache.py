@@ -61,12 +61,14 @@ LOAD_SQL = f"""SELECT v.note, {_COLUMNS} FROM vectors v
     WHERE v.space = %(space)s AND v.project = %(project)s
     ORDER BY hashtextextended(v.note, 0), v.note LIMIT %(limit)s"""
 
-CHANGES_SQL = f"""SELECT c.note, {_COLUMNS} FROM keyword_changes c
+CHANGES_SQL = f"""SELECT c.note, {_COLUMNS}, NULL::bigint FROM keyword_changes c
     LEFT JOIN vectors v ON v.note = c.note AND v.space = %(space)s AND v.project = c.project
     WHERE c.project = %(project)s AND c.seq > %(seen)s
-    UNION ALL SELECT NULL, NULL, NULL, NULL FROM keyword_totals WHERE project = %(project)s AND trimmed > %(seen)s"""
+    UNION ALL SELECT NULL, NULL, NULL, NULL, CASE WHEN trimmed > %(seen)s THEN NULL ELSE seq END FROM keyword_totals
+    WHERE project = %(project)s"""
 """The project's notes changed since ``seen``, each with its vector here (null: none, or the
-note is gone); a row of nulls when the feed was trimmed past ``seen`` (``keywords``)."""
+note is gone), and a row without a note giving the feed's position, null when the feed was
+trimmed past ``seen`` (``keywords``): one statement, one snapshot."""
 
 COUNT_SQL = f"""SELECT count(*) FROM (SELECT 1 FROM vectors v WHERE v.space = %(space)s AND v.project = %(project)s
     LIMIT {COUNT_MAX}) x"""
@@ -136,18 +138,22 @@ class VectorCache:
             loading = self._loading.setdefault(key, threading.Lock())
         if held is None or not held.complete:
             return None
+        found, left_out = _changes(conn, project, space, held.seen, hidden)  # outside the lock: one round trip
         with loading:
             with self._lock:
-                held = self._held.get(key, held)
-            held = _caught_up(conn, project, space, held, None)
-            left_out = frozenset() if hidden is None else frozenset(key for (key,) in conn.execute(*hidden).fetchall())
-            if len(held) > self._max:
-                return None
-            with self._lock:
-                self._held[key] = held
-                self._held.move_to_end(key)
-                self._evict(keep=key)
-        return (held, left_out) if held.complete and held.usable else None
+                latest = self._held.get(key, held)
+            if found is not None and latest.complete and latest.seen >= found[1]:
+                caught_up = latest  # another search went as far meanwhile
+            else:  # the rows since an older position, applied again to a newer copy, give the same
+                caught_up = _applied(conn, project, space, latest, found, None) if latest.complete else latest
+            if caught_up is not latest:
+                if len(caught_up) > self._max:
+                    return None
+                with self._lock:
+                    self._held[key] = caught_up
+                    self._held.move_to_end(key)
+                    self._evict(keep=key)
+        return (caught_up, left_out) if caught_up.complete and caught_up.usable else None
 
     def vectors_of(self, space: int, ids: Sequence[str], seen: Callable[[str], int | None]) -> np.ndarray | None:
         """The vectors of ``ids`` (rows in that order) from the copy of the project holding
@@ -219,16 +225,20 @@ class VectorCache:
                 self._loading.pop(key, None)
 
 
-def _changes(conn: psycopg.Connection, project: str, space: int, seen: int) -> tuple[list[tuple], int] | None:
-    """The feed's rows of ``project`` since ``seen`` and its position, in one snapshot; None
-    when the feed was trimmed past ``seen``."""
-    with conn.transaction():
-        conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-        found = conn.execute("SELECT seq FROM keyword_totals WHERE project = %s", (project,)).fetchone()
-        rows = conn.execute(CHANGES_SQL, {"space": space, "project": project, "seen": seen}).fetchall()
-    if any(row[0] is None for row in rows):
-        return None
-    return rows, seen if found is None else int(found[0])
+def _changes(
+    conn: psycopg.Connection, project: str, space: int, seen: int, hidden: tuple[str, dict] | None = None,
+) -> tuple[tuple[list[tuple], int] | None, frozenset[str]]:
+    """The feed's rows of ``project`` since ``seen`` and its position (None when the feed was
+    trimmed past ``seen``), and the ids ``hidden`` (a query) names, in one round trip."""
+    with conn.pipeline():
+        changes = conn.execute(CHANGES_SQL, {"space": space, "project": project, "seen": seen})
+        named = None if hidden is None else conn.execute(*hidden)
+    rows = changes.fetchall()
+    left_out = frozenset() if named is None else frozenset(key for (key,) in named.fetchall())
+    positions = [row[4] for row in rows if row[0] is None]
+    if any(position is None for position in positions):
+        return None, left_out
+    return ([row for row in rows if row[0] is not None], int(positions[0]) if positions else seen), left_out
 
 
 def _caught_up(conn: psycopg.Connection, project: str, space: int, held: Held | None, notes: int | None) -> Held:
@@ -237,10 +247,20 @@ def _caught_up(conn: psycopg.Connection, project: str, space: int, held: Held | 
     it, or a project grown past or shrunk under ``EXACT_SCAN_MAX``) read again."""
     if held is None or not held.complete:
         return _load(conn, project, space, notes)
-    found = _changes(conn, project, space, held.seen)
+    return _applied(conn, project, space, held, _changes(conn, project, space, held.seen)[0], notes)
+
+
+def _applied(
+    conn: psycopg.Connection, project: str, space: int, held: Held, found: tuple[list[tuple], int] | None, notes: int | None,
+) -> Held:
+    """A whole copy or graph with the feed's rows ``found`` applied (``_changes``; None: the
+    feed was trimmed past it), or read again."""
     if found is None:
         return _load(conn, project, space, notes)
-    changed = held.changed(*found)
+    rows, position = found
+    if not rows and position == held.seen:
+        return held
+    changed = held.changed(rows, position)
     if isinstance(changed, ProjectGraph):
         return changed if changed.count > EXACT_SCAN_MAX else _load(conn, project, space, notes)
     return changed if len(changed) <= EXACT_SCAN_MAX else _load(conn, project, space, notes)

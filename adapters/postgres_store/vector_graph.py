@@ -100,6 +100,8 @@ class ProjectGraph:
         """This copy with the feed's ``rows`` since its position applied (as
         ``ProjectVectors.changed`` takes them), as of ``seen``: each changed note's row of the
         graph dead, its current vector, if any, in the tail."""
+        if not rows:
+            return ProjectGraph(self.base, self.index, seen, self.dead, self.tail)
         dead = self.dead.copy()
         base_rows = self.base._row_of()
         for key, *_rest in rows:

@@ -138,3 +138,27 @@ def test_closing_the_store_stops_a_graph_build(
             held.close()  # cancels the read and joins the thread
             assert held.vector_graphs_built(0) and not held._vectors._builds
     assert not held._vectors._held
+
+
+def test_a_copy_behind_the_trimmed_feed_is_read_again_and_misses_no_removal(postgres_url: str) -> None:  # noqa: F811
+    writer = PostgresNoteStore(postgres_url, purge_every=0.0)  # every write trims the feed
+    held, plain = PostgresNoteStore(postgres_url), PostgresNoteStore(postgres_url, cached_vectors=0)
+    try:
+        rng = np.random.default_rng(23)
+        batch = notes(20, rng)
+        writer.put_many(batch, NS)
+        q = batch[0][1]
+        same(ask(held, q, None), ask(plain, q, None))  # semantic: the copy, read at the feed's position
+        for note, _vector in batch[:5]:  # removals, trimmed from the feed after a while
+            assert writer.delete(note.id)
+        writer.put_many(notes(3, rng, start=20), NS)
+        writer.put_many(notes(3, rng, start=23), NS)
+        with psycopg.connect(postgres_url) as conn:
+            trimmed = conn.execute("SELECT trimmed FROM keyword_totals WHERE project = %s", (PROJECT.value,)).fetchone()[0]
+        assert trimmed > held._vectors._held[(PROJECT.value, held._spaces[str(NS)][0])].seen
+        found = ask(held, q, None)
+        same(found, ask(plain, q, None))
+        assert not {c.id for c in found.semantic} & {note.id.value for note, _ in batch[:5]}
+    finally:
+        for store in (writer, held, plain):
+            store.close()
