@@ -65,6 +65,8 @@ class ProjectVectors:
     def nearest(self, q: np.ndarray, depth: int, hidden: frozenset[str]) -> list[Candidate]:
         """The ``depth`` best by cosine, then newer, then smaller id (the exact scan's order)."""
         assert self.complete
+        if not self.ids:
+            return []
         cosines = pg_cosines(self.matrix, self.squares, q)
         if hidden:
             cosines[~self._visible(hidden)] = -np.inf

@@ -196,3 +196,22 @@ def test_a_whole_projects_copy_takes_the_feeds_changes_in_sample_order_from_empt
     assert np.array_equal(two.matrix, np.stack([a, b, c]))
     three = two.changed([("b", None, None, None), ("a", 11, sent(c), -3)], 4)  # one removed, one replaced
     assert three.ids == ["a", "c"] and np.array_equal(three.matrix, np.stack([c, c])) and list(three.created) == [11, 30]
+
+
+def test_an_empty_project_and_one_emptied_since_answer_nothing(
+    servers: tuple[PostgresNoteStore, PostgresNoteStore, PostgresNoteStore],
+) -> None:
+    held, writer, plain = servers
+    rng = np.random.default_rng(13)
+    q = unit(rng)
+    for text in ("paint wall", None):  # hybrid, then semantic (as a new note's check for what it supersedes asks)
+        assert not ask(held, q, text).semantic and not ask(plain, q, text).semantic
+    batch = notes(3, rng)
+    writer.put_many(batch, NS)
+    same(ask(held, q, None), ask(plain, q, None))
+    for note, _vector in batch:
+        writer.delete(note.id)
+    for text in ("paint wall", None):
+        found = ask(held, q, text)
+        same(found, ask(plain, q, text))
+        assert not found.semantic
