@@ -13,6 +13,7 @@ stays up for the whole of it. A build that fails is logged, and the old graph ke
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 import psycopg
 import structlog
@@ -24,42 +25,30 @@ from local_mcp_memory.adapters.postgres_store.url import StoreUrl
 log = structlog.get_logger()
 
 
-class GraphRebuild:
-    """Rebuilds each ``(space, dim)`` of ``stale`` in turn on a thread started at once, over a
-    connection of its own (a build holds it for the whole build)."""
+class Background:
+    """Work on a thread of its own over a connection of its own (``_attach``), which ``stop``
+    cancels. The subclass starts ``_thread`` once it is set up."""
 
-    def __init__(self, url: StoreUrl, timeout: float, stale: list[tuple[int, int]]) -> None:
+    def __init__(self, name: str, target: Callable[..., None], *args: object) -> None:
         self._lock = threading.Lock()
         self._conn: psycopg.Connection | None = None
         self._stopping = False
-        self._thread = threading.Thread(target=self._run, args=(url, timeout, stale), name="hnsw-rebuild", daemon=True)
-        self._thread.start()
+        self._thread = threading.Thread(target=target, args=args, name=name, daemon=True)
 
-    def _run(self, url: StoreUrl, timeout: float, stale: list[tuple[int, int]]) -> None:
-        try:
-            with connect(url, timeout) as conn:
-                with self._lock:
-                    if self._stopping:
-                        return
-                    self._conn = conn
-                for space, dim in stale:
-                    build_hnsw(conn, space, dim, wait=False)
-        except psycopg.Error as exc:
-            if not self._stopping:
-                log.warning("postgres_store.hnsw_rebuild_failed", error=str(exc).strip())
-        finally:
-            with self._lock:
-                self._conn = None
+    def _attach(self, conn: psycopg.Connection | None) -> bool:
+        """Make ``conn`` the one ``stop`` cancels (None: none); False when stopping."""
+        with self._lock:
+            self._conn = None if self._stopping else conn
+            return not self._stopping
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Wait until every graph is rebuilt (or left to the server rebuilding it); whether
-        that happened within ``timeout`` seconds."""
+        """Wait until the work is over; whether that happened within ``timeout`` seconds."""
         self._thread.join(timeout)
         return not self._thread.is_alive()
 
     def stop(self) -> None:
-        """Cancel the build in progress, if any, and wait for the thread to end. A cancel that
-        meets the build between two statements is sent again until the thread ends."""
+        """Cancel the statement in progress, if any, and wait for the thread to end. A cancel
+        that meets the work between two statements is sent again until the thread ends."""
         with self._lock:
             self._stopping = True
         while self._thread.is_alive():
@@ -67,3 +56,25 @@ class GraphRebuild:
                 if self._conn is not None:
                     self._conn.cancel_safe()
             self._thread.join(0.2)
+
+
+class GraphRebuild(Background):
+    """Rebuilds each ``(space, dim)`` of ``stale`` in turn on a thread started at once, over a
+    connection of its own (a build holds it for the whole build)."""
+
+    def __init__(self, url: StoreUrl, timeout: float, stale: list[tuple[int, int]]) -> None:
+        super().__init__("hnsw-rebuild", self._run, url, timeout, stale)
+        self._thread.start()
+
+    def _run(self, url: StoreUrl, timeout: float, stale: list[tuple[int, int]]) -> None:
+        try:
+            with connect(url, timeout) as conn:
+                if not self._attach(conn):
+                    return
+                for space, dim in stale:
+                    build_hnsw(conn, space, dim, wait=False)
+        except psycopg.Error as exc:
+            if not self._stopping:
+                log.warning("postgres_store.hnsw_rebuild_failed", error=str(exc).strip())
+        finally:
+            self._attach(None)

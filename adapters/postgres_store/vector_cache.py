@@ -111,12 +111,8 @@ class VectorCache:
                     held = self._held.get(key)
                 if held is None or held.seen < seen:
                     held = _caught_up(conn, project, space, held, notes)
-                    if len(held) > self._max:
+                    if not self._hold(key, held):
                         return None
-                    with self._lock:
-                        self._held[key] = held
-                        self._held.move_to_end(key)
-                        self._evict(keep=key)
         if not held.complete or (isinstance(held, ProjectGraph) and held.stale()):
             self._build(key)
         return held if held.usable else None
@@ -146,13 +142,8 @@ class VectorCache:
                 caught_up = latest  # another search went as far meanwhile
             else:  # the rows since an older position, applied again to a newer copy, give the same
                 caught_up = _applied(conn, project, space, latest, found, None) if latest.complete else latest
-            if caught_up is not latest:
-                if len(caught_up) > self._max:
-                    return None
-                with self._lock:
-                    self._held[key] = caught_up
-                    self._held.move_to_end(key)
-                    self._evict(keep=key)
+            if caught_up is not latest and not self._hold(key, caught_up):
+                return None
         return (caught_up, left_out) if caught_up.complete and caught_up.usable else None
 
     def vectors_of(self, space: int, ids: Sequence[str], seen: Callable[[str], int | None]) -> np.ndarray | None:
@@ -205,12 +196,17 @@ class VectorCache:
 
     def _install(self, key: tuple[str, int], graph: ProjectGraph) -> bool:
         """Hold ``graph`` for ``key`` (the next search brings it up to the feed), when it fits."""
-        if len(graph) > self._max:
-            return False
         with self._lock:
             loading = self._loading.setdefault(key, threading.Lock())
-        with loading, self._lock:
-            self._held[key] = graph
+        with loading:
+            return self._hold(key, graph)
+
+    def _hold(self, key: tuple[str, int], held: Held) -> bool:
+        """Hold ``held`` for ``key``, the others out as far as needed; False when it does not fit."""
+        if len(held) > self._max:
+            return False
+        with self._lock:
+            self._held[key] = held
             self._held.move_to_end(key)
             self._evict(keep=key)
         return True

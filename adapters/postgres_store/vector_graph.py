@@ -28,7 +28,6 @@ counts twice against the cache's ``max_vectors``; a project that would not fit i
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
@@ -41,6 +40,7 @@ import structlog
 
 from local_mcp_memory.adapters.postgres_store.project_vectors import EPOCH, ProjectVectors, instant, pg_cosines, sent_matrix
 from local_mcp_memory.adapters.postgres_store.queries import EXACT_SCAN_MAX
+from local_mcp_memory.adapters.postgres_store.rebuild import Background
 from local_mcp_memory.application.ports import NO_SPREAD, Candidate, Spread
 
 log = structlog.get_logger()
@@ -223,16 +223,13 @@ def build_graph(conn: psycopg.Connection, project: str, space: int, stopping: Ca
     return ProjectGraph(base, index, base.seen)
 
 
-class GraphBuild:
+class GraphBuild(Background):
     """A build of one project's graph on a thread started at once, handing the graph to
     ``install`` when done (not when stopped or failed), which says whether it took it;
     ``done`` hears at the end whether a graph was taken."""
 
     def __init__(self, connect: Connect, key: Key, install: Callable[[ProjectGraph], bool], done: Callable[[bool], None]) -> None:
-        self._lock = threading.Lock()
-        self._conn: psycopg.Connection | None = None
-        self._stopping = False
-        self._thread = threading.Thread(target=self._run, args=(connect, key, install, done), name="vector-graph", daemon=True)
+        super().__init__("vector-graph", self._run, connect, key, install, done)
         self._thread.start()
 
     def _run(self, connect: Connect, key: Key, install: Callable[[ProjectGraph], bool], done: Callable[[bool], None]) -> None:
@@ -240,13 +237,10 @@ class GraphBuild:
         try:
             started = time.monotonic()
             with connect() as conn:
-                with self._lock:
-                    if self._stopping:
-                        return
-                    self._conn = conn
+                if not self._attach(conn):
+                    return
                 graph = build_graph(conn, key[0], key[1], lambda: self._stopping)
-            with self._lock:
-                self._conn = None
+            self._attach(None)
             if graph is not None and not self._stopping:
                 built = install(graph)
                 log.info("postgres_store.vector_graph_built", project=key[0], vectors=len(graph.base), held=built,
@@ -255,27 +249,8 @@ class GraphBuild:
             if not self._stopping:
                 log.warning("postgres_store.vector_graph_failed", project=key[0], error=str(exc).strip())
         finally:
-            with self._lock:
-                self._conn = None
+            self._attach(None)
             done(built)
-
-    def alive(self) -> bool:
-        return self._thread.is_alive()
-
-    def wait(self, timeout: float | None = None) -> bool:
-        self._thread.join(timeout)
-        return not self._thread.is_alive()
-
-    def stop(self) -> None:
-        """Cancel the read in progress, or stop the build at its next chunk, and wait for the
-        thread to end."""
-        with self._lock:
-            self._stopping = True
-        while self._thread.is_alive():
-            with self._lock:
-                if self._conn is not None:
-                    self._conn.cancel_safe()
-            self._thread.join(0.2)
 
 
 def _microseconds(candidate: Candidate) -> int:
