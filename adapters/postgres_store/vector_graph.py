@@ -124,6 +124,10 @@ class ProjectGraph:
             params.sel = faiss.IDSelectorBitmap(len(left_out), faiss.swig_ptr(kept))
         q32 = np.asarray(q, dtype=np.float32).reshape(1, -1)
         norm = float(np.linalg.norm(q32))
+        # one OpenMP thread, set per calling thread (libgomp keeps it per thread): a team of
+        # two cost a hybrid search about 3 ms more CPU on two busy cores, though one walk
+        # uses only one of them
+        faiss.omp_set_num_threads(1)
         _, found = self.index.search(q32 / norm if norm > 0 else q32, depth, params=params)
         rows = found[0][found[0] >= 0]
         cosines = pg_cosines(self.base.matrix[rows], self.base.squares[rows], q) if len(rows) else np.zeros(0)
