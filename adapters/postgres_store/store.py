@@ -762,7 +762,7 @@ def _answer(
     having returned the docs of the former (a note deleted since is left out) and their
     neighbours, whose cosines ``scored`` gives from the vectors held (none: no vector)."""
     semantic, keyword, spread = [], [], NO_SPREAD if measured is None else measured
-    neighbours: dict[str, list[tuple[int, Neighbour]]] = {}
+    found_near: list[tuple[str, int, str, datetime, Any]] = []  # seed, position, id, created, cosine
     notes = _Docs()
     for kind, key, created, score, std, n, seed, doc, home in rows:
         if created is not None:
@@ -774,22 +774,20 @@ def _answer(
         elif kind == "p":
             spread = Spread(int(n), float(score), float(std)) if n else NO_SPREAD
         elif kind == "n":
-            neighbours.setdefault(seed, []).append((n, Neighbour(key, created, None if score is None else float(score))))
+            found_near.append((seed, n, key, created, score))
         else:
             notes.raw[key] = (doc, home)
     if given is not None:
         semantic = [c for c in given if c.id in notes.raw]
     semantic.sort(key=lambda c: (-c.score, -c.created_at.timestamp(), c.id))
     keyword.sort(key=lambda c: (-rank(c.score), -c.created_at.timestamp(), c.id))
-    if scored is not None and neighbours:
-        cosines = scored(sorted({nb.id for found in neighbours.values() for _pos, nb in found}))
-        neighbours = {seed: [(pos, Neighbour(nb.id, nb.created_at, cosines.get(nb.id))) for pos, nb in found]
-                      for seed, found in neighbours.items()}
     near: dict[str, list[Neighbour]] = {}
     if with_neighbours:
+        cosines = None if scored is None or not found_near else scored(sorted({row[2] for row in found_near}))
         near = {c.id: [] for c in (*semantic, *keyword)}
-        for seed, found in neighbours.items():
-            near[seed] = [nb for _pos, nb in sorted(found, key=lambda pair: pair[0])]
+        for seed, _pos, key, created, score in sorted(found_near, key=lambda row: row[1]):  # before, then after
+            cosine = cosines.get(key) if cosines is not None else None if score is None else float(score)
+            near.setdefault(seed, []).append(Neighbour(key, created, cosine))
     return Candidates(semantic, keyword, spread, near, notes)
 
 
