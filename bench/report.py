@@ -437,14 +437,25 @@ def search_breakdown(data: Result) -> list[str]:
 
 
 def held_vectors(data: Result) -> list[str]:
-    rows = [[path, num(p["wall_p50_ms"]), num(p["process_cpu_ms"]), num(p["backend_cpu_ms"])] for path, p in data["paths"].items()]
+    if "differing_answers" in data:  # two paths, before a large project's graph
+        rows = [[path, num(p["wall_p50_ms"]), num(p["process_cpu_ms"]), num(p["backend_cpu_ms"])] for path, p in data["paths"].items()]
+        return [
+            f"The PostgreSQL store's hybrid question on project `{data['project']}`, {data['searches']} questions, with the",
+            "project's vectors held in the server process and scored in the database, both asked each question:",
+            f"{data['differing_answers']} answers differing, largest difference of a cosine or of the spread",
+            f"{data['largest_score_difference']:.1e}; milliseconds: wall p50, this process's CPU, the backends' CPU (means).",
+            "",
+            *table(["path", "wall p50", "process CPU", "backend CPU"], rows),
+        ]
+    rows = [[path, str(p["differing_answers"]), f"{p['largest_score_difference']:.1e}", f"{p['recall_at_10']:.3f}", f"{p['recall_at_30']:.3f}",
+             num(p["wall_p50_ms"]), num(p["process_cpu_ms"]), num(p["backend_cpu_ms"])] for path, p in data["paths"].items()]
     return [
-        f"The PostgreSQL store's hybrid question on project `{data['project']}`, {data['searches']} questions, with the",
-        "project's vectors held in the server process and scored in the database, both asked each question:",
-        f"{data['differing_answers']} answers differing, largest difference of a cosine or of the spread",
-        f"{data['largest_score_difference']:.1e}; milliseconds: wall p50, this process's CPU, the backends' CPU (means).",
+        f"The PostgreSQL store's hybrid question on project `{data['project']}`, {data['searches']} questions, asked of",
+        "each path: answers differing from the database's, the largest difference of a cosine or of the spread, the",
+        "semantic candidates' recall against the exact scan; milliseconds: wall p50, this process's CPU, the backends' CPU.",
         "",
-        *table(["path", "wall p50", "process CPU", "backend CPU"], rows),
+        *table(["path", "differing", "largest difference", "recall@10", "recall@30", "wall p50", "process CPU",
+                "backend CPU"], rows),
     ]
 
 
