@@ -162,3 +162,20 @@ def test_a_copy_behind_the_trimmed_feed_is_read_again_and_misses_no_removal(post
     finally:
         for store in (writer, held, plain):
             store.close()
+
+
+def test_a_graph_that_would_not_fit_the_budget_is_not_held(postgres_url: str) -> None:  # noqa: F811
+    held = PostgresNoteStore(postgres_url, vector_graphs=True, cached_vectors=EXACT_SCAN_MAX + 100)  # a graph counts twice
+    writer, plain = PostgresNoteStore(postgres_url), PostgresNoteStore(postgres_url, cached_vectors=0)
+    try:
+        rng = np.random.default_rng(24)
+        writer.put_many(notes(EXACT_SCAN_MAX + 20, rng), NS)
+        q = unit(rng)
+        same(ask(held, q, depth=30), ask(plain, q, depth=30))
+        assert held.vector_graphs_built(60)
+        same(ask(held, q, depth=30), ask(plain, q, depth=30))  # the walk in PostgreSQL, the prefix held
+        assert not any(isinstance(entry, ProjectGraph) for entry in held._vectors._held.values())
+        assert not held._vectors._builds  # refused: not tried again at once
+    finally:
+        for store in (held, writer, plain):
+            store.close()
