@@ -1,7 +1,7 @@
 """In-process study of ``ranking.newer_first`` (the newer of two results about one subject
 first), with held-out figures.
 
-    .venv/bin/python -m bench.newer_study [--model all-MiniLM-L6-v2] [--locomo PATH]
+    .venv/bin/python -m bench.newer_study [--model all-MiniLM-L6-v2] [--locomo PATH] [--cost]
 
 The server's hybrid ranking (``bench.retrieval_study.hybrid``), then ``newer_first`` over
 its best ``NEWER_WINDOW`` results with a same-subject threshold in standard deviations, one
@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -37,6 +38,7 @@ import numpy as np
 if __package__ in (None, ""):  # run as a script: python bench/newer_study.py
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.client import table, write_result
 from bench.datasets import LOCOMO_DIR, data_digest, load_locomo
 from bench.knowledge import NEW_AT, OLD_AT, OTHER_AT, SETS, TOP_K, load_set
 from bench.retrieval_study import Case, embed_cached, hybrid, keyword_matrix, load, recall
@@ -95,8 +97,11 @@ BEFORE = "present 1.75, past 2.5, other values off, brought up off"
 LoCoMo at least where it is (``_choose``)."""
 
 
-def reordered(case: Case, ranked: list[int], vectors: np.ndarray, texts: list[str], setting: Setting) -> list[int]:
-    """``ranked`` (the server's hybrid ranking of ``case``) after ``newer_first`` under ``setting``."""
+def reordered(
+    case: Case, ranked: list[int], vectors: np.ndarray, texts: list[str], setting: Setting, timings: list[float] | None = None
+) -> list[int]:
+    """``ranked`` (the server's hybrid ranking of ``case``) after ``newer_first`` under
+    ``setting``; ``timings``: gets the seconds ``ranking.brought_up`` took, when it runs."""
     past = asks_about_past(case.query)
     subject = setting[1] if past else setting[0]
     if subject < 0 or named_period(case.query) is not None:  # as application.search does
@@ -114,7 +119,10 @@ def reordered(case: Case, ranked: list[int], vectors: np.ndarray, texts: list[st
         return not texts[int(note_id)].rstrip().endswith("?")
 
     if not past and setting[3] >= 0:
+        started = time.perf_counter()
         window = ranking.brought_up(window, own, adjacent, other_values, states, subject=setting[3])
+        if timings is not None:
+            timings.append(time.perf_counter() - started)
     if past or setting[2] < 0:
         out = ranking.newer_first(window, own, adjacent, set(changed).__contains__, subject, subject - CUE_LESS)
     else:
@@ -150,6 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench.newer_study", description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="all-MiniLM-L6-v2")
     parser.add_argument("--locomo", type=Path, default=LOCOMO_DIR)
+    parser.add_argument("--cost", action="store_true", help="only time ranking.brought_up under the rule in use")
     args = parser.parse_args(argv)
     digests = {p: data_digest(SETS / f"{p}.json")["sha256"][:12] for p in ("dev", "heldout")}
     print(f"data: LoCoMo {data_digest(args.locomo)['sha256'][:12]}, knowledge {digests}; model {args.model}\n")
@@ -159,6 +168,8 @@ def main(argv: list[str] | None = None) -> int:
     locomo_base = [hybrid(c) for c in data.locomo]
     sets = {part: knowledge(args.model, part) for part in ("dev", "heldout")}
     base = {part: [[hybrid(c) for c in p.cases] for p in projects] for part, projects in sets.items()}
+    if args.cost:
+        return _cost(data.locomo, locomo_base, vectors, texts, sets["dev"], base["dev"], args.locomo)
     grid: dict[str, Setting] = {"off": (-1.0, -1.0, -1.0, -1.0), "reference (2.0 for every question)": REFERENCE}
     for present in (1.5, 1.75, 2.0):
         for past in (2.5, 3.0):
@@ -202,6 +213,32 @@ def main(argv: list[str] | None = None) -> int:
     print(f"The same choice on all conversations and dev projects (the default): {default}: LoCoMo R@1 "
           f"{rows[default][1].mean():.3f}, R@5 {rows[default][5].mean():.3f}; newer wins dev "  # type: ignore[union-attr]
           f"{_share(rows[default]['dev']):.3f}, held-out {_share(rows[default]['heldout']):.3f}")  # type: ignore[arg-type]
+    return 0
+
+
+IN_USE: Setting = (ranking.SUBJECT_Z, ranking.PAST_SUBJECT_Z, ranking.VALUE_Z, ranking.LIFT_Z)
+
+
+def _cost(locomo: list[Case], locomo_base: list[list[int]], vectors: dict[str, np.ndarray], texts: dict[str, list[str]],
+          dev: list[Pairs], dev_base: list[list[list[int]]], locomo_path: Path) -> int:
+    """What ``ranking.brought_up`` costs a search under the rule in use (``IN_USE``), over every
+    LoCoMo and dev question about the present: each timed three times, the fastest kept."""
+    runs = [(c, r, vectors[c.group], texts[c.group]) for c, r in zip(locomo, locomo_base)]
+    runs += [(c, r, p.vectors, p.texts) for p, rankings in zip(dev, dev_base) for c, r in zip(p.cases, rankings)]
+    seconds = []
+    for case, ranked, own_vectors, own_texts in runs:
+        tries: list[float] = []
+        for _ in range(3):
+            reordered(case, ranked, own_vectors, own_texts, IN_USE, tries)
+        if tries:
+            seconds.append(min(tries))
+    ms = np.array(seconds) * 1000
+    figures = {"p50": round(float(np.median(ms)), 3), "p95": round(float(np.percentile(ms, 95)), 3),
+               "max": round(float(ms.max()), 3), "n": len(ms)}
+    print(table(["step", "searches", "p50 ms", "p95 ms", "max ms"],
+                [["ranking.brought_up", figures["n"], figures["p50"], figures["p95"], figures["max"]]]))
+    digest = {"locomo": data_digest(locomo_path), "dev": data_digest(SETS / "dev.json")}
+    print(f"\nwritten: {write_result('newer_cost', {'brought_up_ms': figures, 'setting': list(IN_USE)}, digest)}")
     return 0
 
 
