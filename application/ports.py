@@ -73,12 +73,23 @@ class Spread:
 NO_SPREAD = Spread(0, 0.0, 0.0)
 
 
+class PendingVector(Protocol):
+    """A query's vector still being computed on another thread (``embedding.QueryVector``)."""
+
+    def result(self) -> Vector:
+        """The vector, once computed (waiting for it); raises what computing it raised."""
+
+
 @attrs.frozen
 class CandidateQuery:
     """One search question to a store: which notes (``where``) and what to find among them.
 
     ``vector`` is the query's vector in ``namespace`` (None: no semantic candidates, no
-    spread, no neighbour cosines); ``text`` the query's words (None: no keyword candidates).
+    spread, no neighbour cosines), or a ``PendingVector`` that the store resolves
+    (``resolved``) only where its semantic part starts, after what needs no vector (the
+    filter, the keyword candidates): the embedding runs meanwhile. What resolving raises
+    (the embedder's errors) the store raises unchanged, outside its own error translation.
+    ``text`` is the query's words (None: no keyword candidates).
     ``depth`` is how many candidates each ranking returns at most; ``spread_sample`` how many
     notes at most the spread is measured on (0: not measured); ``neighbours`` whether the
     candidates' neighbours are wanted.
@@ -87,7 +98,7 @@ class CandidateQuery:
     where: NoteFilter
     depth: int
     namespace: Namespace | None = None
-    vector: Vector | None = None
+    vector: Vector | PendingVector | None = None
     text: str | None = None
     spread_sample: int = 0
     neighbours: bool = False
@@ -95,6 +106,15 @@ class CandidateQuery:
     def __attrs_post_init__(self) -> None:
         if self.vector is not None and self.namespace is None:
             raise ValueError("a CandidateQuery with a vector needs its namespace")
+
+    @property
+    def pending(self) -> bool:
+        """Whether ``vector`` is still a ``PendingVector``."""
+        return hasattr(self.vector, "result")
+
+    def resolved(self) -> CandidateQuery:
+        """This question with its vector computed (waiting for a pending one)."""
+        return attrs.evolve(self, vector=self.vector.result()) if self.pending else self  # type: ignore[union-attr]
 
 
 @attrs.frozen

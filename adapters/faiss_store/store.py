@@ -341,10 +341,27 @@ class FaissNoteStore:
 
     def candidates(self, query: CandidateQuery) -> Candidates:
         """See ``NoteReader.candidates``: one pass over the state (``memory.search``); ``StoreError``
-        for a vector of the wrong length."""
+        for a vector of the wrong length. A pending vector is waited for without the mutex
+        (other threads read and write meanwhile), after the part that needs none: the answer
+        is as of that part, unless a thread applied a record meanwhile (then all is read anew)."""
+        if not query.pending:
+            with self._reading():
+                self._live.sync()
+                return search.candidates(self._live.state, query, self._mutex)
         with self._reading():
             self._live.sync()
-            return search.candidates(self._live.state, query, self._mutex)
+            first, seen = search.vectorless(self._live.state, query), self._seen()
+        query = query.resolved()
+        with self._reading():
+            if self._seen() != seen:
+                self._live.sync()
+                first = None
+            return search.candidates(self._live.state, query, self._mutex, first)
+
+    def _seen(self) -> tuple[object, int, int]:
+        """What changes whenever the state does: it, its generation, the records it applied."""
+        state = self._live.state
+        return state, self._live.generation, state.applied
 
     def list_recent(self, where: NoteFilter, limit: int) -> list[StoredNote]:
         with self._reading():

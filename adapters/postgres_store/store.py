@@ -508,6 +508,10 @@ class PostgresNoteStore:
         return [codec.stored_note(*row) for row in rows]
 
     def candidates(self, query: CandidateQuery) -> Candidates:
+        """A pending vector is waited for after the keyword candidates, holding no connection."""
+        with failures(self._url, "search the note store"), self._pool.connection() as conn:
+            keyword, project_notes = self._keyword_search(conn, query)
+        query = query.resolved()
         q = None
         if query.vector is not None:
             assert query.namespace is not None
@@ -515,7 +519,6 @@ class PostgresNoteStore:
         params: dict[str, Any] = {"q": q, "depth": query.depth, "sample": query.spread_sample}
         with failures(self._url, "search the note store"), self._pool.connection() as conn:
             space = None if q is None else self._known_space(conn, query.namespace)
-            keyword, project_notes = self._keyword_search(conn, query)
             found = [] if keyword is None else keyword.notes
             semantic, spread, large = None, None, False
             if q is not None and space is not None and keyword is not None and not narrowed(query.where):
