@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
-from types import TracebackType
 
 import attrs
 
 from local_mcp_memory.application.errors import DimensionChanged, EmbedderRejected
 from local_mcp_memory.application.ports import ConfigRepository, Embedder, EmbedderFactory, EmbedKind, Vector
+from local_mcp_memory.application.query_vector import QueryVector, SideThreads
 from local_mcp_memory.application.settings import EmbedderSettings, Settings
 from local_mcp_memory.application.vectors import vector_problem
 from local_mcp_memory.domain.identifiers import Namespace
@@ -21,7 +20,7 @@ class Embedding:
     its first answer and recorded in the config; a later answer of another length is an
     error and nothing is written."""
 
-    QUERY_THREADS = 2  # queries embedded beside their searches at once; more wait in their own thread
+    SIDE_THREADS = 2  # searches whose store work runs beside their embedding at once; more run it after
 
     def __init__(self, factory: EmbedderFactory, config: ConfigRepository) -> None:
         self._factory = factory
@@ -29,8 +28,7 @@ class Embedding:
         self._lock = threading.Lock()
         self._settings = config.load().embedder
         self._embedder: Embedder | None = None
-        self._queries: ThreadPoolExecutor | None = None  # created with the first query it embeds
-        self._free = threading.Semaphore(self.QUERY_THREADS)
+        self._side = SideThreads(self.SIDE_THREADS)
 
     @property
     def settings(self) -> EmbedderSettings:
@@ -50,36 +48,21 @@ class Embedding:
         return self._embed(settings, embedder, texts, kind)
 
     def query_vector(self, query: str) -> QueryVector:
-        """The vector of a search query, being computed on a thread of this object's while
-        the caller goes on (a ``ports.PendingVector``), by the embedder current now. In the
-        caller's thread, before returning, when the dimension is not known yet (the
-        namespace needs it) or every query thread is busy."""
+        """The vector of a search query (a ``ports.PendingVector``) by the embedder current
+        now, computed when asked for; at once when the dimension is not known yet (the
+        namespace needs it)."""
         settings, embedder = self._current()
-        if settings.dim is not None and self._free.acquire(blocking=False):
-            try:
-                future = self._pool().submit(self._embed, settings, embedder, [query], "query")
-            except BaseException:
-                self._free.release()
-                raise
-            future.add_done_callback(lambda _: self._free.release())
-            return QueryVector(_namespace(settings, settings.dim), future)
-        namespace, (vector,) = self._embed(settings, embedder, [query], "query")
-        done: Future[tuple[Namespace, Sequence[Vector]]] = Future()
-        done.set_result((namespace, [vector]))
-        return QueryVector(namespace, done)
+
+        def compute() -> tuple[Namespace, Sequence[Vector]]:
+            return self._embed(settings, embedder, [query], "query")
+
+        if settings.dim is None:
+            return QueryVector.computed(compute, self._side)
+        return QueryVector(_namespace(settings, settings.dim), compute, self._side)
 
     def close(self) -> None:
-        """Wait for the queries being embedded, and end the threads that embed them."""
-        with self._lock:
-            queries, self._queries = self._queries, None
-        if queries is not None:
-            queries.shutdown(wait=True)
-
-    def _pool(self) -> ThreadPoolExecutor:
-        with self._lock:
-            if self._queries is None:
-                self._queries = ThreadPoolExecutor(self.QUERY_THREADS, thread_name_prefix="embed-query")
-            return self._queries
+        """End the threads that run a store's work beside a query's embedding."""
+        self._side.close()
 
     def _embed(
         self, settings: EmbedderSettings, embedder: Embedder, texts: Sequence[str], kind: EmbedKind
@@ -138,30 +121,6 @@ class Embedding:
         elif recorded != dim:
             raise DimensionChanged(settings.provider, settings.model_key, recorded, dim)
         return _namespace(settings, dim)
-
-
-class QueryVector:
-    """A search query's vector in ``namespace`` (``Embedding.query_vector``), a
-    ``ports.PendingVector``. Used as a context manager around the search: leaving it waits
-    for the embedding to end, so that no thread works on after the search, and raises what
-    the embedding raised, even when the store never asked for the vector or failed first
-    (a search embedded its query before anything else, and fails as it did)."""
-
-    def __init__(self, namespace: Namespace, future: Future[tuple[Namespace, Sequence[Vector]]]) -> None:
-        self.namespace = namespace
-        self._future = future
-
-    def result(self) -> Vector:
-        (vector,) = self._future.result()[1]
-        return vector
-
-    def __enter__(self) -> QueryVector:
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
-        failure = self._future.exception()  # waits
-        if failure is not None and failure is not exc:
-            raise failure
 
 
 def _with_dim(settings: Settings, model_key: str, dim: int) -> Settings:

@@ -90,7 +90,7 @@ def _search(command: SearchNotes, services: Services) -> SearchResults:
     if command.mode == "keyword":
         found = services.reader.candidates(CandidateQuery(where, k, text=command.query))
         return SearchResults(services.embedding.namespace(), _hits(keyword_scores(found.keyword), found.notes))
-    # the store reads what needs no vector (the filter, the keyword candidates) while the query is embedded
+    # the store reads what needs no vector (the filter, the keyword candidates) beside the query's embedding
     with services.embedding.query_vector(command.query) as vector:
         namespace = vector.namespace
         if command.mode == "semantic":

@@ -341,17 +341,20 @@ class FaissNoteStore:
 
     def candidates(self, query: CandidateQuery) -> Candidates:
         """See ``NoteReader.candidates``: one pass over the state (``memory.search``); ``StoreError``
-        for a vector of the wrong length. A pending vector is waited for without the mutex
-        (other threads read and write meanwhile), after the part that needs none: the answer
-        is as of that part, unless a thread applied a record meanwhile (then all is read anew)."""
+        for a vector of the wrong length. A pending vector is computed without the mutex,
+        beside the part that needs none: the answer is as of that part, unless a thread
+        applied a record meanwhile (then all is read anew)."""
         if not query.pending:
             with self._reading():
                 self._live.sync()
                 return search.candidates(self._live.state, query, self._mutex)
-        with self._reading():
-            self._live.sync()
-            first, seen = search.vectorless(self._live.state, query), self._seen()
-        query = query.resolved()
+
+        def vectorless() -> tuple[search.Vectorless, tuple[object, int, int]]:
+            with self._reading():
+                self._live.sync()
+                return search.vectorless(self._live.state, query), self._seen()
+
+        (first, seen), query = query.beside(vectorless)
         with self._reading():
             if self._seen() != seen:
                 self._live.sync()

@@ -508,10 +508,13 @@ class PostgresNoteStore:
         return [codec.stored_note(*row) for row in rows]
 
     def candidates(self, query: CandidateQuery) -> Candidates:
-        """A pending vector is waited for after the keyword candidates, holding no connection."""
-        with failures(self._url, "search the note store"), self._pool.connection() as conn:
-            keyword, project_notes = self._keyword_search(conn, query)
-        query = query.resolved()
+        """A pending vector is computed beside the keyword candidates, holding no connection."""
+
+        def keyword_step() -> tuple[Found | None, int | None]:
+            with failures(self._url, "search the note store"), self._pool.connection() as conn:
+                return self._keyword_search(conn, query)
+
+        (keyword, project_notes), query = query.beside(keyword_step)
         q = None
         if query.vector is not None:
             assert query.namespace is not None

@@ -478,7 +478,8 @@ def test_neighbours_stay_in_the_group_and_the_filter(store: NoteStore) -> None:
 
 
 class Pending:
-    """A ``PendingVector``: ``vector``, or ``error`` raised, when asked (``asked`` counts it)."""
+    """A ``PendingVector``: ``vector``, or ``error`` raised, when asked (``asked`` counts it);
+    work beside it runs on a thread of its own."""
 
     def __init__(self, vector=None, error: Exception | None = None) -> None:
         self.vector, self.error, self.asked = vector, error, 0
@@ -488,6 +489,26 @@ class Pending:
         if self.error is not None:
             raise self.error
         return self.vector
+
+    def alongside(self, work):
+        outcome: dict[str, object] = {}
+
+        def run() -> None:
+            try:
+                outcome["done"] = work()
+            except Exception as exc:
+                outcome["failed"] = exc
+
+        side = threading.Thread(target=run)
+        side.start()
+        try:
+            vector = self.result()
+        finally:
+            side.join(timeout=10)
+            assert not side.is_alive(), "the store's work beside the vector waits for the thread that computes it"
+        if "failed" in outcome:
+            raise outcome["failed"]
+        return outcome["done"], vector
 
 
 def test_a_question_with_a_pending_vector_is_answered_as_with_the_vector_once_computed(store: NoteStore) -> None:

@@ -1,6 +1,6 @@
-"""How a search embeds its query (application/search.py, embedding.QueryVector): on a thread
-of its own while the store reads what needs no vector, the search failing as it did when the
-query was embedded first, and no embedding still running once a search has answered or failed."""
+"""How a search embeds its query (application/search.py, query_vector.QueryVector): on its own
+thread while the store reads what needs no vector, failing as it did when the query was
+embedded first, and no work still running once a search has answered or failed."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from local_mcp_memory.adapters.faiss_store import FaissNoteStore
 from local_mcp_memory.application.errors import EmbedderUnavailable, StoreError
 from local_mcp_memory.application.ports import CandidateQuery, Candidates, EmbedKind, NoteStore
 from local_mcp_memory.application.search import SearchNotes, search
@@ -81,17 +82,16 @@ def services_with(tmp_path: Path, embedder: SlowQueries, store: NoteStore | None
 
 
 @pytest.mark.parametrize("mode", ["hybrid", "semantic"])
-def test_a_query_is_embedded_on_another_thread_once_the_dimension_is_known(tmp_path: Path, mode: str) -> None:
+def test_a_query_is_embedded_on_the_searching_thread_and_no_side_thread_outlives_the_server(tmp_path: Path, mode: str) -> None:
     embedder = SlowQueries()
-    services = services_with(tmp_path, embedder)
+    services = services_with(tmp_path, embedder, FaissNoteStore(tmp_path / "store"))
     first = search(SearchNotes(project_id="proj", query="deploys", mode=mode), services)  # learns the dimension
     note = add(services, "deploys happen on tuesdays")
     found = search(SearchNotes(project_id="proj", query="deploys", mode=mode), services)
     assert first.hits == [] and [h.stored.note.id for h in found.hits] == [note]
-    assert embedder.threads[0] is threading.current_thread()
-    assert embedder.threads[1] is not threading.current_thread()
+    assert embedder.threads == [threading.current_thread()] * 2
     services.close()
-    assert not any(t.name.startswith("embed-query") for t in threading.enumerate())
+    assert not any(t.name.startswith("search-side") for t in threading.enumerate())
 
 
 @pytest.mark.parametrize("mode", ["hybrid", "semantic"])

@@ -13,7 +13,8 @@ from tests.unit.adapters.faiss_store.stores import NS, PROJECT, note, vector
 
 
 class WritingMeanwhile:
-    """A pending vector whose computing takes as long as ``write`` takes on another thread."""
+    """A pending vector whose computing takes as long as ``write`` takes on another thread,
+    after the store's work beside it."""
 
     def __init__(self, vector, write) -> None:
         self.vector, self.write = vector, write
@@ -24,6 +25,10 @@ class WritingMeanwhile:
         writer.join(timeout=10)
         assert not writer.is_alive(), "the write waited for the search: the store held its mutex"
         return self.vector
+
+    def alongside(self, work):
+        done = work()
+        return done, self.result()
 
 
 def question(pending) -> CandidateQuery:
