@@ -343,7 +343,10 @@ class FaissNoteStore:
         """See ``NoteReader.candidates``: one pass over the state (``memory.search``); ``StoreError``
         for a vector of the wrong length. A pending vector is computed without the mutex,
         beside the part that needs none: the answer is as of that part, unless a thread
-        applied a record meanwhile (then all is read anew)."""
+        applied a record meanwhile (then all is read anew). Without words to look up, that
+        part is too small to hand to another thread."""
+        if query.text is None:
+            query = query.resolved()
         if not query.pending:
             with self._reading():
                 self._live.sync()

@@ -511,9 +511,13 @@ class PostgresNoteStore:
         """A pending vector is computed beside the keyword candidates, holding no connection."""
 
         def keyword_step() -> tuple[Found | None, int | None]:
+            if query.text is None:
+                return None, None
             with failures(self._url, "search the note store"), self._pool.connection() as conn:
                 return self._keyword_search(conn, query)
 
+        if query.text is None:  # nothing to do beside the vector
+            query = query.resolved()
         (keyword, project_notes), query = query.beside(keyword_step)
         q = None
         if query.vector is not None:
