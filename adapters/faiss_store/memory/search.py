@@ -1,12 +1,12 @@
 """A search question (``NoteReader.candidates``) answered from a ``StoreState`` in one pass.
 
 One mask of the rows in scope (``StoreState.selection``) and one keyword search, which need
-no vector (``vectorless``: read while the query is still being embedded), one vector scan
-(``VectorSpace.search``) and the spread of the same query, the neighbours of every
-candidate from the note columns (``NoteTable.neighbours``) and their cosines from the
-vectors held. Nothing is decoded: candidates carry their id and createdAt
-from the columns, and the notes of an answer (``AnswerNotes``) are decoded when the caller
-reads them, as they were when the answer was given.
+no vector (``vectorless``: read while the query is being embedded), one vector scan
+(``VectorSpace.search``) and the spread of the same query, the neighbours of every candidate
+from the note columns (``NoteTable.neighbours``) and their cosines from the vectors held.
+Nothing is decoded: candidates carry their id and createdAt from the columns, and the notes
+of an answer (``AnswerNotes``) are decoded when the caller reads them, as they were when the
+answer was given.
 """
 
 from __future__ import annotations
@@ -34,7 +34,9 @@ def vectorless(state: StoreState, query: CandidateQuery) -> Vectorless:
     return mask, keyword
 
 
-def candidates(state: StoreState, query: CandidateQuery, guard: AbstractContextManager, first: Vectorless | None = None) -> Candidates:
+def candidates(
+    state: StoreState, query: CandidateQuery, guard: AbstractContextManager, first: Vectorless | None = None
+) -> Candidates:
     """See ``NoteReader.candidates``, ``query`` resolved, ``first`` its ``vectorless`` part when
     read already; the caller holds ``guard`` (the store's mutex), and so does every later read
     of the answer's notes."""
