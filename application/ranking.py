@@ -22,6 +22,7 @@ time and held on the paraphrase set (``bench.retrieval_study``: bench/results/re
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from local_mcp_memory.application.ports import Candidate, Neighbour, Spread
@@ -246,22 +247,7 @@ def newer_first(
         return list(ranked)
     head = list(ranked[:depth])
     heads = [c.id for c in head if c.id in cosines]
-    others = len(window) - 2
-    # per head: its cosines, their sum and the sum of their squares over the rest of the window
-    moments: dict[str, tuple[Mapping[str, float], float, float]] = {}
-    for a in heads:
-        row = cosines[a]
-        values = [row[b] for b in window if b != a]
-        moments[a] = (row, sum(values), sum(value**2 for value in values))
-
-    def standing(a: str, b: str) -> float:
-        """How many of ``a``'s standard deviations its cosine with ``b`` lies above its mean."""
-        row, sums, squares = moments[a]
-        value = row[b]
-        mean = (sums - value) / others
-        variance = (squares - value * value) / others - mean * mean
-        return (value - mean) / variance**0.5 if variance > 1e-12 else 0.0
-
+    standing = _standing(cosines, window)
     context = {(a, b) for a, near in adjacent.items() for b in near}
     born = {c.id: c.created_at for c in head}
     low, high = min(subject, changed_subject), max(subject, changed_subject)
@@ -299,6 +285,102 @@ def newer_first(
             order.remove(found)
             order.insert(order.index(older[0]), found)
     return [Candidate(c.id, c.created_at, head[i].score) for i, c in enumerate(order)] + list(ranked[depth:])
+
+
+def _standing(cosines: Mapping[str, Mapping[str, float]], window: Sequence[str]) -> Callable[[str, str], float]:
+    """``standing(a, b)``: how many of ``a``'s standard deviations its cosine with ``b`` lies
+    above the mean cosine ``a`` has with the other notes of ``window`` (the pair left out).
+    Each note's sums are taken once, on its first question."""
+    others = len(window) - 2
+    # per note: its cosines, their sum and the sum of their squares over the rest of the window
+    moments: dict[str, tuple[Mapping[str, float], float, float]] = {}
+
+    def standing(a: str, b: str) -> float:
+        if a not in moments:
+            row = cosines[a]
+            values = [row[other] for other in window if other != a]
+            moments[a] = (row, sum(values), sum(value**2 for value in values))
+        row, sums, squares = moments[a]
+        value = row[b]
+        mean = (sums - value) / others
+        variance = (squares - value * value) / others - mean * mean
+        return (value - mean) / variance**0.5 if variance > 1e-12 else 0.0
+
+    return standing
+
+
+LIFT_SEEDS = 3
+"""How many of the best results may each bring up one update from below ``NEWER_DEPTH``
+(``brought_up``)."""
+
+LIFT_NEAR = 3
+"""An update is brought up only from among a seed's this many most similar results of the window."""
+
+LIFT_Z = 1.5
+"""``SUBJECT_Z`` for a result brought up from below ``NEWER_DEPTH``: it must stand out this
+many standard deviations from both notes' point of view, and name other values of a kind
+both name. Chosen with ``bench.newer_study`` (docs/retrieval.md)."""
+
+
+def brought_up(
+    ranked: Sequence[Candidate],
+    cosines: Mapping[str, Mapping[str, float]],
+    adjacent: Mapping[str, Iterable[str]],
+    values_changed: Callable[[str, str], bool],
+    states: Callable[[str], bool] = lambda note_id: True,
+    seeds: int = LIFT_SEEDS,
+    near: int = LIFT_NEAR,
+    subject: float = LIFT_Z,
+    depth: int = NEWER_DEPTH,
+) -> list[Candidate]:
+    """``ranked`` (highest first; the window) with, for each of its first ``seeds`` results,
+    a likely update of it from below the first ``depth`` moved to just above it, each result
+    then taking the score of its place: the step before ``newer_first``, which only reorders
+    the first ``depth``.
+
+    An update of a seed is a result of the window among the seed's ``near`` most similar
+    there (by note-to-note cosine, not by the question), created after it, that stands out
+    at least ``subject`` standard deviations from both notes' point of view (as in
+    ``newer_first``), names a value the seed does not of a kind both name
+    (``values_changed(newer, seed)``), and states something (``states``: a question asks,
+    it updates nothing). Never a note written right before or after the seed in its group
+    (``adjacent``). The old wording is often closer to the question than the new one ("Where
+    do pipeline failure alerts go?": "Pipeline failures alert the #data-alerts Slack
+    channel" first, "Failed DAG runs page the data on-call through Opsgenie" 20th), while
+    the two notes stand out as each other's nearest. At most one per seed; fewer than
+    ``NEWER_MIN_WINDOW`` results with a vector: no change."""
+    window = [c.id for c in ranked if c.id in cosines]
+    if len(window) < NEWER_MIN_WINDOW:
+        return list(ranked)
+    standing = _standing(cosines, window)
+    context = {(a, b) for a, near_ids in adjacent.items() for b in near_ids}
+    place = {c.id: n for n, c in enumerate(ranked)}
+    order = list(ranked)
+    moved = False
+    for seed in ranked[:seeds]:
+        if seed.id not in cosines:
+            continue
+        row = cosines[seed.id]
+        for b in heapq.nlargest(near, (b for b in window if b != seed.id), key=row.__getitem__):
+            found = ranked[place[b]]
+            if (
+                place[b] < depth
+                or found.created_at <= seed.created_at
+                or (seed.id, b) in context
+                or (b, seed.id) in context
+                or standing(seed.id, b) < subject
+                or standing(b, seed.id) < subject
+                or not states(b)
+                or not values_changed(b, seed.id)
+            ):
+                continue
+            order.remove(found)
+            order.insert(order.index(seed), found)
+            moved = True
+            break
+    if not moved:
+        return order
+    return [Candidate(c.id, c.created_at, ranked[i].score) for i, c in enumerate(order)]
 
 
 IMPORTANCE_WEIGHT = 0.02

@@ -18,6 +18,7 @@ from local_mcp_memory.application.ranking import (
     SPREAD_SAMPLE,
     SUBJECT_Z,
     blend,
+    brought_up,
     calibrated_neighbours,
     calibrated_scores,
     dated,
@@ -143,7 +144,9 @@ def _newer_first(
     a pair, whether a note speaks of a change (``UPDATE_CUE``: a costly pattern, asked rarely)
     or the two name other values of one kind (``values_changed``, for a question about the
     present). A question about the past (``asks_about_past``) needs two notes more plainly
-    about one subject (``PAST_SUBJECT_Z``) than one about the present."""
+    about one subject (``PAST_SUBJECT_Z``) than one about the present; for one about the
+    present, the best results first bring up their likely updates from the rest of the
+    window (``ranking.brought_up``; a note that ends with a question mark states nothing)."""
     window = ranked[:NEWER_WINDOW]
     cosines = services.maintenance.cosines([NoteId(c.id) for c in window], namespace)
 
@@ -153,9 +156,13 @@ def _newer_first(
     def other_values(newer: str, older: str) -> bool:
         return values_changed(notes[newer].note.text, notes[older].note.text)
 
+    def states(note_id: str) -> bool:
+        return not notes[note_id].note.text.rstrip().endswith("?")
+
     if asks_about_past(query):
         ordered = newer_first(window, cosines, adjacent, changed, PAST_SUBJECT_Z, PAST_CHANGED_Z)
     else:
+        window = brought_up(window, cosines, adjacent, other_values, states)
         ordered = newer_first(window, cosines, adjacent, changed, SUBJECT_Z, CHANGED_Z, values_changed=other_values)
     return ordered + ranked[NEWER_WINDOW:]
 

@@ -104,3 +104,54 @@ def test_a_newer_fact_naming_another_value_of_the_same_kind_wins_without_a_chang
         semantic, hybrid = ranked_for("semantic"), ranked_for("hybrid")
         assert semantic.index(old) < semantic.index(new)
         assert hybrid.index(new) < hybrid.index(old)
+
+
+# An update that default search without ``ranking.brought_up`` ranks 13th, far below the old fact
+# (first), but that stands out as one of the old fact's nearest notes and names another value of its kind:
+# the edge-cluster project of the knowledge-update set's dev part, in the benchmark's order.
+CLUSTER_OLD = [
+    "Cluster nodes run Ubuntu 20.04.",
+    "Ingress is handled by ingress-nginx.",
+    "Secrets are kept in a private Git repo encrypted with git-crypt.",
+    "Terraform state is stored locally and committed to the repository.",
+    "Node autoscaling is disabled; we run a fixed 6 nodes.",
+    "The Kubernetes version is 1.24.",
+]
+CLUSTER_OTHERS = sorted(
+    [
+        "Traefik dashboards are only reachable through the VPN.",
+        "Vault's audit log is shipped to the SIEM.",
+        "The CI runners use Ubuntu 22.04 images.",
+        "Pod disruption budgets keep two replicas of every API during drains.",
+        "Our domain registrar is Gandi.",
+        "The on-call handbook explains how to page the database team.",
+        "Hardware purchase requests go through the finance portal.",
+    ]
+)
+CLUSTER_NEW = [
+    "All nodes were reimaged to Debian 12.",
+    "Traefik v3 serves ingress for every namespace.",
+    "Secrets come from HashiCorp Vault through the external-secrets operator.",
+    "Terraform state lives in an S3 backend with DynamoDB locking.",
+    "Cluster Autoscaler adds nodes up to 20 and removes idle ones after 10 minutes.",
+    "Control plane and kubelets are on 1.29.",
+]
+
+
+def test_a_best_result_brings_up_its_update_from_below_the_ten_best(tmp_path: Path, store_args: tuple[str, ...]) -> None:
+    with StdioServer(tmp_path, *store_args) as server:
+        ids = [add(server, text, f"2026-01-12T09:{n:02}:00Z")["id"] for n, text in enumerate(CLUSTER_OLD)]
+        for n, text in enumerate(CLUSTER_OTHERS):
+            add(server, text, f"2026-03-16T09:{n:02}:00Z")
+        ids += [add(server, text, f"2026-06-15T09:{n:02}:00Z")["id"] for n, text in enumerate(CLUSTER_NEW)]
+        old, new = ids[0], ids[len(CLUSTER_OLD)]  # "Ubuntu 20.04" -> "Debian 12"
+
+        def ranked_for(mode: str, top_k: int) -> list[str]:
+            params = {"projectId": PROJECT, "query": "What operating system do the cluster machines have?", "topK": top_k, "mode": mode}
+            return [hit["id"] for hit in server.result("memory.search", params)["results"]]
+
+        semantic = ranked_for("semantic", 19)
+        assert semantic.index(old) < semantic.index(new)  # the old wording is closer to the question
+        hybrid = ranked_for("hybrid", 10)
+        assert hybrid.index(new) < hybrid.index(old)
+        assert ranked_for("hybrid", 3) == hybrid[:3]

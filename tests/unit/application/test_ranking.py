@@ -258,3 +258,63 @@ def test_two_notes_naming_other_values_of_one_kind_need_only_the_value_bar() -> 
     asked.clear()
     assert ids(newer_first(ranked, cosines, {}, subject=1.0, values_changed=other_values, value_subject=0.5))[:3] == [0xC, 0xA, 0xB]
     assert asked == []  # a pair the subject bar takes asks nothing more
+
+
+# -- brought_up: a likely update from below the head moves just above the result it updates --
+
+from local_mcp_memory.application.ranking import brought_up  # noqa: E402
+
+
+def _far_window(subject: dict[int, tuple[float, ...]], minutes: dict[int, int] | None = None) -> tuple[list, dict]:
+    """Twelve results: the ones of ``subject`` with those vectors, the rest unrelated; each
+    created at its place in minutes unless ``minutes`` says otherwise."""
+    minutes = minutes or {}
+    ranked = [hit(0xA0 + i, 1.0 - i / 20, minutes=minutes.get(i, i)) for i in range(12)]
+    return ranked, _cosines(_window(ranked, subject))
+
+
+def _always(newer: str, older: str) -> bool:
+    return True
+
+
+def test_a_newer_note_below_the_head_like_one_of_the_best_and_naming_another_value_comes_up_just_above_it() -> None:
+    ranked, cosines = _far_window({1: SAME, 11: ALSO_SAME}, {11: 60})
+
+    out = brought_up(ranked, cosines, {}, _always, depth=10)
+
+    assert ids(out)[:3] == [0xA0, 0xAB, 0xA1]  # the 12th result updates the 2nd
+    assert ids(out)[3:] == [0xA0 + i for i in range(2, 11)]
+    assert [c.score for c in out] == [c.score for c in ranked]
+    assert newer_first(out, cosines, {}, subject=100.0, changed_subject=100.0) == out  # the head keeps it there
+
+
+def test_nothing_comes_up_without_another_value_of_one_kind_or_from_a_question_or_an_older_note() -> None:
+    ranked, cosines = _far_window({1: SAME, 11: ALSO_SAME}, {11: 60})
+    asked: list[tuple[str, str]] = []
+
+    def other_values(newer: str, older: str) -> bool:
+        asked.append((newer, older))
+        return False
+
+    assert brought_up(ranked, cosines, {}, other_values, depth=10) == ranked
+    assert asked == [(ranked[11].id, ranked[1].id)]  # the newer note first
+    assert brought_up(ranked, cosines, {}, _always, lambda note_id: note_id != ranked[11].id, depth=10) == ranked
+    older, cosines = _far_window({1: SAME, 11: ALSO_SAME}, {1: 60})
+    assert brought_up(older, cosines, {}, _always, depth=10) == older
+
+
+def test_nothing_comes_up_for_a_result_beyond_the_seeds_or_written_right_after_the_seed() -> None:
+    ranked, cosines = _far_window({4: SAME, 11: ALSO_SAME}, {11: 60})
+
+    assert brought_up(ranked, cosines, {}, _always, seeds=3, depth=10) == ranked
+    assert ids(brought_up(ranked, cosines, {}, _always, seeds=5, depth=10))[4:6] == [0xAB, 0xA4]
+    assert brought_up(ranked, cosines, {ranked[4].id: [ranked[11].id]}, _always, seeds=5, depth=10) == ranked
+
+
+def test_a_result_already_in_the_head_or_not_standing_out_is_left_to_newer_first() -> None:
+    ranked, cosines = _far_window({1: SAME, 5: ALSO_SAME}, {5: 60})
+    assert brought_up(ranked, cosines, {}, _always, depth=10) == ranked
+    ranked, cosines = _far_window({1: SAME, 11: ALSO_SAME}, {11: 60})
+    assert brought_up(ranked, cosines, {}, _always, subject=100.0, depth=10) == ranked
+    few = {k: v for k, v in list(cosines.items())[:4]}
+    assert brought_up(ranked, few, {}, _always, depth=10) == ranked
