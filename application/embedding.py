@@ -9,6 +9,7 @@ import attrs
 
 from local_mcp_memory.application.errors import DimensionChanged, EmbedderRejected
 from local_mcp_memory.application.ports import ConfigRepository, Embedder, EmbedderFactory, EmbedKind, Vector
+from local_mcp_memory.application.query_vector import QueryVector, SideThreads
 from local_mcp_memory.application.settings import EmbedderSettings, Settings
 from local_mcp_memory.application.vectors import vector_problem
 from local_mcp_memory.domain.identifiers import Namespace
@@ -19,12 +20,15 @@ class Embedding:
     its first answer and recorded in the config; a later answer of another length is an
     error and nothing is written."""
 
+    SIDE_THREADS = 2  # searches whose store work runs beside their embedding at once; more run it after
+
     def __init__(self, factory: EmbedderFactory, config: ConfigRepository) -> None:
         self._factory = factory
         self._config = config
         self._lock = threading.Lock()
         self._settings = config.load().embedder
         self._embedder: Embedder | None = None
+        self._side = SideThreads(self.SIDE_THREADS)
 
     @property
     def settings(self) -> EmbedderSettings:
@@ -41,6 +45,28 @@ class Embedding:
 
     def embed(self, texts: Sequence[str], kind: EmbedKind) -> tuple[Namespace, Sequence[Vector]]:
         settings, embedder = self._current()
+        return self._embed(settings, embedder, texts, kind)
+
+    def query_vector(self, query: str) -> QueryVector:
+        """The vector of a search query (a ``ports.PendingVector``) by the embedder current
+        now, computed when asked for; at once when the dimension is not known yet (the
+        namespace needs it)."""
+        settings, embedder = self._current()
+
+        def compute() -> tuple[Namespace, Sequence[Vector]]:
+            return self._embed(settings, embedder, [query], "query")
+
+        if settings.dim is None:
+            return QueryVector.computed(compute, self._side)
+        return QueryVector(_namespace(settings, settings.dim), compute, self._side)
+
+    def close(self) -> None:
+        """End the threads that run a store's work beside a query's embedding."""
+        self._side.close()
+
+    def _embed(
+        self, settings: EmbedderSettings, embedder: Embedder, texts: Sequence[str], kind: EmbedKind
+    ) -> tuple[Namespace, Sequence[Vector]]:
         vectors = embedder.embed(texts, kind)
         if len(vectors) != len(texts):
             raise EmbedderRejected(settings.provider, None, "the embedder returned a wrong number of vectors")

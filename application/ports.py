@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import TYPE_CHECKING, BinaryIO, Literal, Protocol
+from typing import TYPE_CHECKING, BinaryIO, Literal, Protocol, TypeVar
 
 import attrs
 
@@ -40,6 +40,7 @@ from local_mcp_memory.domain.note import GlobalEntry, Note, NoteFilter
 if TYPE_CHECKING:  # the use cases' own types, which import this module
     from local_mcp_memory.application.export_notes import Export, ExportFile
 
+T = TypeVar("T")
 Vector = Sequence[float]
 EmbedKind = Literal["query", "passage"]
 
@@ -73,12 +74,30 @@ class Spread:
 NO_SPREAD = Spread(0, 0.0, 0.0)
 
 
+class PendingVector(Protocol):
+    """A query's vector not computed yet (``query_vector.QueryVector``): computed when a
+    store asks for it, or beside the store's own work."""
+
+    def result(self) -> Vector:
+        """The vector, computed on the calling thread the first time; raises what computing
+        it raised."""
+
+    def alongside(self, work: Callable[[], T]) -> tuple[T, Vector]:
+        """``work()`` and the vector, computed side by side (``work`` maybe on another
+        thread: it must take the locks it needs itself, none the caller holds); both are done
+        when it returns or raises, the vector's failure raised first, then the work's."""
+
+
 @attrs.frozen
 class CandidateQuery:
     """One search question to a store: which notes (``where``) and what to find among them.
 
     ``vector`` is the query's vector in ``namespace`` (None: no semantic candidates, no
-    spread, no neighbour cosines); ``text`` the query's words (None: no keyword candidates).
+    spread, no neighbour cosines), or a ``PendingVector`` that the store resolves where its
+    semantic part starts (``resolved``), best with what needs no vector (the filter, the
+    keyword candidates) done meanwhile (``beside``). What resolving raises (the embedder's
+    errors) the store raises unchanged, outside its own error translation. ``text`` is the
+    query's words (None: no keyword candidates).
     ``depth`` is how many candidates each ranking returns at most; ``spread_sample`` how many
     notes at most the spread is measured on (0: not measured); ``neighbours`` whether the
     candidates' neighbours are wanted.
@@ -87,7 +106,7 @@ class CandidateQuery:
     where: NoteFilter
     depth: int
     namespace: Namespace | None = None
-    vector: Vector | None = None
+    vector: Vector | PendingVector | None = None
     text: str | None = None
     spread_sample: int = 0
     neighbours: bool = False
@@ -95,6 +114,23 @@ class CandidateQuery:
     def __attrs_post_init__(self) -> None:
         if self.vector is not None and self.namespace is None:
             raise ValueError("a CandidateQuery with a vector needs its namespace")
+
+    @property
+    def pending(self) -> bool:
+        """Whether ``vector`` is still a ``PendingVector``."""
+        return hasattr(self.vector, "result")
+
+    def resolved(self) -> CandidateQuery:
+        """This question with its vector computed."""
+        return attrs.evolve(self, vector=self.vector.result()) if self.pending else self  # type: ignore[union-attr]
+
+    def beside(self, work: Callable[[], T]) -> tuple[T, CandidateQuery]:
+        """``work()`` and this question resolved, side by side when the vector is pending
+        (``PendingVector.alongside``)."""
+        if not self.pending:
+            return work(), self
+        done, vector = self.vector.alongside(work)  # type: ignore[union-attr]
+        return done, attrs.evolve(self, vector=vector)
 
 
 @attrs.frozen

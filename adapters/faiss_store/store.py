@@ -341,10 +341,33 @@ class FaissNoteStore:
 
     def candidates(self, query: CandidateQuery) -> Candidates:
         """See ``NoteReader.candidates``: one pass over the state (``memory.search``); ``StoreError``
-        for a vector of the wrong length."""
+        for a vector of the wrong length. A pending vector is computed without the mutex,
+        beside the part that needs none: the answer is as of that part, unless a thread
+        applied a record meanwhile (then all is read anew). Without words to look up, that
+        part is too small to hand to another thread."""
+        if query.text is None:
+            query = query.resolved()
+        if not query.pending:
+            with self._reading():
+                self._live.sync()
+                return search.candidates(self._live.state, query, self._mutex)
+
+        def vectorless() -> tuple[search.Vectorless, tuple[object, int, int]]:
+            with self._reading():
+                self._live.sync()
+                return search.vectorless(self._live.state, query), self._seen()
+
+        (first, seen), query = query.beside(vectorless)
         with self._reading():
-            self._live.sync()
-            return search.candidates(self._live.state, query, self._mutex)
+            if self._seen() != seen:
+                self._live.sync()
+                first = None
+            return search.candidates(self._live.state, query, self._mutex, first)
+
+    def _seen(self) -> tuple[object, int, int]:
+        """What changes whenever the state does: it, its generation, the records it applied."""
+        state = self._live.state
+        return state, self._live.generation, state.applied
 
     def list_recent(self, where: NoteFilter, limit: int) -> list[StoredNote]:
         with self._reading():

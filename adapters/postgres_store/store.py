@@ -517,6 +517,17 @@ class PostgresNoteStore:
         return [codec.stored_note(*row) for row in rows]
 
     def candidates(self, query: CandidateQuery) -> Candidates:
+        """A pending vector is computed beside the keyword candidates, holding no connection."""
+
+        def keyword_step() -> tuple[Found | None, int | None]:
+            if query.text is None:
+                return None, None
+            with failures(self._url, "search the note store"), self._pool.connection() as conn:
+                return self._keyword_search(conn, query)
+
+        if query.text is None:  # nothing to do beside the vector
+            query = query.resolved()
+        (keyword, project_notes), query = query.beside(keyword_step)
         q = None
         if query.vector is not None:
             assert query.namespace is not None
@@ -524,7 +535,6 @@ class PostgresNoteStore:
         params: dict[str, Any] = {"q": q, "depth": query.depth, "sample": query.spread_sample}
         with failures(self._url, "search the note store"), self._pool.connection() as conn:
             space = None if q is None else self._known_space(conn, query.namespace)
-            keyword, project_notes = self._keyword_search(conn, query)
             found = [] if keyword is None else keyword.notes
             semantic, spread, large = None, None, False
             if q is not None and space is not None and not narrowed(query.where):

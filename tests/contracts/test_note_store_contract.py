@@ -15,7 +15,7 @@ import pytest
 from local_mcp_memory.adapters.faiss_store import FaissNoteStore
 from local_mcp_memory.adapters.keyword_index import rank
 from tests.fakes.memory_store import InMemoryNoteStore
-from local_mcp_memory.application.errors import StoreError
+from local_mcp_memory.application.errors import EmbedderUnavailable, StoreError
 from local_mcp_memory.application.ports import Candidate, CandidateQuery, Candidates, Neighbour, NoteStore
 from local_mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, GroupId, Namespace, NoteId
 from local_mcp_memory.domain.note import GlobalEntry, Note, NoteFilter, Tags
@@ -475,6 +475,66 @@ def test_neighbours_stay_in_the_group_and_the_filter(store: NoteStore) -> None:
     after = everything(store, unit(1), NoteFilter(PROJECT))
     assert ids(after.neighbours[a.id.value]) == [tagged_out.id.value]
     assert after.notes[tagged_out.id.value] == store.get(tagged_out.id)
+
+
+class Pending:
+    """A ``PendingVector``: ``vector``, or ``error`` raised, when asked (``asked`` counts it);
+    work beside it runs on a thread of its own."""
+
+    def __init__(self, vector=None, error: Exception | None = None) -> None:
+        self.vector, self.error, self.asked = vector, error, 0
+
+    def result(self):
+        self.asked += 1
+        if self.error is not None:
+            raise self.error
+        return self.vector
+
+    def alongside(self, work):
+        outcome: dict[str, object] = {}
+
+        def run() -> None:
+            try:
+                outcome["done"] = work()
+            except Exception as exc:
+                outcome["failed"] = exc
+
+        side = threading.Thread(target=run)
+        side.start()
+        try:
+            vector = self.result()
+        finally:
+            side.join(timeout=10)
+            assert not side.is_alive(), "the store's work beside the vector waits for the thread that computes it"
+        if "failed" in outcome:
+            raise outcome["failed"]
+        return outcome["done"], vector
+
+
+def test_a_question_with_a_pending_vector_is_answered_as_with_the_vector_once_computed(store: NoteStore) -> None:
+    notes = [make_note(f"deploy step {i}" if i % 2 else f"lunch {i}", minutes=i) for i in range(8)]
+    for i, note in enumerate(notes):
+        store.put(note, NS, unit(i))
+    where, pending = NoteFilter(PROJECT), Pending(unit(3))
+    question = CandidateQuery(where, 3, NS, unit(3), "deploy", spread_sample=100, neighbours=True)
+    given = store.candidates(question)
+    found = store.candidates(attrs.evolve(question, vector=pending))
+    assert pending.asked == 1
+    assert (found.semantic, found.keyword, found.spread) == (given.semantic, given.keyword, given.spread)
+    assert dict(found.neighbours) == dict(given.neighbours)
+    assert dict(found.notes) == dict(given.notes)
+
+
+def test_what_a_pending_vector_raises_is_raised_unchanged(store: NoteStore) -> None:
+    store.put(make_note("deploy"), NS, unit(1))
+    error = EmbedderUnavailable("local", None, "the local model failed to run")
+    for question in (
+        CandidateQuery(NoteFilter(PROJECT), 5, NS, Pending(error=error), "deploy", spread_sample=100, neighbours=True),
+        CandidateQuery(NoteFilter(PROJECT), 5, NS, Pending(error=error)),
+    ):
+        with pytest.raises(EmbedderUnavailable) as raised:
+            store.candidates(question)
+        assert raised.value is error
 
 
 def test_neighbours_of_keyword_candidates_are_given_too(store: NoteStore) -> None:

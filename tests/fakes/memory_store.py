@@ -189,14 +189,16 @@ class InMemoryNoteStore:
         return {note_id: stored for note_id, stored in found.items() if stored is not None}
 
     def candidates(self, query: CandidateQuery) -> Candidates:
+        """A pending vector is waited for under the lock, after the keyword candidates: one moment."""
         where = query.where
-        q = None if query.vector is None else _row(query.vector, query.namespace.dim)
         with self._lock:
+            keyword = [] if query.text is None else self._keyword(query.text, where, query.depth)
+            query = query.resolved()
+            q = None if query.vector is None else _row(query.vector, query.namespace.dim)
             matching = [key for key, s in self._notes.items() if self._visible(where, s)]
             vectors = {} if q is None else self._vectors.get(query.namespace, {})
             scored = [(key, float(np.dot(vectors[key], q))) for key in matching if key in vectors]
             semantic = self._ranked(scored)[: query.depth]
-            keyword = [] if query.text is None else self._keyword(query.text, where, query.depth)
             spread = _spread([vectors[key] for key, _ in scored], q, query.spread_sample)
             neighbours = {}
             if query.neighbours:

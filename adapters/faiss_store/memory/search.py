@@ -1,11 +1,12 @@
 """A search question (``NoteReader.candidates``) answered from a ``StoreState`` in one pass.
 
-One mask of the rows in scope (``StoreState.selection``), one vector scan
-(``VectorSpace.search``) and the spread of the same query, one keyword search, the
-neighbours of every candidate from the note columns (``NoteTable.neighbours``) and their
-cosines from the vectors held. Nothing is decoded: candidates carry their id and createdAt
-from the columns, and the notes of an answer (``AnswerNotes``) are decoded when the caller
-reads them, as they were when the answer was given.
+One mask of the rows in scope (``StoreState.selection``) and one keyword search, which need
+no vector (``vectorless``: read while the query is being embedded), one vector scan
+(``VectorSpace.search``) and the spread of the same query, the neighbours of every candidate
+from the note columns (``NoteTable.neighbours``) and their cosines from the vectors held.
+Nothing is decoded: candidates carry their id and createdAt from the columns, and the notes
+of an answer (``AnswerNotes``) are decoded when the caller reads them, as they were when the
+answer was given.
 """
 
 from __future__ import annotations
@@ -20,14 +21,27 @@ from local_mcp_memory.application.ports import NO_SPREAD, Candidate, CandidateQu
 from local_mcp_memory.domain.time import TimeWindow
 
 
-def candidates(state: StoreState, query: CandidateQuery, guard: AbstractContextManager) -> Candidates:
-    """See ``NoteReader.candidates``; the caller holds ``guard`` (the store's mutex), and so
-    does every later read of the answer's notes."""
-    space = None
+Vectorless = tuple[np.ndarray | None, list[Candidate]]
+
+
+def vectorless(state: StoreState, query: CandidateQuery) -> Vectorless:
+    """What needs no vector: the mask of the rows in scope and the keyword candidates
+    (``candidates`` takes them while they are this state's); the caller holds the mutex."""
     if query.vector is not None:
         state.damage.check_space(str(query.namespace))
-        space = state.spaces.get(str(query.namespace))
     mask = state.selection(query.where)
+    keyword = [] if query.text is None or mask is None else _keyword(state, query, mask)
+    return mask, keyword
+
+
+def candidates(
+    state: StoreState, query: CandidateQuery, guard: AbstractContextManager, first: Vectorless | None = None
+) -> Candidates:
+    """See ``NoteReader.candidates``, ``query`` resolved, ``first`` its ``vectorless`` part when
+    read already; the caller holds ``guard`` (the store's mutex), and so does every later read
+    of the answer's notes."""
+    mask, keyword = vectorless(state, query) if first is None else first
+    space = None if query.vector is None else state.spaces.get(str(query.namespace))
     notes = state.notes
     semantic, spread = [], NO_SPREAD
     if space is not None:
@@ -36,7 +50,6 @@ def candidates(state: StoreState, query: CandidateQuery, guard: AbstractContextM
         semantic = _candidates(state, found)
         if query.spread_sample:
             spread = Spread(*space.spread(query.vector, scope, query.spread_sample))
-    keyword = [] if query.text is None or mask is None else _keyword(state, query, mask)
     rows = {notes.row_of[c.id] for c in (*semantic, *keyword)}
     neighbours: dict[str, list[Neighbour]] = {}
     if query.neighbours and mask is not None and rows:

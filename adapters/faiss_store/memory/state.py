@@ -69,6 +69,7 @@ class StoreState:
         self.globals: dict[tuple[str, str], PutGlobal] = {}
         self.damage = Damage()
         self.links = LinkTable()
+        self.applied = 0  # records applied: an answer read before is still this state's while it stays
         self._namespaces: dict[str, Namespace] = {}
         # until the next record (``selection``): the rows of a scope, then those not expired
         self._selection: tuple[tuple, np.ndarray | None] | None = None
@@ -90,6 +91,7 @@ class StoreState:
         """Apply one record. ``ValueError``/``InvalidValue`` before any change when a
         record cannot apply (the caller reports it as damage)."""
         self._selection = self._unexpired = self._unsuperseded = None
+        self.applied += 1
         if isinstance(record, Put):
             self._put(record)
         elif isinstance(record, Rehome):

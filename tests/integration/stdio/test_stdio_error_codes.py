@@ -116,3 +116,52 @@ def test_a_store_file_that_cannot_be_read_is_32006_and_the_notes_return_when_it_
         assert server.result("memory.get", {"id": added["id"]})["text"] == NOTE["text"]
         recent = server.result("memory.list_recent", {"projectId": "error-codes"})
     assert [item["id"] for item in recent["items"]] == [added["id"]]
+
+
+# A search embeds its query on a thread of its own while the store reads what needs no vector:
+# what the embedding raises still answers the search exactly as when it came first.
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "semantic"])
+def test_a_search_whose_query_the_provider_refuses_is_32003_and_the_next_search_answers(tmp_path: Path, mode: str) -> None:
+    with FakeOpenAIServer(dim=16) as fake:
+        write_config(tmp_path, provider="openai", baseUrl=fake.base_url)
+        with StdioServer(tmp_path) as server:
+            added = server.result("memory.add_note", NOTE)
+            fake.fail_next(400)
+            error = server.call("memory.search", {"projectId": "error-codes", "query": "deploys", "mode": mode})["error"]
+            found = server.result("memory.search", {"projectId": "error-codes", "query": "deploys", "mode": mode})
+    assert error["code"] == -32003
+    assert error["data"] == {"provider": "openai", "status": 400}
+    assert [r["id"] for r in found["results"]] == [added["id"]]
+
+
+def test_a_search_after_the_model_changed_its_dimension_is_32005(tmp_path: Path) -> None:
+    with FakeOpenAIServer(dim=16) as fake:
+        write_config(tmp_path, provider="openai", baseUrl=fake.base_url)
+        with StdioServer(tmp_path) as server:
+            server.result("memory.add_note", NOTE)
+            fake.dim = 8
+            error = server.call("memory.search", {"projectId": "error-codes", "query": "deploys"})["error"]
+    assert error["code"] == -32005
+    assert error["data"] == {"provider": "openai", "model": "text-embedding-3-small", "expected": 16, "got": 8}
+
+
+def test_a_search_failing_in_both_the_embedder_and_the_store_answers_the_embedders_error(tmp_path: Path) -> None:
+    manifest = tmp_path / "data" / "MANIFEST.json"
+    with FakeOpenAIServer(dim=16) as fake:
+        write_config(tmp_path, provider="openai", baseUrl=fake.base_url)
+        with StdioServer(tmp_path) as server:
+            server.result("memory.add_note", NOTE)
+            saved = manifest.read_bytes()
+            manifest.unlink()
+            manifest.mkdir()  # the store cannot be read
+            fake.fail_next(400)
+            error = server.call("memory.search", {"projectId": "error-codes", "query": "deploys"})["error"]
+            store_error = server.call("memory.search", {"projectId": "error-codes", "query": "deploys"})["error"]
+            manifest.rmdir()
+            manifest.write_bytes(saved)
+            found = server.result("memory.search", {"projectId": "error-codes", "query": "deploys"})
+    assert error["code"] == -32003  # the query is embedded first, as ever
+    assert store_error["code"] == -32006
+    assert len(found["results"]) == 1

@@ -3,11 +3,22 @@ new note likely replaces, from one store search and the texts."""
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timedelta, timezone
 
+from hypothesis import given, strategies as st
+
+from local_mcp_memory.application import suggestions
 from local_mcp_memory.application.ports import Spread
 from local_mcp_memory.application.services import Services
-from local_mcp_memory.application.suggestions import FEATURES, likely_replaced, pair_features, replacement_chances, values_changed
+from local_mcp_memory.application.suggestions import (
+    FEATURES,
+    UPDATE_CUE,
+    likely_replaced,
+    pair_features,
+    replacement_chances,
+    values_changed,
+)
 from tests.unit.steps import rpc
 
 PROJECT = Spread(40, 0.15, 0.10)
@@ -157,3 +168,12 @@ def test_a_word_that_begins_a_line_or_a_markdown_heading_or_item_is_no_name() ->
     assert not values_changed("- Deploys need approval", "> Builds need approval")
     assert values_changed("## Hosting\nWe moved to Azure.", "## Hosting\nWe run on AWS.")  # names inside a line still are
     assert values_changed("The cache - Redis now", "The cache - Memcached")  # a dash inside a line starts nothing
+
+
+_CUE_WORDS = st.sampled_from(["now", "No Longer", "not anymore", "REPLACED", "ſince", "switching", "took  over", "rewrote", "became"])
+
+
+@given(st.lists(st.one_of(st.text(max_size=12), _CUE_WORDS), max_size=8).map(" ".join))
+def test_the_change_cue_finds_what_its_words_alone_find(text: str) -> None:
+    plain = re.compile(rf"\b({suggestions._CHANGE_WORDS})\b", re.IGNORECASE)  # the words without the lookahead
+    assert (UPDATE_CUE.search(text) is None) == (plain.search(text) is None)
