@@ -391,6 +391,15 @@ class NoteReader(Protocol):
         candidates' neighbours with their cosines. ``StoreError`` for a vector of the wrong
         length where the namespace holds vectors."""
 
+    def neighbours(
+        self, note_ids: Sequence[str], where: NoteFilter, namespace: Namespace | None = None, vector: Vector | None = None
+    ) -> Candidates:
+        """The neighbours of those of ``note_ids`` (``NoteId.value``) that match ``where``,
+        exactly as ``candidates`` with ``neighbours`` gives them for its candidates (an id with
+        none may be left out), with their cosines with ``vector`` in ``namespace`` (None: no cosines); ``notes``: the neighbours'
+        stored notes. A search asks for the few candidates it ranks first only (``search``:
+        looking up the neighbours of all of them was most of a hybrid search's database time)."""
+
     def list_recent(self, where: NoteFilter, limit: int) -> list[StoredNote]:
         """Matching notes of every namespace, newest createdAt first (ties: last written first)."""
 

@@ -1,12 +1,13 @@
 from __future__ import annotations
 
+from collections import ChainMap
 from collections.abc import Mapping, Sequence
 from typing import ClassVar, Literal
 
 import attrs
 
 from local_mcp_memory.application.errors import InvalidRequest
-from local_mcp_memory.application.ports import Candidate, CandidateQuery, Hit, PendingVector, StoredNote
+from local_mcp_memory.application.ports import Candidate, CandidateQuery, Candidates, Hit, PendingVector, StoredNote
 from local_mcp_memory.application.query_dates import asks_about_past, named_period
 from local_mcp_memory.application.ranking import (
     CHANGED_Z,
@@ -106,18 +107,21 @@ def _hybrid(
     """Keyword and calibrated meaning blended, the period the query names, the best hits'
     neighbours, then the newer of two results about one subject first (``ranking``)."""
     depth = max(k, HYBRID_DEPTH)  # not more for a larger topK: its first results stay the same
-    question = CandidateQuery(where, depth, namespace, vector, query, SPREAD_SAMPLE, neighbours=True)
-    found = services.reader.candidates(question)
+    found = services.reader.candidates(CandidateQuery(where, depth, namespace, vector, query, SPREAD_SAMPLE))
     semantic = calibrated_scores(found.semantic, found.spread)
     keyword = keyword_scores(found.keyword)
     period = named_period(query)
-    notes = found.notes
+    notes: Mapping[str, StoredNote] = found.notes  # and the seeds' neighbours' once known
 
     def prior(ranked: list[Candidate]) -> list[Candidate]:
         return weighted(ranked, {c.id: notes[c.id].note.importance for c in ranked})
 
     fused = prior(dated(blend(semantic, keyword, HYBRID_KEYWORD_WEIGHT, depth), period))
-    links = {seed.id: found.neighbours.get(seed.id, ()) for seed in fused[:CONTEXT_SEEDS]}
+    # the neighbours of the seeds only (those of every candidate were most of the database's time)
+    seeds = [seed.id for seed in fused[:CONTEXT_SEEDS]]
+    context = services.reader.neighbours(seeds, where, namespace, vector.result()) if seeds else Candidates()
+    links = {seed: context.neighbours.get(seed, ()) for seed in seeds}
+    notes = ChainMap(found.notes, context.notes)
     known = {c.id for c in fused}
     # one each, if two seeds share a neighbour
     unscored = {n.id: n for near in links.values() for n in near if n.id not in known}
@@ -127,8 +131,8 @@ def _hybrid(
     adjacent = {seed: [n.id for n in near] for seed, near in links.items()}
     ranked = with_context(fused, adjacent, limit=max(k, NEWER_WINDOW))
     if period is None:  # a question about a named period wants what was true then
-        ranked = _newer_first(query, ranked, adjacent, namespace, found.notes, services)
-    return _hits(ranked[:k], found.notes)
+        ranked = _newer_first(query, ranked, adjacent, namespace, notes, services)
+    return _hits(ranked[:k], notes)
 
 
 def _newer_first(

@@ -364,6 +364,15 @@ class FaissNoteStore:
                 first = None
             return search.candidates(self._live.state, query, self._mutex, first)
 
+    def neighbours(
+        self, note_ids: Sequence[str], where: NoteFilter, namespace: Namespace | None = None, vector: Vector | None = None
+    ) -> Candidates:
+        """See ``NoteReader.neighbours``: from the note columns, as ``candidates`` finds them."""
+        query = CandidateQuery(where, 0, namespace, vector)
+        with self._reading():
+            self._live.sync()
+            return search.neighbours(self._live.state, note_ids, query, self._mutex)
+
     def _seen(self) -> tuple[object, int, int]:
         """What changes whenever the state does: it, its generation, the records it applied."""
         state = self._live.state

@@ -305,16 +305,28 @@ def keyword_part() -> Part:
     )
 
 
-def neighbours_part(seeds: list[str], space: int | None, vec: str, n_filter: str) -> Part:
-    """For each candidate the matching note of its group just before and just after it,
-    with its cosine when ``space`` (the semantic part ran) and it has a vector there."""
+def neighbours_sql(where: NoteFilter, *, space: int | None, dim: int, params: dict[str, Any]) -> str:
+    """The neighbours of the notes ``seeds`` (in ``params``) that ``where`` selects, as
+    ``candidates_sql`` gives those of its candidates (``neighbours_part``, with cosines with
+    ``q`` when ``space``), and their docs: rows of kinds ``n`` and ``d``."""
+    c_filter, n_filter = filter_sql(where, "c", params), filter_sql(where, "n", params)
+    vec = f"%(q)s::vector({int(dim)})"
+    near = neighbours_part(["SELECT unnest(%(seeds)s::text[]) AS note"], space, vec, n_filter, c_filter)
+    docs = docs_part(["SELECT id AS note FROM neighbours"])
+    return f"WITH {', '.join(near.ctes + docs.ctes)} ({near.output}) UNION ALL ({docs.output})"
+
+
+def neighbours_part(seeds: list[str], space: int | None, vec: str, n_filter: str, c_filter: str = "TRUE") -> Part:
+    """For each candidate (each seed that ``c_filter`` keeps) the matching note of its group
+    just before and just after it, with its cosine when ``space`` (the semantic part ran) and
+    it has a vector there."""
     cosine = "NULL::float8" if space is None else f"1 - (v.embedding <=> {vec})"
     space_join = "" if space is None else f"LEFT JOIN vectors v ON v.note = nb.id AND v.space = {space}"
     return Part(
         [
             f"seeds AS ({' UNION '.join(seeds)})",
             f"""neighbours AS MATERIALIZED (
-                SELECT s.note AS seed, nb.id, nb.created, nb.pos FROM seeds s JOIN notes c ON c.id = s.note
+                SELECT s.note AS seed, nb.id, nb.created, nb.pos FROM seeds s JOIN notes c ON c.id = s.note AND {c_filter}
                 CROSS JOIN LATERAL (
                     (SELECT n.id, n.created, 0 AS pos FROM notes n
                      WHERE n.grp = c.grp AND {n_filter} AND (n.created, n.written) < (c.created, c.written)

@@ -64,7 +64,7 @@ from local_mcp_memory.adapters.postgres_store import codec, curation
 from local_mcp_memory.adapters.postgres_store.connection import connect, failures, open_pool
 from local_mcp_memory.adapters.postgres_store.keywords import CHANGED, MAX_NOTES, Found, PostgresKeywords
 from local_mcp_memory.adapters.postgres_store.writes import TOUCHED, Entry, lock_stored, prepare, put_notes, put_rows, trim_changes
-from local_mcp_memory.adapters.postgres_store.queries import candidates_sql, filter_sql, hidden_sql, hides, narrowed
+from local_mcp_memory.adapters.postgres_store.queries import candidates_sql, filter_sql, hidden_sql, hides, narrowed, neighbours_sql
 from local_mcp_memory.adapters.postgres_store.rebuild import GraphRebuild
 from local_mcp_memory.adapters.postgres_store.schema import LOCK_KEY, build_hnsw, hnsw_index_sql, migrate, repair_hnsw
 from local_mcp_memory.adapters.postgres_store.url import StoreUrl
@@ -562,6 +562,21 @@ class PostgresNoteStore:
         scored = None if semantic is None else (lambda ids: held.cosines_of(ids, q))
         return _answer(rows, query.neighbours, semantic, spread, scored)
 
+    def neighbours(
+        self, note_ids: Sequence[str], where: NoteFilter, namespace: Namespace | None = None, vector: Vector | None = None
+    ) -> Candidates:
+        """See ``NoteReader.neighbours``: one statement (``neighbours_sql``); a cosine from the
+        project's whole copy held here where ``candidates`` takes it from there (a whole
+        project's search), else from the statement."""
+        q = None if vector is None else _row(vector, namespace.dim)
+        params: dict[str, Any] = {"q": q, "seeds": list(dict.fromkeys(note_ids))}
+        with failures(self._url, "search the note store"), self._pool.connection() as conn:
+            space = None if q is None else self._known_space(conn, namespace)
+            held = None if space is None or narrowed(where) else self._vectors.whole(where.project_id.value, space)
+            sql = neighbours_sql(where, space=space, dim=0 if namespace is None else namespace.dim, params=params)
+            rows = conn.execute(sql, params).fetchall()
+        return _answer(rows, True, scored=None if held is None else (lambda ids: held.cosines_of(ids, q)))
+
     def _held_vectors(
         self, conn: psycopg.Connection, query: CandidateQuery, space: int, keyword: Found | None, project_notes: int | None,
     ) -> tuple[Any, frozenset[str]]:
@@ -796,7 +811,8 @@ def _answer(
         cosines = None if scored is None or not found_near else scored(sorted({row[2] for row in found_near}))
         near = {c.id: [] for c in (*semantic, *keyword)}
         for seed, _pos, key, created, score in sorted(found_near, key=lambda row: row[1]):  # before, then after
-            cosine = cosines.get(key) if cosines is not None else None if score is None else float(score)
+            # a note the vectors held lack (written since they were read): the statement's cosine
+            cosine = cosines[key] if cosines is not None and key in cosines else None if score is None else float(score)
             near.setdefault(seed, []).append(Neighbour(key, created, cosine))
     return Candidates(semantic, keyword, spread, near, notes)
 

@@ -146,6 +146,14 @@ class VectorCache:
                 return None
         return (caught_up, left_out) if caught_up.complete and caught_up.usable else None
 
+    def whole(self, project: str, space: int) -> Held | None:
+        """``project``'s whole copy or graph in ``space`` as held now, without reading the
+        feed (None: not held whole): the cosines of a search's neighbours come from the copy
+        its candidates were found in."""
+        with self._lock:
+            held = self._held.get((project, space))
+        return held if held is not None and held.complete and held.usable else None
+
     def vectors_of(self, space: int, ids: Sequence[str], seen: Callable[[str], int | None]) -> np.ndarray | None:
         """The vectors of ``ids`` (rows in that order) from the copy of the project holding
         them all, when that copy is at least as new as the keyword index of the project has

@@ -12,13 +12,15 @@ import numpy as np
 import pytest
 
 from local_mcp_memory.application.errors import StoreError
-from local_mcp_memory.application.ports import NoteStore
+from local_mcp_memory.application.ports import CandidateQuery, NoteStore
 from local_mcp_memory.domain.identifiers import GroupId, NoteId
 from local_mcp_memory.domain.link import Link, LinkKey, Relation
-from local_mcp_memory.domain.note import NoteFilter, SyncOrigin
+from local_mcp_memory.domain.note import NoteFilter, SyncOrigin, Tags
+from local_mcp_memory.domain.time import TimeWindow
 from tests.contracts.test_note_store_contract import (
     ELSEWHERE,
     NS,
+    OTHER,
     PROJECT,
     T0,
     Reopen,
@@ -249,3 +251,62 @@ def test_iter_links_of_a_project_holds_only_its_links(store: NoteStore) -> None:
     assert list(store.iter_links(PROJECT)) == [link(a, b)]
     assert list(store.iter_links(ELSEWHERE)) == [link(x, y, minutes=1)]
 
+
+
+# -- the neighbours of chosen notes ----------------------------------------------------------
+
+
+def neighbour_scene(store: NoteStore) -> list:
+    """Two groups of notes a minute apart, some tagged, one expiring at T0 + 10 min, one
+    superseded, one with its vector in another namespace only."""
+    notes = [
+        make_note(f"note {i}", minutes=i, group="feature-1" if i % 3 else "feature-2", tags=("t",) if i % 2 else ())
+        for i in range(14)
+    ]
+    notes[5] = attrs.evolve(notes[5], expires_at=T0 + timedelta(minutes=10))
+    for i, note in enumerate(notes):
+        if i == 8:
+            store.put(note, OTHER, unit(i, OTHER.dim))
+        else:
+            store.put(note, NS, unit(i))
+    store.link(link(notes[12], notes[7], "supersedes"))
+    return notes
+
+
+NEIGHBOUR_FILTERS = {
+    "whole project": NoteFilter(PROJECT, now=T0),
+    "after the expiry": NoteFilter(PROJECT, now=T0 + timedelta(minutes=20)),
+    "with the superseded": NoteFilter(PROJECT, now=T0, include_superseded=True),
+    "group": NoteFilter(PROJECT, GroupId("feature-1"), now=T0),
+    "tags": NoteFilter(PROJECT, tags=Tags(("t",)), now=T0),
+    "window": NoteFilter(PROJECT, window=TimeWindow(T0 + timedelta(minutes=2), T0 + timedelta(minutes=11)), now=T0),
+}
+
+
+@pytest.mark.parametrize("name", NEIGHBOUR_FILTERS)
+def test_neighbours_of_chosen_notes_are_those_the_candidates_question_gives(store: NoteStore, name: str) -> None:
+    notes = neighbour_scene(store)
+    where = NEIGHBOUR_FILTERS[name]
+    found = everything(store, unit(3), where, k=100, text="note")
+    assert found.neighbours, "the scene gives candidates with neighbours"
+    chosen = [note.id.value for note in notes[::2]] + [NoteId.new().value]  # some out of the filter, one unknown
+    asked = store.neighbours(chosen, where, NS, unit(3))
+    expected = {key: list(near) for key, near in found.neighbours.items() if key in chosen and near}
+    assert {key: list(near) for key, near in asked.neighbours.items() if near} == expected
+    # a note outside the filter has none: it is no candidate of the question
+    assert all(key in found.neighbours for key in asked.neighbours)
+    named = {n.id for near in expected.values() for n in near}
+    assert set(asked.notes) == named
+    assert all(asked.notes[key] == found.notes[key] for key in named)
+    assert not asked.semantic and not asked.keyword
+
+
+def test_neighbours_without_a_vector_carry_no_cosine_and_those_of_nothing_are_none(store: NoteStore) -> None:
+    notes = neighbour_scene(store)
+    where = NoteFilter(PROJECT, now=T0)
+    found = store.candidates(CandidateQuery(where, 100, text="note", neighbours=True))
+    asked = store.neighbours([notes[4].id.value], where)
+    assert list(asked.neighbours[notes[4].id.value]) == list(found.neighbours[notes[4].id.value])
+    assert all(n.cosine is None for n in asked.neighbours[notes[4].id.value])
+    assert not store.neighbours([], where, NS, unit(1)).neighbours
+    assert not store.neighbours([notes[0].id.value], NoteFilter(ELSEWHERE, now=T0), NS, unit(1)).neighbours

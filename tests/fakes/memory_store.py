@@ -209,6 +209,20 @@ class InMemoryNoteStore:
             named = {c.id for c in (*semantic, *keyword)} | {n.id for near in neighbours.values() for n in near}
             return Candidates(semantic, keyword, spread, neighbours, {key: self._notes[key] for key in named})
 
+    def neighbours(
+        self, note_ids: Sequence[str], where: NoteFilter, namespace: Namespace | None = None, vector: Vector | None = None
+    ) -> Candidates:
+        with self._lock:
+            q = None if vector is None else _row(vector, namespace.dim)
+            vectors = {} if q is None else self._vectors.get(namespace, {})
+            scope = {key for key, s in self._notes.items() if self._visible(where, s)}
+            neighbours = {
+                key: [Neighbour(n, self._created(n), _cosine(vectors.get(n), q)) for n in self._adjacent(key, scope)]
+                for key in dict.fromkeys(note_ids) if key in scope
+            }
+            named = {n.id for near in neighbours.values() for n in near}
+            return Candidates(neighbours=neighbours, notes={key: self._notes[key] for key in named})
+
     def _keyword(self, text: str, where: NoteFilter, depth: int) -> list[Candidate]:
         found = self._keywords.search(
             where.project_id.value,

@@ -11,7 +11,7 @@ answer was given.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 
 import numpy as np
@@ -53,16 +53,41 @@ def candidates(
     rows = {notes.row_of[c.id] for c in (*semantic, *keyword)}
     neighbours: dict[str, list[Neighbour]] = {}
     if query.neighbours and mask is not None and rows:
-        near = notes.neighbours(sorted(rows), mask)
-        others = sorted({r for line in near.values() for r in line})
-        scores = space.cosines(query.vector, others) if space is not None else [None] * len(others)
-        cosines = dict(zip(others, scores))
-        instants = dict(zip(others, notes.instants(others)))
-        ids = notes.ids
-        for row, line in near.items():
-            neighbours[ids[row]] = [Neighbour(ids[r], instants[r], cosines[r]) for r in line]
+        neighbours, others = _neighbours(state, sorted(rows), mask, query)
         rows.update(others)
     return Candidates(semantic, keyword, spread, neighbours, AnswerNotes(state, rows, guard))
+
+
+def neighbours(state: StoreState, note_ids: Sequence[str], query: CandidateQuery, guard: AbstractContextManager) -> Candidates:
+    """See ``NoteReader.neighbours``: those of ``note_ids`` that ``query.where`` selects, their
+    neighbours as ``candidates`` gives them, with their cosines with ``query.vector``
+    (resolved); the caller holds ``guard``."""
+    if query.vector is not None:
+        state.damage.check_space(str(query.namespace))
+    mask = state.selection(query.where)
+    row_of = state.notes.row_of
+    rows = sorted({row for key in note_ids if (row := row_of.get(key)) is not None and mask is not None and mask[row]})
+    if not rows:
+        return Candidates(notes=AnswerNotes(state, set(), guard))
+    near, others = _neighbours(state, rows, mask, query)
+    return Candidates(neighbours=near, notes=AnswerNotes(state, others, guard))
+
+
+def _neighbours(
+    state: StoreState, rows: list[int], mask: np.ndarray, query: CandidateQuery
+) -> tuple[dict[str, list[Neighbour]], set[int]]:
+    """The neighbours of ``rows`` (each selected by ``mask``) by id, with their cosines with
+    ``query.vector``, and the rows of those neighbours."""
+    notes = state.notes
+    space = None if query.vector is None else state.spaces.get(str(query.namespace))
+    near = notes.neighbours(rows, mask)
+    others = sorted({r for line in near.values() for r in line})
+    scores = space.cosines(query.vector, others) if space is not None else [None] * len(others)
+    cosines = dict(zip(others, scores))
+    instants = dict(zip(others, notes.instants(others)))
+    ids = notes.ids
+    found = {ids[row]: [Neighbour(ids[r], instants[r], cosines[r]) for r in line] for row, line in near.items()}
+    return found, set(others)
 
 
 def _keyword(state: StoreState, query: CandidateQuery, mask: np.ndarray) -> list[Candidate]:
