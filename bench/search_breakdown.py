@@ -15,8 +15,11 @@ store asked exactly as ``PostgresNoteStore.candidates`` asks it, step by step:
   neighbours, docs), and each of its parts run alone; and the statement a server holding the
   project's graph runs (``vector_graph``: the semantic candidates given), after the walk;
 * ``decode``: the rows to ``Candidates``;
-* ``store.candidates``: the store's whole call as a hybrid search makes it (keyword step,
-  the project's vectors held in this process where they serve, the statement, decoding);
+* ``store.candidates``: the store's whole call as a hybrid search made it with every
+  candidate's neighbours (keyword step, the project's vectors held in this process where they
+  serve, the statement, decoding), and as it makes it now: without neighbours, then
+  ``store.neighbours`` of ten seeds (the semantic and keyword candidates taken in turn:
+  about the cost of the ten best fused), and that call alone;
 * ``newer-first vectors``: the read of the best 25 results' vectors.
 
 Then ``EXPLAIN (ANALYZE, BUFFERS)`` of each statement for one question, and with
@@ -83,6 +86,7 @@ def run(url: str, project: str, searches: int, seed: int) -> dict[str, Any]:
     from local_mcp_memory.adapters.postgres_store import PostgresNoteStore, queries
     from local_mcp_memory.adapters.postgres_store.store import _answer
     from local_mcp_memory.application.ports import CandidateQuery
+    from local_mcp_memory.application.ranking import CONTEXT_SEEDS
     from local_mcp_memory.domain.identifiers import CanonicalProjectId, Namespace, NoteId
     from local_mcp_memory.domain.note import NoteFilter
 
@@ -148,8 +152,14 @@ def run(url: str, project: str, searches: int, seed: int) -> dict[str, Any]:
                         answer = _answer(rows, True)
                     if record and "statement" not in plans:
                         plans["statement"] = _explain(conn, sql, params)
-            with s.span("store.candidates (the whole call, as hybrid search asks it)"):
+            with s.span("store.candidates with every candidate's neighbours (as hybrid search asked before)"):
                 store.candidates(CandidateQuery(where, DEPTH, namespace, q, text, SAMPLE, neighbours=True))
+            with s.span("store.candidates, then store.neighbours of ten seeds (as hybrid search asks now)"):
+                first = store.candidates(CandidateQuery(where, DEPTH, namespace, q, text, SAMPLE))
+                seeds = list(dict.fromkeys(c.id for pair in zip(first.semantic, first.keyword) for c in pair))[:CONTEXT_SEEDS]
+                store.neighbours(seeds, where, namespace, q)
+            with s.span("  store.neighbours of ten seeds alone"):
+                store.neighbours(seeds, where, namespace, q)
             window = [NoteId(c.id) for c in (answer.semantic + answer.keyword)[:25]]
             with s.span("newer-first vectors"):
                 store.vectors(window, namespace)
