@@ -12,7 +12,8 @@ import pytest
 
 from local_mcp_memory.application.add_note import AddNote, add_note
 from local_mcp_memory.application.errors import InvalidRequest
-from local_mcp_memory.application.ports import EmbedKind
+from local_mcp_memory.application.ports import CandidateQuery, Candidates, EmbedKind
+from local_mcp_memory.application.ranking import CONTEXT_SEEDS
 from local_mcp_memory.application.search import DEFAULT_MODE, SearchNotes, search
 from local_mcp_memory.application.services import Services
 from local_mcp_memory.application.settings import EmbedderSettings
@@ -173,6 +174,52 @@ def test_the_ten_best_hits_lend_context_to_their_neighbours_not_only_the_first_f
     ranked = [h.stored.note.id for h in found.hits]
     assert ranked.index(sixth.id) >= 5  # not among the first five hits
     assert answer.id in ranked[:10]  # yet its neighbour came in on its account
+
+
+class AskedStore(InMemoryNoteStore):
+    """A store that records what a search asks of it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.questions: list[CandidateQuery] = []
+        self.seeds: list[list[str]] = []
+        self.answers: list[Candidates] = []
+
+    def forget(self) -> None:
+        self.questions.clear()
+        self.answers.clear()
+        self.seeds.clear()
+
+    def candidates(self, query: CandidateQuery) -> Candidates:
+        self.questions.append(query)
+        self.answers.append(super().candidates(query))
+        return self.answers[-1]
+
+    def neighbours(self, note_ids, where, namespace=None, vector=None) -> Candidates:
+        self.seeds.append(list(note_ids))
+        return super().neighbours(note_ids, where, namespace, vector)
+
+
+def test_a_hybrid_search_asks_for_the_neighbours_of_its_ten_first_candidates_only(tmp_path: Path) -> None:
+    store = AskedStore()
+    services = compose(
+        ServerOptions.resolve({}, tmp_path / "config.json", tmp_path / "data"),
+        embedders=TableEmbedderFactory(TableEmbedder({"deploy": (1.0, 0.0, 0.0)}, other=(0.0, 1.0, 0.0))),
+        store=store,
+        clock=ManualClock(),
+        config=InMemoryConfigRepository(),
+    )
+    for n in range(40):
+        add_note(AddNote("proj", GroupId(f"g-{n % 4}"), f"deploy step {n}", created_at=T0 + timedelta(minutes=n)), services)
+    store.forget()  # what writing asked
+
+    found = search(SearchNotes("proj", "deploy step", top_k=20), services)
+
+    assert [q.neighbours for q in store.questions] == [False]
+    assert len(store.seeds) == 1 and len(store.seeds[0]) == CONTEXT_SEEDS
+    (answer,) = store.answers
+    assert set(store.seeds[0]) <= {c.id for c in (*answer.semantic, *answer.keyword)}
+    assert found.hits
 
 
 def test_the_default_mode_is_hybrid_as_the_methods_page_says() -> None:
