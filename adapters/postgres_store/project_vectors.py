@@ -60,7 +60,7 @@ class ProjectVectors:
         """Whether the scope holds more than ``EXACT_SCAN_MAX`` vectors once ``hidden`` (ids
         of the project's notes, each with at most one vector here) is left out: the HNSW
         walk then runs without the statement counting the scope first."""
-        return self.count - len(hidden) > EXACT_SCAN_MAX
+        return larger_than_scan(self.count, hidden)
 
     def nearest(self, q: np.ndarray, depth: int, hidden: frozenset[str]) -> list[Candidate]:
         """The ``depth`` best by cosine, then newer, then smaller id (the exact scan's order)."""
@@ -69,7 +69,7 @@ class ProjectVectors:
             return []
         cosines = pg_cosines(self.matrix, self.squares, q)
         if hidden:
-            cosines[~self._visible(hidden)] = -np.inf
+            cosines[~self.visible(hidden)] = -np.inf
         k = min(depth, int(np.count_nonzero(cosines > -np.inf)))
         if k <= 0:
             return []
@@ -82,7 +82,7 @@ class ProjectVectors:
         """Mean and population deviation of the cosines of the first ``sample`` visible
         vectors in sample order; None when the rows held do not reach that far."""
         if hidden:
-            rows = np.flatnonzero(self._visible(hidden))[:sample]
+            rows = np.flatnonzero(self.visible(hidden))[:sample]
             matrix, squares = self.matrix[rows], self.squares[rows]
         else:
             matrix, squares = self.matrix[:sample], self.squares[:sample]
@@ -93,29 +93,30 @@ class ProjectVectors:
         cosines = pg_cosines(matrix, squares, q)
         return Spread(len(squares), float(cosines.mean()), float(cosines.std()))
 
-    def _visible(self, hidden: frozenset[str]) -> np.ndarray:
+    def visible(self, hidden: frozenset[str]) -> np.ndarray:
         """Per row held, whether ``hidden`` leaves it in."""
-        rows = self._row_of()
+        rows = self.row_of()
         out = np.ones(len(self.ids), dtype=bool)
         out[[rows[key] for key in hidden if key in rows]] = False
         return out
 
     def cosines_of(self, ids: Sequence[str], q: np.ndarray) -> dict[str, float]:
         """The cosines of those of ``ids`` held (the others have no vector here)."""
-        rows = self._row_of()
+        rows = self.row_of()
         keys = [key for key in ids if key in rows]
         picked = [rows[key] for key in keys]
         return dict(zip(keys, pg_cosines(self.matrix[picked], self.squares[picked], q).tolist())) if keys else {}
 
     def vectors_of(self, ids: Sequence[str]) -> np.ndarray | None:
         """The vectors of ``ids`` (rows in that order), when every one is held."""
-        rows = self._row_of()
+        rows = self.row_of()
         try:
             return self.matrix[[rows[key] for key in ids]]
         except KeyError:
             return None
 
-    def _row_of(self) -> dict[str, int]:
+    def row_of(self) -> dict[str, int]:
+        """Each held id's row."""
         if self._rows is None:
             self._rows = {key: i for i, key in enumerate(self.ids)}
         return self._rows
@@ -131,9 +132,13 @@ def pg_cosines(matrix: np.ndarray, squares: np.ndarray, q: np.ndarray) -> np.nda
     return 1.0 - (1.0 - similarity)
 
 
+def larger_than_scan(count: int, hidden: frozenset[str]) -> bool:
+    """Whether ``count`` vectors less ``hidden`` are more than an exact scan takes (``EXACT_SCAN_MAX``)."""
+    return count - len(hidden) > EXACT_SCAN_MAX
+
+
 def instant(microseconds: int) -> datetime:
     return EPOCH + timedelta(microseconds=int(microseconds))
-
 
 
 def sent_matrix(sent: Iterable[bytes]) -> np.ndarray:

@@ -38,8 +38,14 @@ import numpy as np
 import psycopg
 import structlog
 
-from local_mcp_memory.adapters.postgres_store.project_vectors import EPOCH, ProjectVectors, instant, pg_cosines, sent_matrix
-from local_mcp_memory.adapters.postgres_store.queries import EXACT_SCAN_MAX
+from local_mcp_memory.adapters.postgres_store.project_vectors import (
+    EPOCH,
+    ProjectVectors,
+    instant,
+    larger_than_scan,
+    pg_cosines,
+    sent_matrix,
+)
 from local_mcp_memory.adapters.postgres_store.rebuild import Background
 from local_mcp_memory.application.ports import NO_SPREAD, Candidate, Spread
 
@@ -105,7 +111,7 @@ class ProjectGraph:
         if not rows:
             return ProjectGraph(self.base, self.index, seen, self.dead, self.tail)
         dead = self.dead.copy()
-        base_rows = self.base._row_of()
+        base_rows = self.base.row_of()
         for key, *_rest in rows:
             row = base_rows.get(key)
             if row is not None:
@@ -114,7 +120,7 @@ class ProjectGraph:
 
     def large(self, hidden: frozenset[str]) -> bool:
         """As ``ProjectVectors.large``."""
-        return self.count - len(hidden) > EXACT_SCAN_MAX
+        return larger_than_scan(self.count, hidden)
 
     def nearest(self, q: np.ndarray, depth: int, hidden: frozenset[str]) -> list[Candidate]:
         """The ``depth`` best the walk and the tail find, by cosine, then newer, then smaller id."""
@@ -148,7 +154,7 @@ class ProjectGraph:
         else:
             reach = min(len(self.base), sample + int(np.count_nonzero(left_out)))
             rows = np.flatnonzero(~left_out[:reach])[:sample]
-        tail_rows = np.flatnonzero(self.tail._visible(hidden)) if hidden and len(self.tail) else np.arange(len(self.tail))
+        tail_rows = np.flatnonzero(self.tail.visible(hidden)) if hidden and len(self.tail) else np.arange(len(self.tail))
         if len(tail_rows):
             keys = sorted([(int(self.base.hashes[i]), self.base.ids[i], 0, i) for i in rows]
                           + [(int(self.tail.hashes[i]), self.tail.ids[i], 1, i) for i in tail_rows])[:sample]
@@ -164,14 +170,14 @@ class ProjectGraph:
 
     def cosines_of(self, ids: Sequence[str], q: np.ndarray) -> dict[str, float]:
         """The cosines of those of ``ids`` held (the others have no vector here)."""
-        base_rows, tail_rows = self.base._row_of(), self.tail._row_of()
+        base_rows, tail_rows = self.base.row_of(), self.tail.row_of()
         out = self.tail.cosines_of([key for key in ids if key in tail_rows], q)
         keys = [key for key in ids if key not in tail_rows and key in base_rows and not self.dead[base_rows[key]]]
         return {**out, **self.base.cosines_of(keys, q)}
 
     def vectors_of(self, ids: Sequence[str]) -> np.ndarray | None:
         """The current vectors of ``ids`` (rows in that order), when every one is held."""
-        base_rows, tail_rows = self.base._row_of(), self.tail._row_of()
+        base_rows, tail_rows = self.base.row_of(), self.tail.row_of()
         out = []
         for key in ids:
             if key in tail_rows:
@@ -184,7 +190,7 @@ class ProjectGraph:
 
     def _left_out(self, hidden: frozenset[str]) -> np.ndarray | None:
         """Per row of the graph, whether it is dead or ``hidden``; None when none is."""
-        base_rows = self.base._row_of()
+        base_rows = self.base.row_of()
         picked = [base_rows[key] for key in hidden if key in base_rows]
         if not picked and not self._dead_count:
             return None

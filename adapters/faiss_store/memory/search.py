@@ -66,7 +66,7 @@ def neighbours(state: StoreState, note_ids: Sequence[str], query: CandidateQuery
         state.damage.check_space(str(query.namespace))
     mask = state.selection(query.where)
     row_of = state.notes.row_of
-    rows = sorted({row for key in note_ids if (row := row_of.get(key)) is not None and mask is not None and mask[row]})
+    rows = [] if mask is None else sorted({row for key in note_ids if (row := row_of.get(key)) is not None and mask[row]})
     if not rows:
         return Candidates(notes=AnswerNotes(state, set(), guard))
     near, others = _neighbours(state, rows, mask, query)
