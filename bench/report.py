@@ -365,7 +365,8 @@ def team_scale(files: dict[str, Result]) -> list[str]:
     """The newest run of each data set, clients and mode, with the newest import of that data set."""
     runs = [(name, data) for name, data in files.items() if str(data.get("benchmark", "")).startswith("team_scale")]
     picked = newest(
-        ((data.get("store", "postgresql"), data["notes"], data["projects"], data["clients"], mode), when(name, data), name, s)
+        ((data.get("store", "postgresql"), data["notes"], data["projects"], data["clients"], str(data.get("server_workers", "—")), mode),
+         when(name, data), name, s)
         for name, data in runs for mode, s in data["search"].items()
     )
     if not picked:
@@ -376,9 +377,9 @@ def team_scale(files: dict[str, Result]) -> list[str]:
         for name, data in runs if data["import"].get("notes_per_s")
     )
     rows = []
-    for (store, notes, projects, clients, mode), (_, s) in sorted(picked.items()):
+    for (store, notes, projects, clients, workers, mode), (_, s) in sorted(picked.items()):
         imported = imports.get((store, notes, projects), (None, None))[1]
-        rows.append([store, f"{notes:,}", str(projects), str(clients), num(imported, 1), mode,
+        rows.append([store, f"{notes:,}", str(projects), str(clients), workers, num(imported, 1), mode,
                      f"{num(s['p50'])} / {num(s['p95'])}", num(s.get("cpu_ms_per_search")), str(s["errors"])])
     body = [
         "PostgreSQL (or the local store) through `mcp-memory serve --transport http`: the notes imported with",
@@ -386,7 +387,8 @@ def team_scale(files: dict[str, Result]) -> list[str]:
         "the CPU time per search of the server and the database backends (wall time on a busy machine is mostly",
         "waiting).",
         "",
-        *table(["store", "notes", "projects", "clients", "import notes/s", "mode", "p50 / p95", "CPU / search", "errors"],
+        *table(["store", "notes", "projects", "clients", "server workers", "import notes/s", "mode", "p50 / p95", "CPU / search",
+                "errors"],
                rows),
     ]
     return section("Team store at scale", "python -m bench.team_scale", body, files,

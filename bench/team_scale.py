@@ -370,6 +370,7 @@ def main(argv: list[str] | None = None) -> int:
     print(table(["mode", "searches", "p50 ms", "p95 ms", "p99 ms", "max ms", "searches/s", "server + database CPU ms / search",
                  "errors"], rows))
     path = write_result(args.out, {"store": kind, "notes": args.notes, "projects": args.projects, "clients": args.clients,
+                                   "server_workers": args.workers,
                                    "load_average_at_start": load, **result}, generated_data(__file__))
     print(f"\nwritten: {path}")
     errors = sum(r["errors"] for r in result["search"].values())

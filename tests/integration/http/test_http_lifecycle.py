@@ -63,14 +63,7 @@ def test_sigterm_answers_requests_in_flight_and_loses_no_acknowledged_write(tmp_
                     return
                 acknowledged.append((time.monotonic(), response.json()["result"]["id"]))
 
-    writers = [threading.Thread(target=write, args=(w,)) for w in range(WRITERS)]
-    for thread in writers:
-        thread.start()
-    time.sleep(1.5)
-    signalled = time.monotonic()
-    code = server.stop()
-    for thread in writers:
-        thread.join(timeout=30)
+    code, signalled = _sigterm_while(server, [threading.Thread(target=write, args=(w,)) for w in range(WRITERS)])
 
     assert code == 0
     assert failures == []
@@ -108,16 +101,22 @@ def test_sigterm_while_searches_share_the_model_answers_them_and_exits_cleanly(t
                     return
                 answered.append(time.monotonic())
 
-    searchers = [threading.Thread(target=search, args=(w,)) for w in range(16)]
-    for thread in searchers:
-        thread.start()
-    time.sleep(1.5)
-    signalled = time.monotonic()
-    code = server.stop()
-    for thread in searchers:
-        thread.join(timeout=30)
+    code, signalled = _sigterm_while(server, [threading.Thread(target=search, args=(w,)) for w in range(16)])
 
     assert code == 0
     assert failures == []
     assert any(at >= signalled for at in answered), "no search was in flight at SIGTERM"
-    assert not any(thread.is_alive() for thread in searchers)
+
+
+def _sigterm_while(server: HttpServer, clients: list[threading.Thread]) -> tuple[int, float]:
+    """``clients`` started, the server stopped by SIGTERM 1.5 s later, the clients joined:
+    the server's exit code and when it was signalled."""
+    for thread in clients:
+        thread.start()
+    time.sleep(1.5)
+    signalled = time.monotonic()
+    code = server.stop()
+    for thread in clients:
+        thread.join(timeout=30)
+        assert not thread.is_alive()
+    return code, signalled
