@@ -79,33 +79,36 @@ def test_sigterm_while_searches_share_the_model_answers_them_and_exits_cleanly(t
     """Sixteen clients search at once (their queries share the model's calls); at SIGTERM
     each search in flight is answered in full or its connection refused, none fails, and
     the server exits 0."""
-    server = HttpServer(tmp_path / "home").wait_ready()
-    topics = ["retry policy for webhooks", "database migrations at deploy", "UTC timestamps", "feature flags"]
-    with server.client() as client:
-        notes = [{"projectId": "demo", "groupId": "g", "text": f"{topic}: decision {i}"} for i, topic in enumerate(topics * 5)]
-        assert "result" in client.post("/rpc", json=rpc("memory.add_notes", {"notes": notes})).json()
-    answered: list[float] = []
-    failures: list[str] = []
-
-    def search(worker: int) -> None:
+    with HttpServer(tmp_path / "home") as server:  # stopped if the test fails before its SIGTERM
+        topics = ["retry policy for webhooks", "database migrations at deploy", "UTC timestamps", "feature flags"]
         with server.client() as client:
-            for n in range(100_000):
-                query = {"projectId": "demo", "query": f"{topics[(worker + n) % 4]} {worker}", "topK": 3}
-                try:
-                    response = client.post("/rpc", json=rpc("memory.search", query, n))
-                except httpx.TransportError:
-                    return  # the server stopped listening
-                hits = response.json().get("result", {}).get("results") if response.status_code == 200 else None
-                if not hits:
-                    failures.append(response.text)
-                    return
-                answered.append(time.monotonic())
+            notes = [{"projectId": "demo", "groupId": "g", "text": f"{topic}: decision {i}"} for i, topic in enumerate(topics * 5)]
+            assert "result" in client.post("/rpc", json=rpc("memory.add_notes", {"notes": notes})).json()
+        answered: list[float] = []
+        failures: list[str] = []
 
-    code, signalled = _sigterm_while(server, [threading.Thread(target=search, args=(w,)) for w in range(16)])
+        def search(worker: int) -> None:
+            with server.client() as client:
+                for n in range(100_000):
+                    query = {"projectId": "demo", "query": f"{topics[(worker + n) % 4]} {worker}", "topK": 3}
+                    try:
+                        response = client.post("/rpc", json=rpc("memory.search", query, n))
+                    except httpx.TransportError:
+                        return  # the server stopped listening
+                    try:
+                        hits = response.json()["result"]["results"]
+                    except (ValueError, KeyError):
+                        hits = None
+                    if response.status_code != 200 or not hits:
+                        failures.append(response.text)
+                        return
+                    answered.append(time.monotonic())
 
-    assert code == 0
-    assert failures == []
-    assert any(at >= signalled for at in answered), "no search was in flight at SIGTERM"
+        code, signalled = _sigterm_while(server, [threading.Thread(target=search, args=(w,)) for w in range(16)])
+
+        assert code == 0
+        assert failures == []
+        assert any(at >= signalled for at in answered), "no search was in flight at SIGTERM"
 
 
 def _sigterm_while(server: HttpServer, clients: list[threading.Thread]) -> tuple[int, float]:
