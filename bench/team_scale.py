@@ -261,10 +261,10 @@ def search_load(
     threads = [threading.Thread(target=client_run, args=(i,)) for i in range(clients)]
     for thread in threads:
         thread.start()
+    backends = backend_pids(store)  # taken before the clients go: a busy machine may not run this thread again soon
+    server_before, backends_before, clients_before = cpu_seconds([server_pid]), cpu_seconds(backends), _own_cpu()
+    started = time.perf_counter()
     barrier.wait()
-    backends = backend_pids(store)
-    server_before, backends_before, started = cpu_seconds([server_pid]), cpu_seconds(backends), time.perf_counter()
-    clients_before = _own_cpu()
     for thread in threads:
         thread.join()
     elapsed = time.perf_counter() - started
