@@ -34,15 +34,16 @@ class RpcFailed(Exception):
 
 def server_env(home: Path, **settings: str) -> dict[str, str]:
     """The environment of a benchmarked server: this one's, less any ``MCP_MEMORY_*`` of
-    the user's, with config, data and HOME in ``home`` and warnings only on stderr."""
+    the user's, with config, data and HOME in ``home`` and warnings only on stderr (unless
+    ``settings`` say otherwise)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("MCP_MEMORY_")}
     env.update(
         HOME=str(home),
         MCP_MEMORY_CONFIG=str(home / "config.json"),
         MCP_MEMORY_DATA_DIR=str(home / "data"),
         MCP_MEMORY_LOG_LEVEL="WARNING",
-        **settings,
     )
+    env.update(settings)  # a benchmark may ask for another log level
     return env
 
 

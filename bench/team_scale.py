@@ -12,13 +12,16 @@ alike in vectors, as the model's are (HNSW meets clustered data, not uniform noi
 are embedded by the real model. The notes are written as export files of ``--file-notes``
 notes each (format ``mcp-memory-export`` 1 with vectors), each imported by ``mcp-memory
 import`` as a user runs it (default ``--batch``); the import rate is notes over the summed
-wall time of those commands. Then one server starts on the store, every project is searched
-once (each server builds a project's keyword index on its first keyword search, and a large
-project's vector graph on a thread after it: the run waits until the server is idle), and
+wall time of those commands. Then one server starts on the store; on PostgreSQL the run
+waits until its store has warmed up (the keyword indexes and vector graphs of the projects
+above 5,000 notes, built on a thread at start: ``server_warmed_up_after_s``, from the
+server's start), every project is searched once (a smaller project's keyword index and
+vectors are loaded by its first search), the run waits until the server is idle, and
 ``--clients`` threads, each with its own keep-alive connection, send ``--searches`` searches
 in all (topK 5, a random project and question each) per mode. Reported per mode: p50 / p95 /
-p99 / max, searches/s, errors, and the CPU time per search of the server process and of the
-database backends serving it (from ``/proc``, when PostgreSQL runs on this machine): on a
+p99 / max (and p50 / p95 of each fifth of the run), searches/s, errors, and the CPU time per
+search of the server process and of the database backends serving it (from ``/proc``, when
+PostgreSQL runs on this machine; each apart too, and this process's own): on a
 machine shared with other work, wall times are mostly waiting for a core, CPU time is what
 a search costs. Any error fails the run (exit 1).
 
@@ -231,14 +234,14 @@ def backend_pids(store: str | None) -> list[int]:
 def search_load(
     url: str, mode: str, projects: int, clients: int, searches: int, seed: int, server_pid: int, store: str | None
 ) -> dict[str, Any]:
-    latencies: list[float] = []
+    latencies: list[tuple[float, float]] = []  # (when it began, seconds)
     errors: list[str] = []
     lock = threading.Lock()
     barrier = threading.Barrier(clients + 1)
 
     def client_run(index: int) -> None:
         rng = random.Random(seed * 1000 + index)
-        mine: list[float] = []
+        mine: list[tuple[float, float]] = []
         with httpx.Client(base_url=url, timeout=120) as client:
             barrier.wait()
             for _ in range(searches // clients):
@@ -251,28 +254,49 @@ def search_load(
                     with lock:
                         errors.append(f"{type(exc).__name__}: {exc}")
                     continue
-                mine.append(time.perf_counter() - started)
+                mine.append((started, time.perf_counter() - started))
         with lock:
             latencies.extend(mine)
 
     threads = [threading.Thread(target=client_run, args=(i,)) for i in range(clients)]
     for thread in threads:
         thread.start()
+    backends = backend_pids(store)  # taken before the clients go: a busy machine may not run this thread again soon
+    server_before, backends_before, clients_before = cpu_seconds([server_pid]), cpu_seconds(backends), _own_cpu()
+    started = time.perf_counter()
     barrier.wait()
-    before = [server_pid, *backend_pids(store)]
-    cpu_before, started = cpu_seconds(before), time.perf_counter()
     for thread in threads:
         thread.join()
     elapsed = time.perf_counter() - started
-    after = set(backend_pids(store)) - set(before)  # connections the pool opened meanwhile
-    cpu = cpu_seconds(before) + cpu_seconds(list(after)) - cpu_before
-    ms = [v * 1000 for v in latencies]
+    clients = _own_cpu() - clients_before
+    opened = set(backend_pids(store)) - set(backends)  # connections the pool opened meanwhile
+    server = cpu_seconds([server_pid]) - server_before
+    database = cpu_seconds(backends) + cpu_seconds(list(opened)) - backends_before
+    cpu = server + database
+    latencies.sort()
+    ms = [v * 1000 for _began, v in latencies]
+    fifth = max(1, len(ms) // 5)
     return {
         "n": len(ms), "errors": len(errors), "error_samples": errors[:5],
         **{f"p{q}": round(percentile(ms, q), 2) if ms else None for q in (50, 95, 99)},
         "max": round(max(ms), 2) if ms else None, "per_s": round(len(ms) / elapsed, 1),
         "cpu_ms_per_search": round(1000 * cpu / max(1, len(ms)), 2),
+        # of which the server process's and the database backends'; and this process's (the
+        # clients': not counted above, but taking a core's share on the same machine)
+        "server_cpu_ms_per_search": round(1000 * server / max(1, len(ms)), 2),
+        "database_cpu_ms_per_search": round(1000 * database / max(1, len(ms)), 2),
+        "clients_cpu_ms_per_search": round(1000 * clients / max(1, len(ms)), 2),
+        # p50 / p95 of each fifth of the run in the order the searches began: a server still
+        # warming shows as a first fifth slower than the others
+        "p50_p95_by_fifth": [[round(percentile(part, 50), 2), round(percentile(part, 95), 2)]
+                             for part in (ms[i:i + fifth] for i in range(0, fifth * 5, fifth)) if part],
     }
+
+
+def _own_cpu() -> float:
+    """CPU seconds of this process so far (every thread)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def run(store: str | None, args: argparse.Namespace) -> dict[str, Any]:
@@ -282,9 +306,11 @@ def run(store: str | None, args: argparse.Namespace) -> dict[str, Any]:
             imported = {"notes": args.notes, "seconds": None, "notes_per_s": None, "batch": "already imported"}
         else:
             imported = import_all(home, store, args.notes, args.projects, args.file_notes or args.notes, args.batch)
-        server = Server(home, args.workers, **_store_setting(store))
+        # at INFO: the store's line saying it has warmed up (no line per request at that level)
+        server = Server(home, args.workers, **_store_setting(store), MCP_MEMORY_LOG_LEVEL="INFO")
         try:
             server.wait_ready()
+            warmed_s = None if store is None else warmed_up(home / "server.log", server, args.warm_limit)
             warm_rng = random.Random(0)
             with httpx.Client(base_url=server.url, timeout=600) as client:
                 started = time.perf_counter()
@@ -299,9 +325,23 @@ def run(store: str | None, args: argparse.Namespace) -> dict[str, Any]:
                         for i, mode in enumerate(args.modes.split(","))}
         finally:
             code = server.stop()
-    return {"import": imported, "first_search_every_project_s": round(warm_s, 2), "server_settled_after_s": settle_s,
+    return {"import": imported, "server_warmed_up_after_s": warmed_s,
+            "first_search_every_project_s": round(warm_s, 2), "server_settled_after_s": settle_s,
             "server_rss_mib_after_warm": rss,
             "search": searched, "server_exit_code": code}
+
+
+def warmed_up(log: Path, server: Server, limit: float = 600.0) -> float | None:
+    """Wait until the server's store says it has warmed up (``postgres_store.warmed`` in its
+    log: the keyword indexes and graphs of its large projects built before any search), at
+    most ``limit`` seconds; seconds from the server's start, None when it never said so."""
+    while time.perf_counter() - server.started < limit:
+        if server.process.poll() is not None:
+            raise RuntimeError(f"server exited with {server.process.returncode}")
+        if b"postgres_store.warmed" in log.read_bytes():
+            return round(time.perf_counter() - server.started, 1)
+        time.sleep(0.2)
+    return None
 
 
 def _store_setting(store: str | None) -> dict[str, str]:
@@ -350,6 +390,9 @@ def main(argv: list[str] | None = None) -> int:
                              "or 'local' (the FAISS store in a temporary folder, imported every run)")
     parser.add_argument("--imported", action="store_true",
                         help="the --store database already holds this data set (same --notes and --projects): search it")
+    parser.add_argument("--warm-limit", type=float, default=600.0,
+                        help="seconds to wait at most for the server's store to say it has warmed up (0: an older "
+                        "server that does not warm up)")
     parser.add_argument("--out", default="team_scale")
     args = parser.parse_args(argv)
     load = os.getloadavg()[0]
@@ -365,10 +408,12 @@ def main(argv: list[str] | None = None) -> int:
           f"{result['import'].get('command_cpu_us_per_note')} µs, database {result['import'].get('database_cpu_us_per_note')} µs, "
           f"of which {result['import'].get('database_cpu_us_per_note_writing')} µs before the HNSW build); "
           f"load average at start {load:.1f}\n")
-    rows = [[mode, r["n"], r["p50"], r["p95"], r["p99"], r["max"], r["per_s"], r["cpu_ms_per_search"], r["errors"]]
-            for mode, r in result["search"].items()]
+    rows = [[mode, r["n"], r["p50"], r["p95"], r["p99"], r["max"], r["per_s"], r["cpu_ms_per_search"], r["server_cpu_ms_per_search"],
+             r["database_cpu_ms_per_search"], r["clients_cpu_ms_per_search"], r["errors"]] for mode, r in result["search"].items()]
     print(table(["mode", "searches", "p50 ms", "p95 ms", "p99 ms", "max ms", "searches/s", "server + database CPU ms / search",
-                 "errors"], rows))
+                 "server", "database", "clients (this process)", "errors"], rows))
+    print(f"\nserver warmed up after {result['server_warmed_up_after_s']} s; first search of every project "
+          f"{result['first_search_every_project_s']} s; idle {result['server_settled_after_s']} s after")
     path = write_result(args.out, {"store": kind, "notes": args.notes, "projects": args.projects, "clients": args.clients,
                                    "server_workers": args.workers,
                                    "load_average_at_start": load, **result}, generated_data(__file__))

@@ -132,6 +132,20 @@ class PostgresKeywords:
         self._evict(keep=project)
         return Found(found, hidden_ids, seen)
 
+    def warm(self, conn: psycopg.Connection, project: str) -> None:
+        """Build ``project``'s index before any search asks (a server warming up), unless held."""
+        with self._lock:
+            held = self._held.setdefault(project, _Held())
+        with held.lock:
+            if held.seen is None:
+                self._load(conn, project, held)
+        self._evict(keep=project)
+
+    def room(self) -> int:
+        """Notes that may still be held without letting any project's index go."""
+        with self._lock:
+            return self._max_notes - sum(held.index.size(project) or 0 for project, held in self._held.items())
+
     def seen(self, project: str) -> int | None:
         """How far into ``project``'s feed its index has read; None when not held."""
         with self._lock:

@@ -69,6 +69,7 @@ from local_mcp_memory.adapters.postgres_store.rebuild import GraphRebuild
 from local_mcp_memory.adapters.postgres_store.schema import LOCK_KEY, build_hnsw, hnsw_index_sql, migrate, repair_hnsw
 from local_mcp_memory.adapters.postgres_store.url import StoreUrl
 from local_mcp_memory.adapters.postgres_store.vector_cache import MAX_VECTORS, VectorCache
+from local_mcp_memory.adapters.postgres_store.warm_up import WarmUp
 from local_mcp_memory.adapters.read_ahead import read_ahead
 from local_mcp_memory.adapters.text_analysis import tokens
 from local_mcp_memory.application.errors import StoreError
@@ -118,12 +119,14 @@ class PostgresNoteStore:
     store, which rebuilds a serving HNSW graph of older options on a thread (``rebuild``);
     a short-lived command's store leaves that to a server. ``vector_graphs``: a server's store
     too, which holds a large project's vectors with a graph of its own after its first search
-    (``vector_graph``) instead of walking PostgreSQL's HNSW index."""
+    (``vector_graph``) instead of walking PostgreSQL's HNSW index. ``warm_up``: a server's
+    store too, which loads the keyword indexes of its large projects and builds their graphs
+    on a thread as soon as it opens, before any search asks (``warm_up``)."""
 
     def __init__(
         self, url: str, *, pool_size: int = 8, timeout: float = 5.0, purge_every: float = PURGE_EVERY,
         keyword_notes: int = MAX_NOTES, cached_vectors: int = MAX_VECTORS, rebuild_graphs: bool = False,
-        vector_graphs: bool = False,
+        vector_graphs: bool = False, warm_up: bool = False,
     ) -> None:
         try:
             self._url = StoreUrl.parse(url)
@@ -146,6 +149,7 @@ class PostgresNoteStore:
                 self._analyzed = _notes_estimate(conn)
             self._pool = open_pool(self._url, max_size=pool_size, timeout=timeout)
         self._rebuild = GraphRebuild(self._url, timeout, stale) if stale and rebuild_graphs else None
+        self._warm_up = WarmUp(lambda: connect(self._url, timeout), self._keywords, self._vectors) if warm_up else None
 
     @property
     def url(self) -> StoreUrl:
@@ -161,7 +165,14 @@ class PostgresNoteStore:
         ``timeout`` seconds."""
         return self._vectors.wait(timeout)
 
+    def warmed_up(self, timeout: float | None = None) -> bool:
+        """Wait for this store's warm-up, if it runs one (the graph builds it started
+        included); whether it is over within ``timeout`` seconds."""
+        return self._warm_up is None or self._warm_up.wait(timeout)
+
     def close(self) -> None:
+        if self._warm_up is not None:
+            self._warm_up.stop()
         self._vectors.close()
         if self._rebuild is not None:
             self._rebuild.stop()

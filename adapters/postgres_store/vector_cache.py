@@ -182,14 +182,30 @@ class VectorCache:
         for build in builds:
             build.stop()
 
-    def _build(self, key: tuple[str, int]) -> None:
-        """Start a build of ``key``'s graph unless one runs, one failed lately, or closed."""
+    def room(self) -> int:
+        """Vectors that may still be held without letting any held out."""
+        with self._lock:
+            return self._max - sum(len(held) for held in self._held.values())
+
+    def warm(self, project: str, space: int) -> GraphBuild | None:
+        """Start the build of ``project``'s graph in ``space`` before any search asks (a
+        server warming up); the build to wait for, None when a graph is held already, one is
+        being built, or none may be (no graphs, closed, refused lately)."""
+        key = (project, space)
+        with self._lock:
+            if isinstance(self._held.get(key), ProjectGraph):
+                return None
+        return self._build(key)
+
+    def _build(self, key: tuple[str, int]) -> GraphBuild | None:
+        """Start a build of ``key``'s graph unless one runs, one failed lately, or closed;
+        the build started, if any."""
         if self._connect is None:
-            return
+            return None
         with self._lock:
             refused = self._refused.get(key)
             if self._closed or key in self._builds or (refused is not None and time.monotonic() - refused < RETRY_AFTER):
-                return
+                return None
 
             def install(graph: ProjectGraph) -> bool:
                 return self._install(key, graph)
@@ -200,7 +216,8 @@ class VectorCache:
                     if not built:
                         self._refused[key] = time.monotonic()
 
-            self._builds[key] = GraphBuild(self._connect, key, install, done)
+            build = self._builds[key] = GraphBuild(self._connect, key, install, done)
+            return build
 
     def _install(self, key: tuple[str, int], graph: ProjectGraph) -> bool:
         """Hold ``graph`` for ``key`` (the next search brings it up to the feed), when it fits."""

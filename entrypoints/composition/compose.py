@@ -52,11 +52,12 @@ def _faiss_store(location: str | None, options: ServerOptions, serving: bool) ->
 
 def _postgres_store(location: str | None, options: ServerOptions, serving: bool) -> OpenedStore:
     """The team store at the database URL ``location``; a server's rebuilds a stale vector
-    index on a thread (a short-lived command's leaves it to a server)."""
+    index on a thread and warms its large projects up on another (a short-lived command's
+    leaves both to a server)."""
     from local_mcp_memory.adapters.postgres_store import PostgresNoteStore
 
     assert location is not None
-    store = PostgresNoteStore(location, rebuild_graphs=serving, vector_graphs=serving)
+    store = PostgresNoteStore(location, rebuild_graphs=serving, vector_graphs=serving, warm_up=serving)
     return OpenedStore(store, "postgresql", options.data_dir, store.url.shown)
 
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 
-from local_mcp_memory.adapters.keyword_index import KeywordIndex, rank
+from local_mcp_memory.adapters.keyword_index import PREPARED_MIN, KeywordIndex, rank
 from local_mcp_memory.adapters.text_analysis import tokens
 
 
@@ -62,3 +64,19 @@ def test_notes_the_filter_turns_away_are_passed_over_however_many_rank_above() -
     found = index.search("p", "release checklist", 5, wanted)
 
     assert len(found) == 5 and all(i.startswith("wanted") for i, _ in found)
+
+
+def test_a_common_terms_scoring_arrays_are_built_with_the_index_and_answer_as_those_built_later() -> None:
+    notes = {str(i): f"release note {i} " + ("checklist" if i % 2 else "rollback") for i in range(PREPARED_MIN * 2)}
+    notes["x"] = "kubernetes upgrade checklist"
+    built, lazy = KeywordIndex(None), KeywordIndex(None)
+    entries = [(key, 0, dict(Counter(tokens(text)))) for key, text in notes.items()]
+    built.build("p", entries)
+    lazy.build("p", [])
+    for key, created, counts in entries:  # one note at a time: no arrays until a search asks
+        lazy.add_counts("p", key, created, counts)
+    prepared = built._projects["p"]._arrays
+    assert {"checklist", "rollback", "releas"} <= set(prepared) and not {"kubernet", "upgrad"} & set(prepared)
+    assert not lazy._projects["p"]._arrays
+    for query in ("kubernetes checklist", "release rollback", "upgrade"):
+        assert built.search("p", query, 10) == lazy.search("p", query, 10)
