@@ -281,7 +281,8 @@ def newer_first(
     answers = {c.id for c in head[:answer_depth]} if values_changed is not None else set()
     answer_subject = min(value_subject, answer_subject)
     if values_changed is not None:
-        low = min(low, answer_subject if answers else value_subject)
+        low = min(low, value_subject)
+    answer_low = min(low, answer_subject)  # for two of ``answers``
     cued: dict[str, bool] = {}
     pairs = set()
 
@@ -302,11 +303,12 @@ def newer_first(
         for b in heads:
             if a == b or (a, b) in context or (b, a) in context:
                 continue
+            bar = answer_low if a in answers and b in answers else low
             stands = standing(a, b)
-            if stands < low:
+            if stands < bar:
                 continue
             stands = min(stands, standing(b, a))
-            if stands < low:
+            if stands < bar:
                 continue
             if stands < high:
                 if b not in cued:
