@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import timedelta
 
 from local_mcp_memory.application.ports import Candidate, Neighbour, Spread
 from local_mcp_memory.application.query_dates import Period
@@ -201,6 +202,26 @@ both name (``suggestions.values_changed``: "The decline threshold is a score of 
 around an ESP32-S3"), for a question about the present: a fact and its update mostly say the
 same kind of thing with another value, in other words. Chosen with ``bench.newer_study`` like ``SUBJECT_Z`` (docs/retrieval.md)."""
 
+ANSWER_DEPTH = 5
+"""Two of this many best results are both among the best answers to the question (``ANSWER_Z``)."""
+
+ANSWER_Z = 0.0
+"""``VALUE_Z`` for two of the first ``ANSWER_DEPTH`` results: a fact and its update worded
+alike in nothing but their subject ("The handbook is built with Jekyll", "Docs are generated
+by Docusaurus 3": 0.2 standard deviations) still both answer the question best, each with
+another value of one kind that few results of the window name (``ANSWER_SHARED``); both
+nearer each other than to the window's average is enough then. Chosen with
+``bench.newer_study`` (docs/retrieval.md)."""
+
+ANSWER_SHARED = 3
+"""For ``ANSWER_Z``, a value that this many results of the window name is context (the people
+of a conversation, the product), not what changed (``suggestions.shared_values``): without
+it, two turns of a conversation naming the other speaker and a place passed for an update."""
+
+ANSWER_APART = timedelta(hours=1)
+"""``ANSWER_Z`` is for two notes written at least this far apart: closer, they are one session
+(a conversation's turns a few lines apart), not a fact and its later update."""
+
 NEWER_DEPTH = 10
 """How many of the best results ``newer_first`` may reorder, whatever the topK."""
 
@@ -221,6 +242,10 @@ def newer_first(
     depth: int = NEWER_DEPTH,
     values_changed: Callable[[str, str], bool] | None = None,
     value_subject: float = VALUE_Z,
+    answer_depth: int = 0,
+    answer_subject: float = ANSWER_Z,
+    answer_values: Callable[[str, str], bool] | None = None,
+    answer_apart: timedelta = ANSWER_APART,
 ) -> list[Candidate]:
     """``ranked`` (highest first; the window) with each of its first ``depth`` notes placed
     just above the best-ranked older one of them about the same subject; each of those then
@@ -235,7 +260,9 @@ def newer_first(
     only about a pair that one threshold would take and the other not. A pair for which
     ``values_changed(newer, older)`` holds (each names a value the other does not) needs
     ``value_subject`` at most; it is asked only about a pair the other thresholds leave out,
-    the newer note first. Two notes written one right after the other in a group
+    the newer note first; for two of the first ``answer_depth`` results (both among the best
+    answers to the question) written at least ``answer_apart`` apart, ``answer_subject`` at
+    most, when ``answer_values(newer, older)`` holds (default: ``values_changed``). Two notes written one right after the other in a group
     (``adjacent``: each seed's neighbours, as ``with_context`` takes them) are context, the
     answer after a question, not an update: never a pair. ``cosines``:
     every two results with a vector (``StoreMaintenance.cosines``). A result without one
@@ -251,29 +278,42 @@ def newer_first(
     context = {(a, b) for a, near in adjacent.items() for b in near}
     born = {c.id: c.created_at for c in head}
     low, high = min(subject, changed_subject), max(subject, changed_subject)
+    answers = {c.id for c in head[:answer_depth]} if values_changed is not None else set()
+    answer_subject = min(value_subject, answer_subject)
     if values_changed is not None:
         low = min(low, value_subject)
+    answer_low = min(low, answer_subject)  # for two of ``answers``
     cued: dict[str, bool] = {}
     pairs = set()
+
+    def by_values(a: str, b: str, stands: float) -> bool:
+        if values_changed is None or born[b] <= born[a]:
+            return False
+        if stands >= value_subject:
+            return values_changed(b, a)
+        return (
+            stands >= answer_subject
+            and a in answers
+            and b in answers
+            and born[b] - born[a] >= answer_apart
+            and (answer_values or values_changed)(b, a)
+        )
+
     for a in heads:
         for b in heads:
             if a == b or (a, b) in context or (b, a) in context:
                 continue
+            bar = answer_low if a in answers and b in answers else low
             stands = standing(a, b)
-            if stands < low:
+            if stands < bar:
                 continue
             stands = min(stands, standing(b, a))
-            if stands < low:
+            if stands < bar:
                 continue
             if stands < high:
                 if b not in cued:
                     cued[b] = changed(b)
-                if stands < (changed_subject if cued[b] else subject) and not (
-                    values_changed is not None
-                    and stands >= value_subject
-                    and born[b] > born[a]
-                    and values_changed(b, a)
-                ):
+                if stands < (changed_subject if cued[b] else subject) and not by_values(a, b, stands):
                     continue
             pairs.add((a, b))
     if not pairs:
@@ -316,6 +356,10 @@ LIFT_SEEDS = 3
 LIFT_NEAR = 3
 """An update is brought up only from among a seed's this many most similar results of the window."""
 
+FAR_LIFT_Z = 4.0
+"""``LIFT_Z`` for the rest of the first ``NEWER_DEPTH`` as seeds (``brought_up``): only a
+pair that stands out plainly. Chosen with ``bench.newer_study`` (docs/retrieval.md)."""
+
 LIFT_Z = 1.5
 """``SUBJECT_Z`` for a result brought up from below ``NEWER_DEPTH``: it must stand out this
 many standard deviations from both notes' point of view, and name other values of a kind
@@ -332,6 +376,7 @@ def brought_up(
     near: int = LIFT_NEAR,
     subject: float = LIFT_Z,
     depth: int = NEWER_DEPTH,
+    far_subject: float | None = None,
 ) -> list[Candidate]:
     """``ranked`` (highest first; the window) with, for each of its first ``seeds`` results,
     a likely update of it from below the first ``depth`` moved to just above it, each result
@@ -347,7 +392,10 @@ def brought_up(
     (``adjacent``). The old wording is often closer to the question than the new one ("Where
     do pipeline failure alerts go?": "Pipeline failures alert the #data-alerts Slack
     channel" first, "Failed DAG runs page the data on-call through Opsgenie" 20th), while
-    the two notes stand out as each other's nearest. At most one per seed; fewer than
+    the two notes stand out as each other's nearest. With ``far_subject``, the rest of the
+    first ``depth`` are seeds too, at that bar ("The availability endpoint is GET /v1/slots"
+    9th, "/v1/slots is gone; clients call GET /v2/availability" 14th, 6 standard deviations
+    out). At most one per seed; fewer than
     ``NEWER_MIN_WINDOW`` results with a vector: no change."""
     window = [c.id for c in ranked if c.id in cosines]
     if len(window) < NEWER_MIN_WINDOW:
@@ -357,7 +405,8 @@ def brought_up(
     place = {c.id: n for n, c in enumerate(ranked)}
     order = list(ranked)
     moved = False
-    for seed in ranked[:seeds]:
+    bars = [subject] * seeds + ([] if far_subject is None else [far_subject] * (depth - seeds))
+    for seed, bar in zip(ranked, bars):
         if seed.id not in cosines:
             continue
         row = cosines[seed.id]
@@ -368,8 +417,8 @@ def brought_up(
                 or found.created_at <= seed.created_at
                 or (seed.id, b) in context
                 or (b, seed.id) in context
-                or standing(seed.id, b) < subject
-                or standing(b, seed.id) < subject
+                or standing(seed.id, b) < bar
+                or standing(b, seed.id) < bar
                 or not states(b)
                 or not values_changed(b, seed.id)
             ):

@@ -10,8 +10,11 @@ from local_mcp_memory.application.errors import InvalidRequest
 from local_mcp_memory.application.ports import Candidate, CandidateQuery, Candidates, Hit, PendingVector, StoredNote
 from local_mcp_memory.application.query_dates import asks_about_past, named_period
 from local_mcp_memory.application.ranking import (
+    ANSWER_DEPTH,
+    ANSWER_SHARED,
     CHANGED_Z,
     CONTEXT_SEEDS,
+    FAR_LIFT_Z,
     HYBRID_KEYWORD_WEIGHT,
     NEWER_WINDOW,
     PAST_CHANGED_Z,
@@ -30,7 +33,7 @@ from local_mcp_memory.application.ranking import (
     with_context,
 )
 from local_mcp_memory.application.services import Services
-from local_mcp_memory.application.suggestions import UPDATE_CUE, values_changed
+from local_mcp_memory.application.suggestions import UPDATE_CUE, shared_values, values_added, values_changed
 from local_mcp_memory.domain.identifiers import GroupId, Namespace, NoteId
 from local_mcp_memory.domain.note import NoteFilter, Tags
 from local_mcp_memory.domain.time import TimeWindow
@@ -150,7 +153,11 @@ def _newer_first(
     present). A question about the past (``asks_about_past``) needs two notes more plainly
     about one subject (``PAST_SUBJECT_Z``) than one about the present; for one about the
     present, the best results first bring up their likely updates from the rest of the
-    window (``ranking.brought_up``; a note that ends with a question mark states nothing)."""
+    window (``ranking.brought_up``; a note that ends with a question mark states nothing; a
+    newer note naming the older one's values and a number, version or path more counts too:
+    ``values_added``), and two of the very best answers need less to be one subject
+    (``ranking.ANSWER_DEPTH``) when they name other values than most of the window does
+    (``shared_values``)."""
     window = ranked[:NEWER_WINDOW]
     cosines = services.maintenance.cosines([NoteId(c.id) for c in window], namespace)
 
@@ -160,14 +167,34 @@ def _newer_first(
     def other_values(newer: str, older: str) -> bool:
         return values_changed(notes[newer].note.text, notes[older].note.text)
 
+    def lifted_values(newer: str, older: str) -> bool:
+        return other_values(newer, older) or values_added(notes[newer].note.text, notes[older].note.text)
+
+    context: list[frozenset[str]] = []  # the window's shared values, read once if ever asked
+
+    def answer_values(newer: str, older: str) -> bool:
+        if not context:
+            context.append(shared_values((notes[c.id].note.text for c in window), ANSWER_SHARED))
+        return values_changed(notes[newer].note.text, notes[older].note.text, context[0])
+
     def states(note_id: str) -> bool:
         return not notes[note_id].note.text.rstrip().endswith("?")
 
     if asks_about_past(query):
         ordered = newer_first(window, cosines, adjacent, changed, PAST_SUBJECT_Z, PAST_CHANGED_Z)
     else:
-        window = brought_up(window, cosines, adjacent, other_values, states)
-        ordered = newer_first(window, cosines, adjacent, changed, SUBJECT_Z, CHANGED_Z, values_changed=other_values)
+        window = brought_up(window, cosines, adjacent, lifted_values, states, far_subject=FAR_LIFT_Z)
+        ordered = newer_first(
+            window,
+            cosines,
+            adjacent,
+            changed,
+            SUBJECT_Z,
+            CHANGED_Z,
+            values_changed=other_values,
+            answer_depth=ANSWER_DEPTH,
+            answer_values=answer_values,
+        )
     return ordered + ranked[NEWER_WINDOW:]
 
 

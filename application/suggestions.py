@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 
 import attrs
@@ -198,14 +198,30 @@ _VERSION = re.compile(r"v?\d+(\.\d+)+|v\d+", re.IGNORECASE)
 _PARTS = re.compile(r"[.\-/:+#@_]+")
 
 
-def values_changed(new: str, old: str) -> bool:
+def values_changed(new: str, old: str, context: frozenset[str] = frozenset()) -> bool:
     """Whether each of two texts names a value the other does not (a number, a version, a
     name), of a kind both name: "100 requests a minute" and "600 calls a minute", "The board
     uses an ATmega328P" and "Rev C is built around an ESP32-S3" — what a fact and its update
-    mostly are (``ranking.newer_first``). Reads the first ``READ_CHARS`` of each, and keeps
-    the reading, as ``pair_features`` does."""
+    mostly are (``ranking.newer_first``); values in ``context`` (``shared_values``) count for
+    neither. Reads the first ``READ_CHARS`` of each, and keeps the reading, as
+    ``pair_features`` does."""
     newer, older = _read(new), _read(old)
-    return bool(newer.kinds & older.kinds) and bool(newer.values - older.words) and bool(older.values - newer.words)
+    return (
+        bool(newer.kinds & older.kinds)
+        and bool(newer.values - context - older.words)
+        and bool(older.values - context - newer.words)
+    )
+
+
+def shared_values(texts: Iterable[str], at_least: int) -> frozenset[str]:
+    """The values (as ``values_changed`` reads them) that at least ``at_least`` of ``texts``
+    name: what many results name is their context (the people talking, the product), not
+    what changed between two of them."""
+    counts: dict[str, int] = {}
+    for text in texts:
+        for value in _read(text).values:
+            counts[value] = counts.get(value, 0) + 1
+    return frozenset(value for value, count in counts.items() if count >= at_least)
 
 
 FEATURES = ("excess", "standing", "overlap", "head", "known", "changed", "negation", "cue", "kind")
@@ -308,3 +324,16 @@ def possibly_superseded(
     found = services.reader.candidates(CandidateQuery(where, DEPTH, namespace, vector, spread_sample=SPREAD_SAMPLE))
     older = [(c.id, found.notes[c.id].note.text, c.score) for c in found.semantic if c.created_at < created_at]
     return likely_replaced(text, older, found.spread)
+
+
+
+def values_added(new: str, old: str) -> bool:
+    """Whether ``new`` names every value ``old`` names (one at least) and another that is a
+    number, a version or a path: "/v1/slots is gone; clients call GET /v2/availability" after
+    "The availability endpoint is GET /v1/slots" — an update that names what it replaces,
+    which ``values_changed`` misses. Not for names alone: in a conversation, a turn that
+    names the same person and one more is no update. Reads as ``values_changed`` does."""
+    newer, older = _read(new), _read(old)
+    if not older.values or not older.values <= newer.words:
+        return False
+    return any(_DIGIT.search(value) or value in _NUMBER_WORDS for value in newer.values - older.words)

@@ -16,7 +16,9 @@ old). The choice (``_choose``) is made in two steps: among the settings that bri
 up, those whose LoCoMo recall@1 and @5 (to three decimals) are at least those of ``BEFORE``
 (the rule in use before the value bar) are allowed, and the chosen one has the best dev
 newer-wins (ties: the better recall@1); then the bar for bringing up on that setting, allowed
-when LoCoMo keeps the setting's own recall@1 and @5. Held out: for each LoCoMo conversation, the choice made on the other four
+when LoCoMo keeps the setting's own recall@1 and @5; then, the same way, how many of the best
+results count as the best answers and their bar (``ranking.ANSWER_DEPTH``, ``ANSWER_Z``), and
+the bar at which the rest of the first ten bring up too (``ranking.FAR_LIFT_Z``). Held out: for each LoCoMo conversation, the choice made on the other four
 is measured on the one left out; for each dev project, the choice made on the other dev
 projects is measured on it (cross-validation); the knowledge **held-out** part is only ever
 measured, and the **final** part is not read here at all. The add-time suggestions are
@@ -83,13 +85,19 @@ def knowledge(model: str, part: str) -> list[Pairs]:
     return out
 
 
-Setting = tuple[float, float, float, float]
+Setting = tuple[float, float, float, float, int, float, float]
 """Subject for a question about the present, about the past, for a question about the
 present whose two notes name other values of one kind (``suggestions.values_changed``), and
 for an update brought up from below the first ``NEWER_DEPTH`` (``ranking.brought_up``), in
-standard deviations; < 0: off."""
+standard deviations; < 0: off. Then the answers' rule (``ranking.ANSWER_DEPTH``, 0: off, and
+``ranking.ANSWER_Z``) and the bar at which the rest of the first ``NEWER_DEPTH`` bring up
+too, an update naming the old values plus a number, version or path counting
+(``ranking.FAR_LIFT_Z``, ``suggestions.values_added``; < 0: off)."""
 
-REFERENCE: Setting = (2.0, 2.0, -1.0, -1.0)
+OFF: tuple[int, float, float] = (0, 0.0, -1.0)
+"""The last three parts of a ``Setting`` that adds nothing to the first four."""
+
+REFERENCE: Setting = (2.0, 2.0, -1.0, -1.0, *OFF)
 """The rule before the question's tense counted: 2 standard deviations (1.5 with a change word) for every question."""
 
 BEFORE = "present 1.75, past 2.5, other values off, brought up off"
@@ -98,10 +106,16 @@ LoCoMo at least where it is (``_choose``)."""
 
 
 def reordered(
-    case: Case, ranked: list[int], vectors: np.ndarray, texts: list[str], setting: Setting, timings: list[float] | None = None
+    case: Case,
+    ranked: list[int],
+    vectors: np.ndarray,
+    texts: list[str],
+    setting: Setting,
+    timings: dict[str, list[float]] | None = None,
 ) -> list[int]:
     """``ranked`` (the server's hybrid ranking of ``case``) after ``newer_first`` under
-    ``setting``; ``timings``: gets the seconds ``ranking.brought_up`` took, when it runs."""
+    ``setting``; ``timings``: gets the seconds ``ranking.brought_up`` took, when it runs, and
+    those it and ``ranking.newer_first`` took together, under "brought_up" and "step"."""
     past = asks_about_past(case.query)
     subject = setting[1] if past else setting[0]
     if subject < 0 or named_period(case.query) is not None:  # as application.search does
@@ -115,19 +129,34 @@ def reordered(
     def other_values(newer: str, older: str) -> bool:
         return suggestions.values_changed(texts[int(newer)], texts[int(older)])
 
+    def lifted_values(newer: str, older: str) -> bool:
+        return other_values(newer, older) or suggestions.values_added(texts[int(newer)], texts[int(older)])
+
+    shared: list[frozenset[str]] = []  # read once if ever asked, as application.search does
+
+    def answer_values(newer: str, older: str) -> bool:
+        if not shared:
+            shared.append(suggestions.shared_values((texts[int(c.id)] for c in window), ranking.ANSWER_SHARED))
+        return suggestions.values_changed(texts[int(newer)], texts[int(older)], shared[0])
+
     def states(note_id: str) -> bool:
         return not texts[int(note_id)].rstrip().endswith("?")
 
+    started = time.perf_counter()
     if not past and setting[3] >= 0:
-        started = time.perf_counter()
-        window = ranking.brought_up(window, own, adjacent, other_values, states, subject=setting[3])
+        far = setting[6] if setting[6] >= 0 else None
+        window = ranking.brought_up(window, own, adjacent, other_values if far is None else lifted_values, states,
+                                    subject=setting[3], far_subject=far)
         if timings is not None:
-            timings.append(time.perf_counter() - started)
+            timings["brought_up"].append(time.perf_counter() - started)
     if past or setting[2] < 0:
         out = ranking.newer_first(window, own, adjacent, set(changed).__contains__, subject, subject - CUE_LESS)
     else:
         out = ranking.newer_first(window, own, adjacent, set(changed).__contains__, subject, subject - CUE_LESS,
-                                  values_changed=other_values, value_subject=setting[2])
+                                  values_changed=other_values, value_subject=setting[2], answer_depth=setting[4],
+                                  answer_subject=setting[5], answer_values=answer_values)
+    if timings is not None:
+        timings["step"].append(time.perf_counter() - started)
     return [int(c.id) for c in out] + ranked[ranking.NEWER_WINDOW :]
 
 
@@ -170,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     base = {part: [[hybrid(c) for c in p.cases] for p in projects] for part, projects in sets.items()}
     if args.cost:
         return _cost(data.locomo, locomo_base, vectors, texts, sets["dev"], base["dev"], args.locomo)
-    grid: dict[str, Setting] = {"off": (-1.0, -1.0, -1.0, -1.0), "reference (2.0 for every question)": REFERENCE}
+    grid: dict[str, Setting] = {"off": (-1.0, -1.0, -1.0, -1.0, *OFF), "reference (2.0 for every question)": REFERENCE}
     for present in (1.5, 1.75, 2.0):
         for past in (2.5, 3.0):
             for value in (-1.0, 1.25, 1.0, 0.75, 0.5):
@@ -178,16 +207,11 @@ def main(argv: list[str] | None = None) -> int:
                     if value < 0 and lift >= 0:
                         continue  # brought up: by the value test only
                     grid[f"present {present}, past {past}, other values {'off' if value < 0 else value}, "
-                         f"brought up {'off' if lift < 0 else lift}"] = (present, past, value, lift)
-    rows: dict[str, dict[str, object]] = {}
+                         f"brought up {'off' if lift < 0 else lift}"] = (present, past, value, lift, *OFF)
+    rows = Rows(lambda setting: _measured(setting, data.locomo, locomo_base, vectors, texts, sets, base))
     print("| setting (change word: 0.5 less) | LoCoMo R@1 | R@5 | R@10 | newer wins dev | newer wins held-out |\n|---|---|---|---|---|---|")
     for name, setting in grid.items():
-        runs = [reordered(c, r, vectors[c.group], texts[c.group], setting) for c, r in zip(data.locomo, locomo_base)]
-        at = {k: np.array([recall(c, r, k) for c, r in zip(data.locomo, runs)]) for k in (1, 5, 10)}
-        wins = {part: newer_wins(projects, base[part], setting) for part, projects in sets.items()}
-        rows[name] = {**at, **wins, "setting": setting}
-        print(f"| {name} | {at[1].mean():.3f} | {at[5].mean():.3f} | {at[10].mean():.3f} | "
-              f"{_share(wins['dev']):.3f} | {_share(wins['heldout']):.3f} |", flush=True)
+        rows.add(name, setting)
     groups = np.array([c.group for c in data.locomo])
     everyone = np.ones(len(groups), dtype=bool)
     held = {k: np.zeros(len(groups)) for k in (1, 5, 10)}
@@ -210,46 +234,106 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Chosen per left-out dev project (the same rule on the other dev projects): dev newer-wins "
           f"{np.mean(cv):.3f} cross-validated; chosen {sorted(set(picks))}")
     default = _choose(rows, everyone, range(projects))
+    print("\nThe last step's settings on the default's first four:")
+    for name in rows.last_step(default):
+        rows.add(name, rows.settings[name])
     print(f"The same choice on all conversations and dev projects (the default): {default}: LoCoMo R@1 "
           f"{rows[default][1].mean():.3f}, R@5 {rows[default][5].mean():.3f}; newer wins dev "  # type: ignore[union-attr]
           f"{_share(rows[default]['dev']):.3f}, held-out {_share(rows[default]['heldout']):.3f}")  # type: ignore[arg-type]
     return 0
 
 
-IN_USE: Setting = (ranking.SUBJECT_Z, ranking.PAST_SUBJECT_Z, ranking.VALUE_Z, ranking.LIFT_Z)
+class Rows(dict[str, dict[str, object]]):
+    """The figures of each setting measured, by name; ``last_step`` names (and measures) the
+    last step's settings on a setting's first four."""
+
+    ANSWERS: tuple[tuple[int, float], ...] = ((0, 0.0), (4, 0.0), (5, 0.5), (5, 0.0), (5, -0.5), (6, 0.0))
+    FAR: tuple[float, ...] = (-1.0, 4.0, 3.0, 2.5)
+
+    def __init__(self, measure) -> None:  # type: ignore[no-untyped-def]
+        super().__init__()
+        self.measure = measure
+        self.settings: dict[str, Setting] = {}
+
+    def add(self, name: str, setting: Setting, quiet: bool = False) -> None:
+        self.settings[name] = setting
+        if name not in self:
+            self[name] = {**self.measure(setting), "setting": setting}
+        if not quiet:
+            row = self[name]
+            print(f"| {name} | {row[1].mean():.3f} | {row[5].mean():.3f} | {row[10].mean():.3f} | "  # type: ignore[union-attr]
+                  f"{_share(row['dev']):.3f} | {_share(row['heldout']):.3f} |", flush=True)  # type: ignore[arg-type]
+
+    def last_step(self, first: str) -> list[str]:
+        first = first.split("; answers")[0]
+        base: Setting = self[first]["setting"]  # type: ignore[assignment]
+        names = [first]
+        for depth, answer in self.ANSWERS:
+            for far in self.FAR:
+                if (depth, far) == (0, -1.0):
+                    continue
+                name = (f"{first}; answers {'off' if depth == 0 else f'{depth} at {answer}'}, "
+                        f"the first ten bring up {'off' if far < 0 else far}")
+                self.add(name, (*base[:4], depth, answer, far), quiet=True)
+                names.append(name)
+        return names
+
+
+def _measured(setting: Setting, locomo: list[Case], locomo_base: list[list[int]], vectors: dict[str, np.ndarray],
+              texts: dict[str, list[str]], sets: dict[str, list[Pairs]], base: dict[str, list[list[list[int]]]]) -> dict[str, object]:
+    runs = [reordered(c, r, vectors[c.group], texts[c.group], setting) for c, r in zip(locomo, locomo_base)]
+    at = {k: np.array([recall(c, r, k) for c, r in zip(locomo, runs)]) for k in (1, 5, 10)}
+    return {**at, **{part: newer_wins(projects, base[part], setting) for part, projects in sets.items()}}
+
+
+IN_USE: Setting = (ranking.SUBJECT_Z, ranking.PAST_SUBJECT_Z, ranking.VALUE_Z, ranking.LIFT_Z, ranking.ANSWER_DEPTH,
+                   ranking.ANSWER_Z, ranking.FAR_LIFT_Z)
 
 
 def _cost(locomo: list[Case], locomo_base: list[list[int]], vectors: dict[str, np.ndarray], texts: dict[str, list[str]],
           dev: list[Pairs], dev_base: list[list[list[int]]], locomo_path: Path) -> int:
-    """What ``ranking.brought_up`` costs a search under the rule in use (``IN_USE``), over every
-    LoCoMo and dev question about the present: each timed three times, the fastest kept."""
+    """What ``ranking.brought_up``, and it with ``ranking.newer_first`` (the whole step after the
+    store's cosines), cost a search under the rule in use (``IN_USE``), over every LoCoMo and
+    dev question about the present: each timed three times, the fastest kept; the step also
+    with the texts' readings dropped before each try (as for notes no search read lately)."""
     runs = [(c, r, vectors[c.group], texts[c.group]) for c, r in zip(locomo, locomo_base)]
     runs += [(c, r, p.vectors, p.texts) for p, rankings in zip(dev, dev_base) for c, r in zip(p.cases, rankings)]
-    seconds = []
+    seconds: dict[str, list[float]] = {"brought_up": [], "step": [], "step, unread texts": []}
     for case, ranked, own_vectors, own_texts in runs:
-        tries: list[float] = []
+        if asks_about_past(case.query) or named_period(case.query) is not None:
+            continue
+        warm: dict[str, list[float]] = {"brought_up": [], "step": []}
+        cold: dict[str, list[float]] = {"brought_up": [], "step": []}
         for _ in range(3):
-            reordered(case, ranked, own_vectors, own_texts, IN_USE, tries)
-        if tries:
-            seconds.append(min(tries))
-    ms = np.array(seconds) * 1000
-    figures = {"p50": round(float(np.median(ms)), 3), "p95": round(float(np.percentile(ms, 95)), 3),
-               "max": round(float(ms.max()), 3), "n": len(ms)}
+            reordered(case, ranked, own_vectors, own_texts, IN_USE, warm)
+            suggestions._read_head.cache_clear()
+            reordered(case, ranked, own_vectors, own_texts, IN_USE, cold)
+        seconds["brought_up"].append(min(warm["brought_up"]))
+        seconds["step"].append(min(warm["step"]))
+        seconds["step, unread texts"].append(min(cold["step"]))
+    figures = {}
+    for name, values in seconds.items():
+        ms = np.array(values) * 1000
+        figures[name] = {"p50": round(float(np.median(ms)), 3), "p95": round(float(np.percentile(ms, 95)), 3),
+                         "max": round(float(ms.max()), 3), "n": len(ms)}
     print(table(["step", "searches", "p50 ms", "p95 ms", "max ms"],
-                [["ranking.brought_up", figures["n"], figures["p50"], figures["p95"], figures["max"]]]))
+                [[name, f["n"], f["p50"], f["p95"], f["max"]] for name, f in figures.items()]))
     digest = {"locomo": data_digest(locomo_path), "dev": data_digest(SETS / "dev.json")}
-    print(f"\nwritten: {write_result('newer_cost', {'brought_up_ms': figures, 'setting': list(IN_USE)}, digest)}")
+    result = {"brought_up_ms": figures["brought_up"], "step_ms": figures["step"],
+              "step_unread_ms": figures["step, unread texts"], "setting": list(IN_USE)}
+    print(f"\nwritten: {write_result('newer_cost', result, digest)}")
     return 0
 
 
-def _choose(rows: dict[str, dict[str, object]], conversations: np.ndarray, projects: Iterable[int]) -> str:
+def _choose(rows: Rows, conversations: np.ndarray, projects: Iterable[int]) -> str:
     """In two steps, each the best dev newer-wins on ``projects`` (ties: the better LoCoMo
     recall@1 on ``conversations``, then the first in the grid) among the settings whose
     recall@1 and @5 there, to three decimals, are at least a reference's: first among the
     settings that bring nothing up, against ``BEFORE`` (the choice the study made before
     ``ranking.brought_up``); then the bar for bringing up on that setting, against the
     setting itself, so that bringing up may cost LoCoMo nothing: what the rule is for,
-    without what it must not cost."""
+    without what it must not cost; then, the same way, the answers' rule and the rest of the
+    first ten bringing up (``Rows.last_step``) on the setting of the second step."""
     kept = list(projects)
 
     def at(name: str, k: int) -> float:
@@ -262,8 +346,10 @@ def _choose(rows: dict[str, dict[str, object]], conversations: np.ndarray, proje
     def setting(name: str) -> Setting:
         return rows[name]["setting"]  # type: ignore[return-value]
 
-    first = best([n for n in rows if setting(n)[3] < 0], BEFORE)
-    return best([n for n in rows if setting(n)[:3] == setting(first)[:3]], first)
+    grid = [n for n in rows if setting(n)[4:] == OFF]
+    first = best([n for n in grid if setting(n)[3] < 0], BEFORE)
+    second = best([n for n in grid if setting(n)[:3] == setting(first)[:3]], first)
+    return best(rows.last_step(second), second)
 
 
 if __name__ == "__main__":

@@ -42,6 +42,19 @@ def ranked(server: StdioServer, mode: str) -> list[str]:
     return [hit["id"] for hit in server.result("memory.search", params)["results"]]
 
 
+def store_project(server: StdioServer, old: list[str], others: list[str], new: list[str]) -> list[str]:
+    """Old facts (January), the others sorted (March), new facts (June), as the benchmark stores them."""
+    ids = [add(server, text, f"2026-01-12T09:{n:02}:00Z")["id"] for n, text in enumerate(old)]
+    for n, text in enumerate(sorted(others)):
+        add(server, text, f"2026-03-16T09:{n:02}:00Z")
+    return ids + [add(server, text, f"2026-06-15T09:{n:02}:00Z")["id"] for n, text in enumerate(new)]
+
+
+def ranked_for(server: StdioServer, query: str, mode: str, top_k: int) -> list[str]:
+    params = {"projectId": PROJECT, "query": query, "topK": top_k, "mode": mode}
+    return [hit["id"] for hit in server.result("memory.search", params)["results"]]
+
+
 def test_the_newer_fact_wins_in_default_search_and_add_note_names_the_older(tmp_path: Path, store_args: tuple[str, ...]) -> None:
     with StdioServer(tmp_path, *store_args) as server:
         old = add(server, OLD, "2026-01-12T09:00:00Z")
@@ -91,17 +104,10 @@ def test_a_newer_fact_naming_another_value_of_the_same_kind_wins_without_a_chang
     tmp_path: Path, store_args: tuple[str, ...]
 ) -> None:
     with StdioServer(tmp_path, *store_args) as server:
-        ids = [add(server, text, f"2026-01-12T09:{n:02}:00Z")["id"] for n, text in enumerate(FRAUD_OLD)]
-        for n, text in enumerate(FRAUD_OTHERS):
-            add(server, text, f"2026-03-16T09:{n:02}:00Z")
-        ids += [add(server, text, f"2026-06-15T09:{n:02}:00Z")["id"] for n, text in enumerate(FRAUD_NEW)]
+        ids = store_project(server, FRAUD_OLD, FRAUD_OTHERS, FRAUD_NEW)
         old, new = ids[1], ids[len(FRAUD_OLD) + 1]  # "a score of 0.8" -> "blocked above 0.65"
-
-        def ranked_for(mode: str) -> list[str]:
-            params = {"projectId": PROJECT, "query": "At what score is a payment declined?", "topK": 10, "mode": mode}
-            return [hit["id"] for hit in server.result("memory.search", params)["results"]]
-
-        semantic, hybrid = ranked_for("semantic"), ranked_for("hybrid")
+        query = "At what score is a payment declined?"
+        semantic, hybrid = ranked_for(server, query, "semantic", 10), ranked_for(server, query, "hybrid", 10)
         assert semantic.index(old) < semantic.index(new)
         assert hybrid.index(new) < hybrid.index(old)
 
@@ -140,18 +146,95 @@ CLUSTER_NEW = [
 
 def test_a_best_result_brings_up_its_update_from_below_the_ten_best(tmp_path: Path, store_args: tuple[str, ...]) -> None:
     with StdioServer(tmp_path, *store_args) as server:
-        ids = [add(server, text, f"2026-01-12T09:{n:02}:00Z")["id"] for n, text in enumerate(CLUSTER_OLD)]
-        for n, text in enumerate(CLUSTER_OTHERS):
-            add(server, text, f"2026-03-16T09:{n:02}:00Z")
-        ids += [add(server, text, f"2026-06-15T09:{n:02}:00Z")["id"] for n, text in enumerate(CLUSTER_NEW)]
+        ids = store_project(server, CLUSTER_OLD, CLUSTER_OTHERS, CLUSTER_NEW)
         old, new = ids[0], ids[len(CLUSTER_OLD)]  # "Ubuntu 20.04" -> "Debian 12"
-
-        def ranked_for(mode: str, top_k: int) -> list[str]:
-            params = {"projectId": PROJECT, "query": "What operating system do the cluster machines have?", "topK": top_k, "mode": mode}
-            return [hit["id"] for hit in server.result("memory.search", params)["results"]]
-
-        semantic = ranked_for("semantic", 19)
+        query = "What operating system do the cluster machines have?"
+        semantic = ranked_for(server, query, "semantic", 19)
         assert semantic.index(old) < semantic.index(new)  # the old wording is closer to the question
-        hybrid = ranked_for("hybrid", 10)
+        hybrid = ranked_for(server, query, "hybrid", 10)
         assert hybrid.index(new) < hybrid.index(old)
-        assert ranked_for("hybrid", 3) == hybrid[:3]
+        assert ranked_for(server, query, "hybrid", 3) == hybrid[:3]
+
+
+# Two of the best answers that share nothing but their subject (0.2 standard deviations apart
+# from the window's average), each naming a tool: the handbook-site project of the dev part.
+HANDBOOK_OLD = [
+    "The handbook is built with Jekyll.",
+    "The site is hosted on GitHub Pages.",
+    "Search uses lunr.js built at compile time.",
+    "Pages are written in reStructuredText.",
+    "Docs changes need one approval from a maintainer.",
+    "The handbook URL is handbook.acme.dev.",
+]
+HANDBOOK_OTHERS = [
+    "The link checker ignores external links to localhost.",
+    "Netlify environment variables hold the analytics key.",
+    "The API reference is generated separately with TypeDoc.",
+    "The blog still uses Jekyll on its own domain.",
+    "Screenshots must be taken at 1280x800.",
+    "The style guide prefers sentence case in headings.",
+    "The company holiday schedule is posted in the HR wiki.",
+]
+HANDBOOK_NEW = [
+    "Docs are generated by Docusaurus 3.",
+    "Netlify hosts the handbook and builds previews for every pull request.",
+    "Algolia DocSearch powers the search box.",
+    "All pages were converted to MDX.",
+    "Doc pull requests can be merged by the author after the link checker passes.",
+    "The docs moved to docs.acme.dev; the old host redirects.",
+]
+
+
+def test_the_newer_of_two_best_answers_naming_other_tools_wins_though_they_share_little(
+    tmp_path: Path, store_args: tuple[str, ...]
+) -> None:
+    with StdioServer(tmp_path, *store_args) as server:
+        ids = store_project(server, HANDBOOK_OLD, HANDBOOK_OTHERS, HANDBOOK_NEW)
+        old, new = ids[0], ids[len(HANDBOOK_OLD)]  # Jekyll -> Docusaurus 3
+        query = "What static site generator builds the handbook?"
+        semantic = ranked_for(server, query, "semantic", 10)
+        assert semantic.index(old) < semantic.index(new)
+        hybrid = ranked_for(server, query, "hybrid", 10)
+        assert hybrid.index(new) < hybrid.index(old)
+
+
+# An update that names the old value beside the new one, below the ten best in default search
+# without the rest of them bringing up, the old fact 9th: the booking-backend project of the dev part.
+BOOKING_OLD = [
+    "The backend runs on Heroku with two standard-2x dynos.",
+    "Passwords are hashed with bcrypt, cost factor 10.",
+    "Maximum booking window is 90 days ahead.",
+    "The availability endpoint is GET /v1/slots.",
+    "Email confirmations are sent through Mailgun.",
+    "Cancellations are free until 24 hours before the appointment.",
+]
+BOOKING_OTHERS = [
+    "Azure Front Door terminates TLS and caches the static booking widget.",
+    "Admin accounts additionally require a TOTP second factor.",
+    "The staging environment still runs a single Heroku hobby dyno for demos.",
+    "Reminder emails are scheduled 24 hours before each appointment.",
+    "Time zones are stored as IANA names, never as offsets.",
+    "The logo SVG lives in assets/brand and must not be recolored.",
+    "Customer support answers tickets in Zendesk within one business day.",
+]
+BOOKING_NEW = [
+    "Hosting: Azure App Service, P1v3 plan, three instances behind Front Door.",
+    "Credential hashing uses Argon2id (64 MiB memory, 3 iterations); bcrypt hashes get rehashed at next login.",
+    "Guests can reserve up to 180 days in advance.",
+    "/v1/slots is gone; clients call GET /v2/availability with a date range.",
+    "Transactional mail goes out via Amazon SES since the contract renewal fell through.",
+    "The free cancellation cut-off is 48 hours; later cancellations cost half the price.",
+]
+
+
+def test_an_update_naming_the_old_value_and_a_new_path_comes_up_from_below_the_ten_best(
+    tmp_path: Path, store_args: tuple[str, ...]
+) -> None:
+    with StdioServer(tmp_path, *store_args) as server:
+        ids = store_project(server, BOOKING_OLD, BOOKING_OTHERS, BOOKING_NEW)
+        old, new = ids[3], ids[len(BOOKING_OLD) + 3]  # /v1/slots -> /v2/availability
+        query = "Which URL returns free appointment times?"
+        semantic = ranked_for(server, query, "semantic", 19)
+        assert semantic.index(old) < semantic.index(new)
+        hybrid = ranked_for(server, query, "hybrid", 19)
+        assert hybrid.index(new) < min(10, hybrid.index(old))  # among the ten best, above the old fact

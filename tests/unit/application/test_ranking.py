@@ -260,6 +260,35 @@ def test_two_notes_naming_other_values_of_one_kind_need_only_the_value_bar() -> 
     assert asked == []  # a pair the subject bar takes asks nothing more
 
 
+
+def test_two_of_the_best_answers_naming_other_values_of_one_kind_need_only_the_answer_bar() -> None:
+    ranked = [hit(0xA, 0.9, minutes=0), hit(0xB, 0.7, minutes=1), hit(0xC, 0.5, minutes=60)]
+    ranked += [hit(0xE0 + i, 0.3 - i / 100, minutes=3 + i) for i in range(3)]
+    cosines = _cosines(_window(ranked, {0: SAME, 2: ALSO_SAME}))
+
+    def other_values(newer: str, older: str) -> bool:
+        return (newer, older) == (ranked[2].id, ranked[0].id)
+
+    def never(newer: str, older: str) -> bool:
+        return False
+
+    bars = {"subject": 100.0, "changed_subject": 100.0, "value_subject": 100.0, "answer_subject": 1.0}
+    assert ids(newer_first(ranked, cosines, {}, **bars, values_changed=other_values, answer_depth=3))[:3] == [0xC, 0xA, 0xB]
+    assert ids(newer_first(ranked, cosines, {}, **bars, values_changed=other_values, answer_depth=2))[:3] == [0xA, 0xB, 0xC]
+    assert ids(newer_first(ranked, cosines, {}, **bars, values_changed=never, answer_depth=3))[:3] == [0xA, 0xB, 0xC]
+    assert ids(newer_first(ranked, cosines, {}, **bars, answer_depth=3))[:3] == [0xA, 0xB, 0xC]  # no value test: off
+    strict = {**bars, "answer_subject": 100.0}
+    assert ids(newer_first(ranked, cosines, {}, **strict, values_changed=other_values, answer_depth=3))[:3] == [0xA, 0xB, 0xC]
+    lower = {**strict, "value_subject": 1.0}  # the answers never need more than the value bar
+    assert ids(newer_first(ranked, cosines, {}, **lower, values_changed=other_values, answer_depth=3))[:3] == [0xC, 0xA, 0xB]
+    # the answers' own value test, when given, decides their pairs (and only theirs)
+    assert ids(newer_first(ranked, cosines, {}, **bars, values_changed=other_values, answer_depth=3, answer_values=never))[:3] == [0xA, 0xB, 0xC]
+    assert ids(newer_first(ranked, cosines, {}, **bars, values_changed=never, answer_depth=3, answer_values=other_values))[:3] == [0xC, 0xA, 0xB]
+    assert ids(newer_first(ranked, cosines, {}, **lower, values_changed=other_values, answer_depth=3, answer_values=never))[:3] == [0xC, 0xA, 0xB]
+    # written within the hour of each other: one session, not a fact and its update
+    assert ids(newer_first(ranked, cosines, {}, **bars, values_changed=other_values, answer_depth=3, answer_apart=timedelta(minutes=61)))[:3] == [0xA, 0xB, 0xC]
+
+
 # -- brought_up: a likely update from below the head moves just above the result it updates --
 
 from local_mcp_memory.application.ranking import brought_up  # noqa: E402
@@ -318,3 +347,14 @@ def test_a_result_already_in_the_head_or_not_standing_out_is_left_to_newer_first
     assert brought_up(ranked, cosines, {}, _always, subject=100.0, depth=10) == ranked
     few = {k: v for k, v in list(cosines.items())[:4]}
     assert brought_up(ranked, few, {}, _always, depth=10) == ranked
+
+
+def test_the_rest_of_the_head_brings_up_only_at_the_far_bar() -> None:
+    ranked, cosines = _far_window({6: SAME, 11: ALSO_SAME}, {11: 60})
+
+    assert brought_up(ranked, cosines, {}, _always, depth=10) == ranked
+    assert brought_up(ranked, cosines, {}, _always, depth=10, far_subject=100.0) == ranked
+    out = brought_up(ranked, cosines, {}, _always, depth=10, far_subject=1.0)
+    assert ids(out)[6:8] == [0xAB, 0xA6]
+    assert [c.score for c in out] == [c.score for c in ranked]
+    assert brought_up(ranked, cosines, {}, _always, depth=6, far_subject=1.0) == ranked  # the 7th is beyond a head of 6

@@ -17,6 +17,8 @@ from local_mcp_memory.application.suggestions import (
     likely_replaced,
     pair_features,
     replacement_chances,
+    shared_values,
+    values_added,
     values_changed,
 )
 from tests.unit.steps import rpc
@@ -161,6 +163,35 @@ def test_two_texts_name_other_values_when_each_has_one_the_other_lacks_of_a_kind
     assert not values_changed("Each key may make 600 calls a minute.", "Deploys need approval from Dana.")  # a number, a name
     assert not values_changed("Retries: 5, then Sentry.", "Retries: 5.")  # nothing of the older's is gone
     assert not values_changed("Lunch is at noon.", "The office closes early on Fridays.")  # no values
+
+
+def test_a_text_names_values_added_when_it_keeps_every_old_value_and_adds_a_number_version_or_path() -> None:
+    old = "The availability endpoint is GET /v1/slots."
+    assert values_added("/v1/slots is gone; clients call GET /v2/availability with a date range.", old)
+    assert not values_changed("/v1/slots is gone; clients call GET /v2/availability with a date range.", old)
+    assert values_added("CI runs on Python 3.11 and 3.12.", "CI runs on Python 3.11.")
+    assert not values_added("GET /v2/availability returns free slots.", old)  # the old value is not named: values_changed's case
+    assert not values_added("We met Caroline and Melanie at the park.", "We met Caroline at the park.")  # a name alone
+    assert not values_added("Lunch is at noon.", "The office closes early.")  # the older names no value
+    assert not values_added("The endpoint GET /v1/slots is documented.", old)  # nothing added
+
+
+def test_values_many_texts_name_are_context_and_count_for_neither_text() -> None:
+    turns = [
+        "Caroline: Thanks, Melanie! We went to Paris last week.",
+        "Melanie: Wow, Caroline, I went to Berlin with my kids.",
+        "Caroline: That sounds great, Melanie, really!",
+        "Melanie: Yes, Caroline, it was.",
+        "Caroline: Glad to hear it, Melanie.",
+        "Melanie: And you, Caroline?",
+    ]
+    shared = shared_values(turns, 3)
+    assert shared == {"carol", "melan"}  # not Paris or Berlin, named once each
+    assert shared_values(turns, 4) == frozenset()
+    newer, older = "Melanie: Thanks, Caroline! Our team moved to Berlin.", "Caroline: Thanks, Melanie! We moved to Paris."
+    assert values_changed(newer, older) and values_changed(newer, older, shared)  # a place for a place
+    assert values_changed("Thanks, Caroline!", "Thanks, Melanie!")
+    assert not values_changed("Thanks, Caroline!", "Thanks, Melanie!", shared)  # only the people talking differ
 
 
 def test_a_word_that_begins_a_line_or_a_markdown_heading_or_item_is_no_name() -> None:
