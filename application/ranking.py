@@ -262,10 +262,11 @@ def newer_first(
     ``value_subject`` at most; it is asked only about a pair the other thresholds leave out,
     the newer note first; for two of the first ``answer_depth`` results (both among the best
     answers to the question) written at least ``answer_apart`` apart, ``answer_subject`` at
-    most, when ``answer_values(newer, older)`` holds (default: ``values_changed``). Two notes written one right after the other in a group
-    (``adjacent``: each seed's neighbours, as ``with_context`` takes them) are context, the
-    answer after a question, not an update: never a pair. ``cosines``:
-    every two results with a vector (``StoreMaintenance.cosines``). A result without one
+    most, when ``answer_values(newer, older)`` holds (default: ``values_changed``). Two notes
+    written one right after the other in a group (``adjacent``: each seed's neighbours, as
+    ``with_context`` takes them) are context, the answer after a question, not an update:
+    never a pair. ``cosines``: every two results with a vector
+    (``StoreMaintenance.cosines``). A result without one
     is a subject of its own; fewer than ``NEWER_MIN_WINDOW`` with one: no change.
     So an update ranks right above what it updates, which moves down one place, and
     everything else keeps its order: a re-rank between two results, never a recency boost."""
