@@ -116,8 +116,13 @@ def _hybrid(
     period = named_period(query)
     notes: Mapping[str, StoredNote] = found.notes  # and the seeds' neighbours' once known
 
+    importance: dict[str, float] = {}  # each note's, read once though the candidates are ranked twice
+
     def prior(ranked: list[Candidate]) -> list[Candidate]:
-        return weighted(ranked, {c.id: notes[c.id].note.importance for c in ranked})
+        for c in ranked:
+            if c.id not in importance:
+                importance[c.id] = notes[c.id].note.importance
+        return weighted(ranked, importance)
 
     fused = prior(dated(blend(semantic, keyword, HYBRID_KEYWORD_WEIGHT, depth), period))
     # the neighbours of the seeds only (those of every candidate were most of the database's time)

@@ -156,25 +156,28 @@ class HttpApp:
             got = (content_type or "none")[:100]
             message = f"Unsupported Media Type: send the body as application/json (got {got})"
             return responses.refusal(path, 415, "unsupported_media_type", message)
-        too_large = responses.refusal(
+        length = headers.get("content-length")
+        if length is not None and length.strip().isdigit() and int(length) > self._max_body:
+            return self._too_large(path)
+        try:
+            return await _read_body(receive, self._max_body, self._body_timeout)
+        except _TooLarge:
+            return self._too_large(path)
+        except _TooSlow:
+            message = f"Request Timeout: the body was not complete within {self._body_timeout:g} s"
+            return responses.refusal(path, 408, "body_timeout", message, (b"connection", b"close"))
+        except _Disconnected:  # nobody to answer; nothing half-received is carried out
+            return responses.refusal(path, 400, "client_disconnected", "Bad Request: the body was cut short")
+
+    def _too_large(self, path: str) -> Response:
+        """Built only for a refused body, not for every request."""
+        return responses.refusal(
             path,
             413,
             "body_too_large",
             f"Payload Too Large: a body may hold at most {self._max_body} bytes",
             (b"connection", b"close"),  # the rest of the body is not read, so the connection ends
         )
-        length = headers.get("content-length")
-        if length is not None and length.strip().isdigit() and int(length) > self._max_body:
-            return too_large
-        try:
-            return await _read_body(receive, self._max_body, self._body_timeout)
-        except _TooLarge:
-            return too_large
-        except _TooSlow:
-            message = f"Request Timeout: the body was not complete within {self._body_timeout:g} s"
-            return responses.refusal(path, 408, "body_timeout", message, (b"connection", b"close"))
-        except _Disconnected:  # nobody to answer; nothing half-received is carried out
-            return responses.refusal(path, 400, "client_disconnected", "Bad Request: the body was cut short")
 
     async def _dispatch(self, body: bytes) -> bytes | None:
         return await asyncio.get_running_loop().run_in_executor(self._pool, self._dispatcher.handle, body)
