@@ -224,6 +224,18 @@ def shared_values(texts: Iterable[str], at_least: int) -> frozenset[str]:
     return frozenset(value for value, count in counts.items() if count >= at_least)
 
 
+def values_added(new: str, old: str) -> bool:
+    """Whether ``new`` names every value ``old`` names (one at least) and another that is a
+    number, a version or a path: "/v1/slots is gone; clients call GET /v2/availability" after
+    "The availability endpoint is GET /v1/slots" — an update that names what it replaces,
+    which ``values_changed`` misses. Not for names alone: in a conversation, a turn that
+    names the same person and one more is no update. Reads as ``values_changed`` does."""
+    newer, older = _read(new), _read(old)
+    if not older.values or not older.values <= newer.words:
+        return False
+    return any(_DIGIT.search(value) or value in _NUMBER_WORDS for value in newer.values - older.words)
+
+
 FEATURES = ("excess", "standing", "overlap", "head", "known", "changed", "negation", "cue", "kind")
 """The names of ``pair_features``' columns, in order (``WEIGHTS`` follows them)."""
 
@@ -324,16 +336,3 @@ def possibly_superseded(
     found = services.reader.candidates(CandidateQuery(where, DEPTH, namespace, vector, spread_sample=SPREAD_SAMPLE))
     older = [(c.id, found.notes[c.id].note.text, c.score) for c in found.semantic if c.created_at < created_at]
     return likely_replaced(text, older, found.spread)
-
-
-
-def values_added(new: str, old: str) -> bool:
-    """Whether ``new`` names every value ``old`` names (one at least) and another that is a
-    number, a version or a path: "/v1/slots is gone; clients call GET /v2/availability" after
-    "The availability endpoint is GET /v1/slots" — an update that names what it replaces,
-    which ``values_changed`` misses. Not for names alone: in a conversation, a turn that
-    names the same person and one more is no update. Reads as ``values_changed`` does."""
-    newer, older = _read(new), _read(old)
-    if not older.values or not older.values <= newer.words:
-        return False
-    return any(_DIGIT.search(value) or value in _NUMBER_WORDS for value in newer.values - older.words)
