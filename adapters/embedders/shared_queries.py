@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+
 import attrs
 
 from local_mcp_memory.application.ports import Embedder, EmbedKind, Vector
