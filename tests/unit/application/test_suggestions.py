@@ -156,6 +156,7 @@ def test_odd_texts_are_read_without_failing() -> None:
         chances = replacement_chances(text, similar, PROJECT)
         assert len(chances) == len(similar) and all(0.0 <= p <= 1.0 for p in chances)
         assert len(likely_replaced(text, similar, PROJECT)) <= 2
+        assert all(0 <= start < end <= len(text) for start, end, _ in value_spans(text))
 
 
 def test_two_texts_name_other_values_when_each_has_one_the_other_lacks_of_a_kind_both_name() -> None:
