@@ -5,6 +5,7 @@ them does, a project over the budget is not warmed, and closing the store meanwh
 
 from __future__ import annotations
 
+import gc
 import time
 from datetime import timedelta
 
@@ -38,10 +39,15 @@ def write_projects(url: str, rng: np.random.Generator) -> int:
 def test_a_server_store_builds_its_large_projects_index_and_graph_before_any_search(postgres_url: str) -> None:  # noqa: F811
     rng = np.random.default_rng(31)
     space = write_projects(postgres_url, rng)
+    frozen = gc.get_freeze_count()
     held = PostgresNoteStore(postgres_url, vector_graphs=True, warm_up=True)
     plain = PostgresNoteStore(postgres_url, cached_vectors=0)
     try:
         assert held.warmed_up(120)
+        # what it built is out of the collector's full passes (and the graph held, below)
+        assert gc.get_freeze_count() > frozen
+        postings = held._keywords._held[PROJECT.value].index._projects[PROJECT.value].postings
+        assert gc.is_tracked(postings) and not any(o is postings for o in gc.get_objects())
         assert held._keywords.seen(PROJECT.value) is not None and held._keywords.notes(PROJECT.value) == EXACT_SCAN_MAX + 40
         assert held._keywords.seen(SMALL.value) is None  # a small project: its first search loads it
         graph = held._vectors._held[(PROJECT.value, space)]
@@ -67,9 +73,11 @@ def test_a_store_that_does_not_warm_up_builds_nothing_before_a_search(postgres_u
 
 def test_a_project_over_the_budget_is_not_warmed(postgres_url: str) -> None:  # noqa: F811
     write_projects(postgres_url, np.random.default_rng(33))
+    frozen = gc.get_freeze_count()
     held = PostgresNoteStore(postgres_url, vector_graphs=True, warm_up=True, cached_vectors=EXACT_SCAN_MAX + 100)
     try:
         assert held.warmed_up(60)  # a graph counts twice: it would not fit
+        assert gc.get_freeze_count() == frozen  # nothing warmed, nothing frozen
         assert held._keywords.seen(PROJECT.value) is None and not held._vectors._held and not held._vectors._builds
     finally:
         held.close()
