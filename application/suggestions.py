@@ -180,17 +180,35 @@ def _read_head(text: str) -> _Reading:
         marked = _VALUE_MARK.search(token) is not None
         if _is_value(token, lowered, marked, lambda: _starts_sentence(text, match.start())):
             values.add(key)
-            if _VERSION.fullmatch(token):
-                kinds.add("version")
-            elif _DIGIT.search(token) or lowered in _NUMBER_WORDS:
-                kinds.add("number")
-            else:
-                kinds.add("name")
+            kinds.add(_kind(token, lowered))
         parts = _PARTS.split(lowered) if marked or "_" in token else ()
         if len(parts) > 1:
             words.update(_stem(part) for part in parts if part and part not in _STOPWORDS and not part.isdigit())
     negated = bool(NEGATION.search(text))
     return _Reading(frozenset(words), frozenset(values), first, frozenset(kinds), negated)
+
+
+def _kind(token: str, lowered: str) -> str:
+    """The kind of value a value token names: "version" (3.12, v2), "number" (600, two, 30%) or "name"."""
+    if _VERSION.fullmatch(token):
+        return "version"
+    if _DIGIT.search(token) or lowered in _NUMBER_WORDS:
+        return "number"
+    return "name"
+
+
+def value_spans(text: str) -> list[tuple[int, int, str]]:
+    """Where ``text`` names values, as ``pair_features`` reads them (``_is_value``): each
+    value token's start, end and kind (``_kind``), in order. For studies that blank the
+    values out of a note (``bench.masked_fit``)."""
+    spans = []
+    for match in _TOKEN.finditer(text):
+        token = match.group()
+        lowered = token.lower()
+        marked = _VALUE_MARK.search(token) is not None
+        if lowered not in _STOPWORDS and _is_value(token, lowered, marked, lambda: _starts_sentence(text, match.start())):
+            spans.append((match.start(), match.end(), _kind(token, lowered)))
+    return spans
 
 
 _DIGIT = re.compile(r"\d")

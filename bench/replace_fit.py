@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,8 +65,15 @@ class Add:
     positive: np.ndarray  # per candidate: is it the note this one replaces?
 
 
-def adds(project: Pairs) -> list[Add]:
-    """Every add of ``project`` in the benchmark's order, with its candidates as the server sees them."""
+Extra = Callable[[int, list[int], list[int], np.ndarray], np.ndarray]
+"""More columns for the candidates of one add (``adds``): given the added note's index, the
+earlier notes' indexes, its candidates' indexes (closest first) and their ``pair_features``
+rows, a candidates × columns array."""
+
+
+def adds(project: Pairs, extra: Extra | None = None) -> list[Add]:
+    """Every add of ``project`` in the benchmark's order, with its candidates as the server
+    sees them; ``extra``: columns beside ``pair_features``' (a feature under study)."""
     order = sorted(range(len(project.texts)), key=lambda i: project.created[i])
     first_new = len(project.texts) - len(project.old)
     out = []
@@ -79,9 +87,12 @@ def adds(project: Pairs) -> list[Add]:
         similar = [(str(j), project.texts[j], c) for c, j in closest if project.texts[j] != project.texts[i]]
         if not similar:
             continue
-        rows = suggestions.pair_features(project.texts[i], similar, spread)
+        rows = np.array(suggestions.pair_features(project.texts[i], similar, spread))
+        candidates = [int(s[0]) for s in similar]
+        if extra is not None:
+            rows = np.hstack([rows, extra(i, earlier, candidates, rows)])
         old = project.old[i - first_new] if project.kinds[i] == "new" else -1
-        out.append(Add(project.kinds[i], np.array(rows), np.array([int(s[0]) == old for s in similar])))
+        out.append(Add(project.kinds[i], rows, np.array([j == old for j in candidates])))
     return out
 
 
@@ -196,6 +207,17 @@ def recall_at(rows: list[tuple[Add, np.ndarray]], bound: float) -> float:
     return max((recall for recall, alarms, _ in figures if alarms <= bound), default=0.0)
 
 
+def cross_validated(dev: dict[str, list[list[Add]]], drop: tuple[int, ...] = ()) -> dict[str, list[tuple[Add, np.ndarray]]]:
+    """Per model of ``dev`` (its dev projects' adds), each add with its candidates' chances
+    under the weights fitted on the other projects, of every model at once."""
+    folds: dict[str, list[tuple[Add, np.ndarray]]] = {m: [] for m in dev}
+    for left in range(len(next(iter(dev.values())))):
+        w = fit([a for projects in dev.values() for n, project in enumerate(projects) if n != left for a in project], drop=drop)
+        for m, projects in dev.items():
+            folds[m] += [(a, chances(a, w)) for a in projects[left]]
+    return folds
+
+
 def _decide(rows: list[tuple[Add, np.ndarray]], first: float, second: float) -> list[Decided]:
     """Each add of ``rows`` (with its candidates' chances) as ``suggestions.likely_replaced``
     decides: the best candidate named at a chance of at least ``first``, then the next best at
@@ -220,11 +242,7 @@ def main(argv: list[str] | None = None) -> int:
     models = args.models.split(",")
     dev = {m: [adds(p) for p in knowledge(m, "dev")] for m in models}
     projects = len(dev[models[0]])
-    folds: dict[str, list[tuple[Add, np.ndarray]]] = {m: [] for m in models}
-    for left in range(projects):
-        w = fit([a for m in models for n, project in enumerate(dev[m]) if n != left for a in project], drop=drop)
-        for m in models:
-            folds[m] += [(a, chances(a, w)) for a in dev[m][left]]
+    folds = cross_validated(dev, drop)
     first, second = choose(folds)
     alone = choose(folds, (1.0,))
     w = fit([a for m in models for project in dev[m] for a in project], drop=drop)

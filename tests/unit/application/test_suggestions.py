@@ -19,6 +19,7 @@ from local_mcp_memory.application.suggestions import (
     replacement_chances,
     shared_values,
     values_added,
+    value_spans,
     values_changed,
 )
 from tests.unit.steps import rpc
@@ -155,6 +156,7 @@ def test_odd_texts_are_read_without_failing() -> None:
         chances = replacement_chances(text, similar, PROJECT)
         assert len(chances) == len(similar) and all(0.0 <= p <= 1.0 for p in chances)
         assert len(likely_replaced(text, similar, PROJECT)) <= 2
+        assert all(0 <= start < end <= len(text) for start, end, _ in value_spans(text))
 
 
 def test_two_texts_name_other_values_when_each_has_one_the_other_lacks_of_a_kind_both_name() -> None:
@@ -199,6 +201,20 @@ def test_a_word_that_begins_a_line_or_a_markdown_heading_or_item_is_no_name() ->
     assert not values_changed("- Deploys need approval", "> Builds need approval")
     assert values_changed("## Hosting\nWe moved to Azure.", "## Hosting\nWe run on AWS.")  # names inside a line still are
     assert values_changed("The cache - Redis now", "The cache - Memcached")  # a dash inside a line starts nothing
+
+
+def test_value_spans_say_where_the_values_are_and_of_which_kind() -> None:
+    text = "Deploys go to AWS eu-west-1 via Terraform 1.5; the rate limit is 600 a minute."
+    assert [(text[start:end], kind) for start, end, kind in value_spans(text)] == [
+        ("AWS", "name"), ("eu-west-1", "number"), ("Terraform", "name"), ("1.5", "version"), ("600", "number"),
+    ]
+    assert value_spans("Deploys need approval.") == []  # a capital at a sentence's start is no name
+
+
+@given(st.text(alphabet=st.sampled_from(list("aZ3.- /:#\nTheHTTPv2")), max_size=60))
+def test_value_spans_find_the_values_the_features_read(text: str) -> None:
+    found = {suggestions._stem(text[start:end].lower()) for start, end, _ in value_spans(text)}
+    assert found == suggestions._read(text).values
 
 
 _CUE_WORDS = st.sampled_from(["now", "No Longer", "not anymore", "REPLACED", "ſince", "switching", "took  over", "rewrote", "became"])
