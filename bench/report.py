@@ -168,24 +168,30 @@ def locomo(files: dict[str, Result]) -> list[str]:
                    body, files, (name for name, _ in picked.values()))
 
 
+def paraphrase_set(data: Result) -> str:
+    """The set a paraphrase run measured, by its directory: paraphrase (the shared set), paraphrase2, …"""
+    return Path(str(data.get("data", "paraphrase/set.json"))).parent.name
+
+
 def paraphrase(files: dict[str, Result]) -> list[str]:
-    picked = newest_runs(files, "paraphrase", lambda data, run: (run["model"],))
+    picked = newest_runs(files, "paraphrase", lambda data, run: (paraphrase_set(data), run["model"]))
     if not picked:
         return []
     groups = ("all", "en", "ja", "ko", "es", "cross")
     rows = [
-        [model, mode, *(num(figures["recall"].get(g, {}).get("r@1"), 2) for g in groups),
+        [name, model, mode, *(num(figures["recall"].get(g, {}).get("r@1"), 2) for g in groups),
          num(figures["recall"]["all"].get("r@5"), 2)]
-        for (model,), (_, (_, run)) in sorted(picked.items())
+        for (name, model), (_, (_, run)) in sorted(picked.items())
         for mode, figures in run["modes"].items()
     ]
     body = [
         "Recall@1 of a paraphrased question per language (`cross`: question and note in different",
-        "languages), and recall@5 over all of them.",
+        "languages), and recall@5 over all of them, per set (`paraphrase`: `../shared/data/paraphrase`,",
+        "the others under `bench/sets/`).",
         "",
-        *table(["model", "mode", *(f"R@1 {g}" for g in groups), "R@5 all"], rows),
+        *table(["set", "model", "mode", *(f"R@1 {g}" for g in groups), "R@5 all"], rows),
     ]
-    return section("Retrieval quality: paraphrases", "python -m bench.paraphrase --modes semantic,keyword,hybrid",
+    return section("Retrieval quality: paraphrases", "python -m bench.paraphrase [PATH] --modes semantic,keyword,hybrid",
                    body, files, (name for name, _ in picked.values()))
 
 

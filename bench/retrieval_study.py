@@ -100,6 +100,9 @@ class Config:
     units: float = ranking.SPREAD_UNITS
     depth: int = 30
     adaptive: str = ""  # "" fixed weight; "share": weight * kw / (kw + sem) of the best of each
+    # how keywords enter the blend (``bench.keyword_study``): (semantic, keyword, weight) -> (keyword, weight)
+    keywords: Callable[[list[Candidate], list[Candidate], float], tuple[list[Candidate], float]] | None = None
+    linked: Callable[[Case, int, int], bool] | None = None  # which neighbour links lend context (None: all)
 
 
 @dataclass
@@ -171,7 +174,10 @@ def hybrid(case: Case, config: Config = Config()) -> list[int]:
         if config.adaptive == "share" and semantic:
             best_kw = keyword[0].score if keyword else 0.0
             weight = config.weight * best_kw / (best_kw + semantic[0].score) if best_kw + semantic[0].score else 0.0
-        neighbours = {i: tuple(j for j in (i - 1, i + 1) if 0 <= j < n) for i in range(n)}
+        if config.keywords is not None:
+            keyword, weight = config.keywords(semantic, keyword, weight)
+        neighbours = {i: tuple(j for j in (i - 1, i + 1) if 0 <= j < n and (config.linked is None or config.linked(case, i, j)))
+                      for i in range(n)}
         period = named_period(case.query)
         fused = ranking.dated(ranking.blend(semantic, keyword, weight, config.depth), period, config.date)
         seeds = [int(c.id) for c in (fused if config.seeds is None else fused[: config.seeds])]
