@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 import numpy as np
 
+from local_mcp_memory.adapters import long_lived
 from local_mcp_memory.adapters.text_analysis import document_tokens, tokens
 
 K1 = 0.9
@@ -192,12 +193,14 @@ class KeywordIndex:
     def build(self, project: str, entries: Iterable[tuple[str, int, Mapping[str, int]]]) -> None:
         """(Re)build a project's index from ``(note id, createdAt, term counts)`` of each of
         its notes, the common terms' scoring arrays with it (``PREPARED_MIN``); kept only once
-        whole, so a failing ``entries`` leaves no half index."""
+        whole, so a failing ``entries`` leaves no half index, and out of the collector's full
+        passes once enough is built (``long_lived``)."""
         index = _ProjectIndex()
         for doc_id, created, counts in entries:
             index.add_counts(doc_id, created, counts)
         index.prepare(PREPARED_MIN)
         self._projects[project] = index
+        long_lived.built(len(index))
 
     def size(self, project: str) -> int | None:
         """How many notes the project's index holds; None when it is not built."""

@@ -38,6 +38,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import psycopg
 
+from local_mcp_memory.adapters import long_lived
 from local_mcp_memory.adapters.postgres_store.project_vectors import ProjectVectors, sent_matrix
 from local_mcp_memory.adapters.postgres_store.queries import EXACT_SCAN_MAX
 from local_mcp_memory.adapters.postgres_store.vector_graph import RETRY_AFTER, Connect, GraphBuild, ProjectGraph
@@ -224,7 +225,10 @@ class VectorCache:
         with self._lock:
             loading = self._loading.setdefault(key, threading.Lock())
         with loading:
-            return self._hold(key, graph)
+            held = self._hold(key, graph)
+        if held:
+            long_lived.built(len(graph))
+        return held
 
     def _hold(self, key: tuple[str, int], held: Held) -> bool:
         """Hold ``held`` for ``key``, the others out as far as needed; False when it does not fit."""

@@ -15,18 +15,10 @@ out what a search has loaded), and smaller projects stay lazy (their first searc
 them in under a second). Closing the store stops it between two steps, cancelling a
 statement in progress; the graph build it waits for is stopped by the vector cache's close.
 It logs ``postgres_store.warmed`` when done, with the projects and seconds it took.
-
-Once done, it moves every object of the process out of the cyclic garbage collector's sight
-(``gc.freeze``): what it built lives as long as the store and holds no cycles (reference
-counting still frees it), but a full collection walked every posting of the keyword indexes,
-50-80 ms at 100k notes in a project during which no request ran, every few seconds of
-searching (the longest search of 800 through HTTP 102-109 ms; 52-70 ms frozen). Done once
-per store that warmed a project, so whatever garbage in cycles exists at that moment stays, once.
 """
 
 from __future__ import annotations
 
-import gc
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -76,8 +68,6 @@ class WarmUp(Background):
                             return
                     warmed.append(project)
             self._attach(None)
-            if warmed:
-                gc.freeze()  # see the module
             log.info("postgres_store.warmed", projects=len(warmed), seconds=round(time.monotonic() - started, 1))
         except (psycopg.Error, RuntimeError, MemoryError) as exc:
             if not self._stopping:

@@ -13,6 +13,7 @@ import numpy as np
 import psycopg
 import pytest
 
+from local_mcp_memory.adapters import long_lived
 from local_mcp_memory.adapters.postgres_store import PostgresNoteStore
 from local_mcp_memory.adapters.postgres_store.queries import EXACT_SCAN_MAX
 from local_mcp_memory.adapters.postgres_store.vector_graph import ProjectGraph
@@ -39,12 +40,14 @@ def write_projects(url: str, rng: np.random.Generator) -> int:
 def test_a_server_store_builds_its_large_projects_index_and_graph_before_any_search(postgres_url: str) -> None:  # noqa: F811
     rng = np.random.default_rng(31)
     space = write_projects(postgres_url, rng)
+    long_lived.built(long_lived.FREEZE_AFTER)  # whatever was counted before: frozen, the count from 0
+    long_lived.built(long_lived.FREEZE_AFTER - 1)  # so that this project's index is the one that freezes
     frozen = gc.get_freeze_count()
     held = PostgresNoteStore(postgres_url, vector_graphs=True, warm_up=True)
     plain = PostgresNoteStore(postgres_url, cached_vectors=0)
     try:
         assert held.warmed_up(120)
-        # what it built is out of the collector's full passes (and the graph held, below)
+        # what it built is out of the collector's full passes (``long_lived``)
         assert gc.get_freeze_count() > frozen
         postings = held._keywords._held[PROJECT.value].index._projects[PROJECT.value].postings
         assert gc.is_tracked(postings) and not any(o is postings for o in gc.get_objects())
@@ -77,7 +80,7 @@ def test_a_project_over_the_budget_is_not_warmed(postgres_url: str) -> None:  # 
     held = PostgresNoteStore(postgres_url, vector_graphs=True, warm_up=True, cached_vectors=EXACT_SCAN_MAX + 100)
     try:
         assert held.warmed_up(60)  # a graph counts twice: it would not fit
-        assert gc.get_freeze_count() == frozen  # nothing warmed, nothing frozen
+        assert gc.get_freeze_count() == frozen  # nothing built, nothing frozen
         assert held._keywords.seen(PROJECT.value) is None and not held._vectors._held and not held._vectors._builds
     finally:
         held.close()
