@@ -1,6 +1,6 @@
 """What a full pass of Python's cyclic garbage collector costs a server on a large
-PostgreSQL project, with what the store's warm-up built kept out of it (``gc.freeze``, as
-the warm-up leaves it) and walked as before.
+PostgreSQL project, with what the store built kept out of it (``long_lived``: ``gc.freeze``,
+as the warm-up's builds leave it) and walked as before.
 
     .venv/bin/python -m bench.gc_pauses --store postgresql://… [--rounds 5]
 
