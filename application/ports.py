@@ -397,8 +397,9 @@ class NoteReader(Protocol):
         """The neighbours of those of ``note_ids`` (``NoteId.value``) that match ``where``,
         exactly as ``candidates`` with ``neighbours`` gives them for its candidates (an id with
         none may be left out), with their cosines with ``vector`` in ``namespace`` (None: no
-        cosines); ``notes``: the neighbours' stored notes. A search asks for the few candidates it ranks first only (``search``:
-        looking up the neighbours of all of them was most of a hybrid search's database time)."""
+        cosines); ``notes``: the neighbours' stored notes. A search asks for the few
+        candidates it ranks first only (``search``: looking up the neighbours of all of them
+        was most of a hybrid search's database time)."""
 
     def list_recent(self, where: NoteFilter, limit: int) -> list[StoredNote]:
         """Matching notes of every namespace, newest createdAt first (ties: last written first)."""

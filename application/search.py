@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import functools
 from collections import ChainMap
 from collections.abc import Mapping, Sequence
 from typing import ClassVar, Literal
@@ -175,12 +176,12 @@ def _newer_first(
     def lifted_values(newer: str, older: str) -> bool:
         return other_values(newer, older) or values_added(notes[newer].note.text, notes[older].note.text)
 
-    context: list[frozenset[str]] = []  # the window's shared values, read once if ever asked
+    @functools.cache
+    def window_values() -> frozenset[str]:  # read once, and only if a pair asks
+        return shared_values((notes[c.id].note.text for c in window), ANSWER_SHARED)
 
     def answer_values(newer: str, older: str) -> bool:
-        if not context:
-            context.append(shared_values((notes[c.id].note.text for c in window), ANSWER_SHARED))
-        return values_changed(notes[newer].note.text, notes[older].note.text, context[0])
+        return values_changed(notes[newer].note.text, notes[older].note.text, window_values())
 
     def states(note_id: str) -> bool:
         return not notes[note_id].note.text.rstrip().endswith("?")
