@@ -12,7 +12,9 @@ HTTP (``POST /rpc`` and ``POST /mcp`` of ``mcp-memory serve --transport http``),
 with a fresh home of its own. Note ids, timestamps and the home directory are replaced by
 stable placeholders (``<id-1>``, ``<time>``, ``<home>``), in the order they first appear, and
 scores are cut to six decimals (another CPU may round the last bits of a cosine otherwise), so
-two runs of one build write the same bytes: a change of the code that should not change
+two runs of one build write the same bytes (the local model multiplies in float32 here,
+``MCP_MEMORY_LOCAL_PRODUCTS=float``: its int8 products, used where the CPU has int8 dot
+products, move scores in the fourth decimal): a change of the code that should not change
 behaviour is checked by running it before and after and comparing the files (``cmp``).
 """
 
@@ -196,15 +198,18 @@ def normalize(lines: list[str], home: Path) -> list[str]:
     return out
 
 
+SAME_ON_EVERY_CPU = {"MCP_MEMORY_LOCAL_PRODUCTS": "float"}
+
+
 def over_stdio(home: Path) -> list[dict[str, Any]]:
-    with StdioServer(home, cwd=home) as server:
+    with StdioServer(home, cwd=home, env=SAME_ON_EVERY_CPU) as server:
         return run(lambda method, params: server.send_line(_request(method, params)))
 
 
 def over_http(home: Path) -> list[dict[str, Any]]:
     import httpx
 
-    with HttpServer(home) as server, httpx.Client(base_url=server.base_url, timeout=60) as client:
+    with HttpServer(home, env=SAME_ON_EVERY_CPU) as server, httpx.Client(base_url=server.base_url, timeout=60) as client:
         def call(method: str, params: Any) -> Any:
             path = "/rpc" if method.startswith("memory.") else "/mcp"
             headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}

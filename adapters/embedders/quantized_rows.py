@@ -14,22 +14,41 @@ and leaves everything else as it was (matrix weights still fold to float32: mult
 them as int8 would change the vectors). It reads and writes the protobuf wire format
 directly, only the few fields it needs, so no ``onnx`` package is needed; the bytes of
 weights are copied, never decoded.
+
+``multiply_in_int8`` rewrites the other use of those weights, a product with a matrix of
+per-column scales, ``MatMul(a, Mul(Cast(q), s))``, where a CPU has int8 dot products (VNNI):
+onnxruntime's ``DynamicQuantizeMatMul`` quantizes ``a`` to uint8 on each run and multiplies
+it with ``q`` as it is, about twice as fast, at the cost of rounding ``a`` to 256 levels. A
+few input channels of this model's products carry values ten to thirty times the others'
+(the known outlier features of BERT models): rounded with them, every other channel would
+lose its precision. So the channels named in ``outliers`` (per weight, found once by
+``bench.int8_outliers`` on text that is no benchmark's) are taken out of ``a`` and multiplied
+in float with their rows of the weight, dequantized as before::
+
+    a @ (q * s)  ~  DynamicQuantizeMatMul(a * keep, q, s) + Gather(a, o) @ (Gather(q, o) * s)
+
+where ``keep`` is 0 on the channels ``o`` and 1 elsewhere. A product with no entry in
+``outliers`` stays as it was.
 """
 
 from __future__ import annotations
 
+import struct
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 import attrs
 
 _VARINT, _FIXED64, _LEN, _FIXED32 = 0, 1, 2, 5
-# ModelProto.graph; GraphProto.node, .initializer; NodeProto fields; TensorProto.dims, .name
-_MODEL_GRAPH, _GRAPH_NODE, _GRAPH_INITIALIZER = 7, 1, 5
+# ModelProto.graph, .opset_import; GraphProto.node, .initializer; NodeProto fields;
+# TensorProto.dims, .data_type, .name, .raw_data; OperatorSetIdProto.domain, .version
+_MODEL_GRAPH, _MODEL_OPSET, _GRAPH_NODE, _GRAPH_INITIALIZER = 7, 8, 1, 5
 _NODE_INPUT, _NODE_OUTPUT, _NODE_NAME, _NODE_OP, _NODE_ATTRIBUTE, _NODE_DOMAIN = 1, 2, 3, 4, 5, 7
-_TENSOR_DIMS, _TENSOR_NAME = 1, 8
+_TENSOR_DIMS, _TENSOR_TYPE, _TENSOR_NAME, _TENSOR_RAW = 1, 2, 8, 9
+_OPSET_DOMAIN, _OPSET_VERSION = 1, 2
 _ATTR_NAME, _ATTR_INT, _ATTR_TYPE, _ATTR_INT_TYPE = 1, 3, 20, 2
-_FLOAT = 1  # TensorProto.DataType.FLOAT
+_FLOAT, _INT64 = 1, 7  # TensorProto.DataType
+_MICROSOFT = "com.microsoft"  # onnxruntime's own operators
 
 
 class GraphNotRecognized(ValueError):
@@ -107,16 +126,29 @@ class _Node:
                    "".join(parts[_NODE_DOMAIN]), tuple(attributes), bytes(encoded))
 
 
-def _node(op: str, inputs: list[str], output: str, attributes: tuple[bytes, ...] = ()) -> bytes:
+def _node(op: str, inputs: list[str], output: str, attributes: tuple[bytes, ...] = (), domain: str = "") -> bytes:
     payload = b"".join(_len_field(_NODE_INPUT, name.encode()) for name in inputs)
     payload += _len_field(_NODE_OUTPUT, output.encode()) + _len_field(_NODE_NAME, output.encode())
     payload += _len_field(_NODE_OP, op.encode())
     payload += b"".join(_len_field(_NODE_ATTRIBUTE, attribute) for attribute in attributes)
+    if domain:
+        payload += _len_field(_NODE_DOMAIN, domain.encode())
     return _len_field(_GRAPH_NODE, payload)
 
 
-_TO_FLOAT = (_len_field(_ATTR_NAME, b"to") + _encode_varint(_ATTR_INT << 3) + _encode_varint(_FLOAT)
-             + _encode_varint(_ATTR_TYPE << 3) + _encode_varint(_ATTR_INT_TYPE))
+def _int_attribute_field(name: str, value: int) -> bytes:
+    return (_len_field(_ATTR_NAME, name.encode()) + _encode_varint(_ATTR_INT << 3) + _encode_varint(value % (1 << 64))
+            + _encode_varint(_ATTR_TYPE << 3) + _encode_varint(_ATTR_INT_TYPE))
+
+
+def _initializer(name: str, data_type: int, dims: tuple[int, ...], raw: bytes) -> bytes:
+    payload = b"".join(_encode_varint(_TENSOR_DIMS << 3) + _encode_varint(dim) for dim in dims)
+    payload += _encode_varint(_TENSOR_TYPE << 3) + _encode_varint(data_type)
+    payload += _len_field(_TENSOR_NAME, name.encode()) + _len_field(_TENSOR_RAW, raw)
+    return _len_field(_GRAPH_INITIALIZER, payload)
+
+
+_TO_FLOAT = _int_attribute_field("to", _FLOAT)
 
 
 def _initializer_dims(data: memoryview) -> tuple[str, tuple[int, ...]]:
@@ -138,6 +170,24 @@ def gather_before_dequantizing(model: bytes) -> tuple[bytes, int]:
     """``model`` with each per-row-quantized table gathered before it is dequantized, and
     the number of tables rewritten (0: the bytes come back unchanged). Raises
     ``GraphNotRecognized`` for bytes that are no ModelProto."""
+    return _rewritten(model, lambda nodes, shapes: (_gathered_tables(nodes, shapes), b""))
+
+
+def multiply_in_int8(model: bytes, outliers: Mapping[str, Sequence[int]]) -> tuple[bytes, int]:
+    """``model`` with each product by a per-column-quantized matrix named in ``outliers``
+    (its int8 initializer's name: the input channels multiplied in float) done in int8, and
+    the number of products rewritten (0: the bytes come back unchanged). Raises
+    ``GraphNotRecognized`` for bytes that are no ModelProto."""
+    return _rewritten(model, lambda nodes, shapes: _int8_products(nodes, shapes, outliers))
+
+
+_Rule = Callable[[list["_Node"], dict[str, tuple[int, ...]]], tuple[dict[int, bytes], bytes]]
+
+
+def _rewritten(model: bytes, rule: _Rule) -> tuple[bytes, int]:
+    """``model`` with the nodes ``rule`` replaces (per node id, what replaces it: several
+    nodes, or nothing) and the initializers it adds, and how many patterns it rewrote (a
+    replacement that is not empty counts one)."""
     data = memoryview(model)
     graph = next((v for n, _, v, _ in _fields(data) if n == _MODEL_GRAPH and isinstance(v, memoryview)), None)
     if graph is None:
@@ -151,9 +201,10 @@ def gather_before_dequantizing(model: bytes) -> tuple[bytes, int]:
         elif number == _GRAPH_INITIALIZER and isinstance(value, memoryview):
             name, dims = _initializer_dims(value)
             shapes[name] = dims
-    replaced = _rewrite(nodes, shapes)
+    replaced, initializers = rule(nodes, shapes)
     if not replaced:
         return model, 0
+    domains = {node.domain for node in nodes}
     graph_parts: list[bytes | memoryview] = []  # views of ``model``: its weights are copied once, by the join
     for number, _, _, encoded in graph_fields:
         if number != _GRAPH_NODE:
@@ -161,6 +212,7 @@ def gather_before_dequantizing(model: bytes) -> tuple[bytes, int]:
         elif nodes:
             graph_parts += [replaced.get(id(node), node.encoded) for node in nodes]
             nodes = []
+    graph_parts.append(initializers)
     parts: list[bytes | memoryview] = []
     for number, _, _, encoded in _fields(data):
         if number == _MODEL_GRAPH:
@@ -168,10 +220,13 @@ def gather_before_dequantizing(model: bytes) -> tuple[bytes, int]:
             parts += [_encode_varint(_MODEL_GRAPH << 3 | _LEN) + _encode_varint(size), *graph_parts]
         else:
             parts.append(encoded)
+    if _MICROSOFT not in domains and any(_MICROSOFT.encode() in part for part in replaced.values()):
+        opset = _len_field(_OPSET_DOMAIN, _MICROSOFT.encode()) + _encode_varint(_OPSET_VERSION << 3) + _encode_varint(1)
+        parts.append(_len_field(_MODEL_OPSET, opset))
     return b"".join(parts), sum(1 for encoded in replaced.values() if encoded)
 
 
-def _rewrite(nodes: list[_Node], shapes: dict[str, tuple[int, ...]]) -> dict[int, bytes]:
+def _gathered_tables(nodes: list[_Node], shapes: dict[str, tuple[int, ...]]) -> dict[int, bytes]:
     """Per node id, what replaces it: the gather pattern's Gather becomes four nodes, its
     Cast and Mul nothing."""
     producer = {output: node for node in nodes for output in node.outputs}
@@ -203,6 +258,62 @@ def _rewrite(nodes: list[_Node], shapes: dict[str, tuple[int, ...]]) -> dict[int
             _node("Mul", [out + "/rows", out + "/row_scales"], out),
         ])
     return replaced
+
+
+def _int8_products(nodes: list[_Node], shapes: dict[str, tuple[int, ...]],
+                   outliers: Mapping[str, Sequence[int]]) -> tuple[dict[int, bytes], bytes]:
+    """Per node id, what replaces it, and the initializers added: the product's MatMul
+    becomes the int8 product of the channels kept plus the float product of the others,
+    its Cast and Mul nothing. The channels' split of an input (a mask and a gather) is
+    built once however many products read it (a layer's query, key and value)."""
+    producer = {output: node for node in nodes for output in node.outputs}
+    uses = Counter(name for node in nodes for name in node.inputs)
+    replaced: dict[int, bytes] = {}
+    initializers: list[bytes] = []
+    splits: dict[tuple[str, tuple[int, ...]], tuple[str, str, str]] = {}
+    for product in nodes:
+        if product.op != "MatMul" or product.domain or len(product.inputs) != 2:
+            continue
+        activations, weights = product.inputs
+        mul = producer.get(weights)
+        if mul is None or mul.op != "Mul" or mul.domain or len(mul.inputs) != 2 or uses[weights] != 1:
+            continue
+        cast_output, scale = mul.inputs
+        cast = producer.get(cast_output)
+        if cast is None or cast.op != "Cast" or cast.domain or uses[cast_output] != 1:
+            continue
+        (quantized,) = cast.inputs
+        matrix = shapes.get(quantized, ())
+        channels = tuple(sorted(set(outliers.get(quantized, ()))))
+        if quantized not in outliers or len(matrix) != 2 or _int_attribute(cast, b"to", -1) != _FLOAT:
+            continue
+        if shapes.get(scale) not in ((1, matrix[1]), (matrix[1],)) or not all(0 <= c < matrix[0] for c in channels):
+            continue  # not a matrix in the initializers with one scale per column
+        (out,) = product.outputs
+        replaced[id(cast)] = replaced[id(mul)] = b""
+        if not channels:
+            replaced[id(product)] = _node("DynamicQuantizeMatMul", [activations, quantized, scale], out, domain=_MICROSOFT)
+            continue
+        if (activations, channels) not in splits:
+            kept, taken = f"{out}/kept", f"{out}/taken"
+            keep = [0.0 if c in channels else 1.0 for c in range(matrix[0])]
+            initializers += [_initializer(f"{out}/keep", _FLOAT, (matrix[0],), struct.pack(f"<{matrix[0]}f", *keep)),
+                             _initializer(f"{out}/channels", _INT64, (len(channels),), struct.pack(f"<{len(channels)}q", *channels))]
+            replaced[id(product)] = b"".join([
+                _node("Mul", [activations, f"{out}/keep"], kept),
+                _node("Gather", [activations, f"{out}/channels"], taken, (_int_attribute_field("axis", -1),)),
+            ])
+            splits[activations, channels] = (kept, taken, f"{out}/channels")
+        kept, taken, indexes = splits[activations, channels]
+        replaced[id(product)] = replaced.get(id(product), b"") + b"".join([
+            _node("DynamicQuantizeMatMul", [kept, quantized, scale], out + "/int8", domain=_MICROSOFT),
+            _node("Gather", [quantized, indexes], out + "/rows_int8"),
+            _node("Cast", [out + "/rows_int8"], out + "/rows", (_TO_FLOAT,)),
+            _node("Mul", [out + "/rows", scale], out + "/rows_float"),
+            _node("MatMul", [taken, out + "/rows_float"], out + "/float"),
+            _node("Add", [out + "/int8", out + "/float"], out),
+        ])
+    return replaced, b"".join(initializers)
 
 
 def _int_attribute(node: _Node, name: bytes, default: int) -> int:

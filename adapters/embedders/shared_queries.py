@@ -9,7 +9,8 @@ and the queries that arrive while it runs form the next call, run by the first o
 callers when the call before ends: no thread of its own, no added wait, one call at a time.
 The wrapped embedder batches a call as it batches any texts (the local model: sorted by
 length, at most ``batch_tokens`` padded tokens a batch); padding leaves a text's vector as it
-was alone (the attention mask).
+was alone (the attention mask). With int8 products the local model runs each text alone,
+two at a time: a shared call then saves no model work.
 
 Only single-text ``query`` calls are shared; passages and lists go straight through.
 Failures: when a shared call fails, each of its callers embeds its text again alone, so

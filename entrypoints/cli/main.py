@@ -278,7 +278,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     from local_mcp_memory.entrypoints.composition.adapters import default_project
-    from local_mcp_memory.entrypoints.composition.compose import LazyServices, compose, configure_logging
+    from local_mcp_memory.entrypoints.composition.compose import LazyServices, compose, configure_logging, embedder_problem
     from local_mcp_memory.entrypoints.composition.settings import ServerOptions
     from local_mcp_memory.entrypoints.mcp import McpOptions, TextBounds
     from local_mcp_memory.entrypoints.mcp.tools import DEFAULT_TOOLS
@@ -293,6 +293,9 @@ def _serve(args: argparse.Namespace) -> int:
         max_text_chars = args.max_text_chars or _max_text_chars(os.environ.get(MAX_TEXT_CHARS_ENV) or str(DEFAULT_MAX_TEXT_CHARS))
     except argparse.ArgumentTypeError as exc:
         print(f"mcp-memory: {MAX_TEXT_CHARS_ENV} {exc}", file=sys.stderr)
+        return 2
+    if (problem := embedder_problem(os.environ)) is not None:
+        print(f"mcp-memory: {problem}", file=sys.stderr)
         return 2
     tools = args.tools or os.environ.get(TOOLS_ENV) or "default"
     if tools not in TOOL_SETS:

@@ -113,6 +113,14 @@ def compose(
     )
 
 
+def embedder_problem(environ: Mapping[str, str]) -> str | None:
+    """What is wrong with the embedder's settings in the environment (``serve`` refuses to
+    start with it), or None."""
+    from local_mcp_memory.adapters.embedders.factory import local_products_problem
+
+    return local_products_problem(environ)
+
+
 def _fading_failed(error: Exception, notes: int) -> None:
     """A batch of reads could not move its notes' expiries (``application.fading``): logged,
     never raised (the reads were answered)."""

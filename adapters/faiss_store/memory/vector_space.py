@@ -235,11 +235,13 @@ class VectorSpace:
 
     def cosines(self, query: Sequence[float], rows: Sequence[int]) -> list[float | None]:
         """The inner product of ``query`` with the vector of each of ``rows``; None for a
-        row without one here."""
+        row without one here. Each row's sum is its own (a product's rows summed one by one,
+        not a matrix product, whose kernel may sum a row in another order depending on how
+        many rows come with it): a note's cosine is the same whichever notes are asked with it."""
         q = self._query(query)
         held, vectors = self.held(rows)
         found: list[float | None] = [None] * len(rows)
-        for i, score in zip(held.tolist(), (vectors @ q).tolist()):
+        for i, score in zip(held.tolist(), np.multiply(vectors, q).sum(axis=1).tolist()):
             found[i] = score
         return found
 

@@ -17,12 +17,14 @@ import pytest
 import structlog
 
 from local_mcp_memory.adapters.embedders.local import (
+    MINILM_OUTLIERS,
     MODEL_SHA256,
     LocalOnnxEmbedder,
     default_model_path,
     default_tokenizer_path,
+    int8_dot_products,
 )
-from local_mcp_memory.adapters.embedders.quantized_rows import gather_before_dequantizing
+from local_mcp_memory.adapters.embedders.quantized_rows import gather_before_dequantizing, multiply_in_int8
 from local_mcp_memory.application.errors import EmbedderNotConfigured
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -81,9 +83,15 @@ def test_a_padded_batch_matches_the_pinned_int8_model_sentence_by_sentence(minil
         ([], []),
     ],
 )
-def test_batches_hold_texts_of_similar_length_within_the_token_budget(lengths, expected) -> None:
-    embedder = LocalOnnxEmbedder(batch_size=4, batch_tokens=128)
+def test_with_float_products_batches_hold_texts_of_similar_length_within_the_token_budget(lengths, expected) -> None:
+    embedder = LocalOnnxEmbedder(batch_size=4, batch_tokens=128, products="float")
     assert embedder._batches(lengths) == expected
+
+
+def test_with_int8_products_every_text_runs_alone() -> None:
+    # the products' input scale is one per run: a batch would share it between its texts
+    embedder = LocalOnnxEmbedder(batch_size=4, batch_tokens=128, products="int8")
+    assert embedder._batches([5, 3, 9, 4]) == [[1], [3], [0], [2]]
 
 
 def test_texts_of_very_different_lengths_embed_as_they_do_alone(minilm: LocalOnnxEmbedder) -> None:
@@ -254,13 +262,12 @@ def test_the_local_model_runs_without_any_network(minilm: LocalOnnxEmbedder) -> 
     np.testing.assert_allclose(report["head"], expected, atol=1e-5)
 
 
-def test_tables_gathered_as_int8_give_the_shipped_model_s_numbers_bit_for_bit(minilm: LocalOnnxEmbedder) -> None:
+def test_tables_gathered_as_int8_give_the_shipped_model_s_numbers_bit_for_bit() -> None:
     import onnxruntime
 
     texts = ["ok", "Failed webhooks are retried with exponential backoff, five tries at most.", "Zürich, 45 ms"]
-    _, rewritten = minilm._load()
+    tokenizer, rewritten = LocalOnnxEmbedder(products="float")._load()
     shipped = onnxruntime.InferenceSession(str(default_model_path()), providers=["CPUExecutionProvider"])
-    tokenizer = minilm._load()[0]
     for text in texts:
         ids = np.asarray([tokenizer.encode(text).ids], dtype=np.int64)
         feeds = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)}
@@ -274,6 +281,62 @@ def test_the_pinned_model_has_its_two_embedding_tables_gathered_as_int8() -> Non
     rewritten, tables = gather_before_dequantizing(model)
     assert tables == 2 and len(rewritten) < len(model)
     assert gather_before_dequantizing(rewritten) == (rewritten, 0)  # nothing left to rewrite
+
+
+def test_the_pinned_model_has_all_its_36_matrix_products_in_int8_and_only_those_named() -> None:
+    model = gather_before_dequantizing(default_model_path().read_bytes())[0]
+    assert len(MINILM_OUTLIERS) == 36
+    rewritten, products = multiply_in_int8(model, MINILM_OUTLIERS)
+    assert products == 36 and rewritten.count(b"DynamicQuantizeMatMul") == 36
+    assert multiply_in_int8(rewritten, MINILM_OUTLIERS) == (rewritten, 0)  # nothing left to rewrite
+    assert multiply_in_int8(model, {}) == (model, 0)  # a product not named stays float
+    one = dict(list(MINILM_OUTLIERS.items())[:1])
+    assert multiply_in_int8(model, one)[1] == 1
+    assert multiply_in_int8(model, {name: (0, 100_000) for name in one}) == (model, 0)  # no such channel: left alone
+
+
+# every kind of text a note or a query can be: empty, one word, numbers and code, other
+# scripts, emoji, control characters, at the truncation limit and beyond it
+AWKWARD = ["", "x", "ok", "What did Melanie paint recently?", "v2.3.1 → 45 ms p95 at 600 req/min; retry=5 (exp. backoff)",
+           "def f(x):\n    return {'a': [1, 2, 3]}", "東京の天気は？ 🙂🚀", "Übergrößenträger café naïve",
+           "a\x00b\u200bc\ufeff\r\n\t", "[CLS] [SEP] [PAD] [UNK] <script>alert(1)</script>",
+           "The deploy pipeline retries twice and then pages the on-call engineer. " * 12, "word " * 400,
+           "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!", "0" * 300]
+
+
+def test_int8_products_keep_every_vector_within_a_cosine_of_0_998_of_the_float_products() -> None:
+    # where the CPU has no int8 dot products "auto" is the float products: equal, and the bar holds
+    ours, theirs = LocalOnnxEmbedder().embed(AWKWARD), LocalOnnxEmbedder(products="float").embed(AWKWARD)
+    cosines = np.sum(ours * theirs, axis=1)
+    assert float(cosines.min()) >= 0.998, dict(zip(AWKWARD, cosines.tolist()))
+
+
+def test_a_text_s_vector_does_not_depend_on_the_other_texts_of_its_request(minilm: LocalOnnxEmbedder) -> None:
+    together = minilm.embed(AWKWARD)
+    alone = np.vstack([minilm.embed([text]) for text in AWKWARD])
+    assert np.array_equal(together, alone) or not minilm._int8  # float batches: within 1e-6 (tests above)
+    assert np.allclose(together, alone, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("cpuinfo", "expected"),
+    [
+        ("processor: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512_vnni avx512_bf16\n", True),
+        ("flags\t\t: fpu sse2 avx2 avx_vnni\n", True),
+        ("flags\t\t: fpu sse2 avx2 avx512f avx512bw\n", False),  # AVX-512 without VNNI
+        ("Features\t: fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm asimddp\n", True),
+        ("Features\t: fp asimd evtstrm\n", False),
+        ("", False),
+    ],
+)
+def test_int8_products_are_chosen_by_the_cpu_s_flags(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cpuinfo: str, expected: bool
+) -> None:
+    monkeypatch.setattr(sys, "platform", "linux")
+    path = tmp_path / "cpuinfo"
+    path.write_text(cpuinfo)
+    assert int8_dot_products(path) is expected
+    assert int8_dot_products(tmp_path / "missing") is False
 
 
 def test_a_model_file_that_is_no_onnx_model_is_refused_by_name(tmp_path: Path) -> None:

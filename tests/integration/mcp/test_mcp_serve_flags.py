@@ -50,3 +50,9 @@ def test_a_bad_tools_setting_is_a_usage_error(tmp_path: Path) -> None:
     env = subprocess.run([MCP_MEMORY, "serve"], capture_output=True, env=server_env(tmp_path, MCP_MEMORY_TOOLS="most"), timeout=30)
     assert flag.returncode == 2 and b"--tools" in flag.stderr
     assert env.returncode == 2 and b"MCP_MEMORY_TOOLS must be one of default, all (got 'most')" in env.stderr
+
+
+def test_a_bad_local_products_setting_is_a_usage_error(tmp_path: Path) -> None:
+    env = server_env(tmp_path, MCP_MEMORY_LOCAL_PRODUCTS="int4")
+    refused = subprocess.run([MCP_MEMORY, "serve"], capture_output=True, env=env, timeout=30)
+    assert refused.returncode == 2 and b"MCP_MEMORY_LOCAL_PRODUCTS must be one of auto, int8, float (got 'int4')" in refused.stderr

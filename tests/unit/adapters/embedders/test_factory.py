@@ -31,6 +31,22 @@ def test_the_default_is_the_local_minilm_model() -> None:
     assert (embedder.wrapped.provider, embedder.wrapped.model) == ("local", "all-MiniLM-L6-v2")
 
 
+@pytest.mark.parametrize(("value", "int8"), [("int8", True), ("float", False), ("", None), (None, None)])
+def test_minilm_s_products_follow_the_environment(value: str | None, int8: bool | None) -> None:
+    from local_mcp_memory.adapters.embedders.local import int8_dot_products
+
+    environ = {} if value is None else {"MCP_MEMORY_LOCAL_PRODUCTS": value}
+    embedder = DefaultEmbedderFactory(environ=environ).create(EmbedderSettings())
+    assert isinstance(embedder, SharedQueryEmbedder)
+    assert embedder.wrapped._int8 is (int8_dot_products() if int8 is None else int8)  # unset or empty: auto
+
+
+@pytest.mark.parametrize("value", ["INT8", "fast", "int4", " float"])
+def test_a_bad_products_setting_is_refused_by_name(value: str) -> None:
+    with pytest.raises(EmbedderNotConfigured, match=f"MCP_MEMORY_LOCAL_PRODUCTS must be one of auto, int8, float \\(got '{value}'\\)"):
+        DefaultEmbedderFactory(environ={"MCP_MEMORY_LOCAL_PRODUCTS": value}).create(EmbedderSettings())
+
+
 def test_a_local_model_is_built_once_and_reused() -> None:
     factory = DefaultEmbedderFactory(environ={})
     assert factory.create(EmbedderSettings()) is factory.create(EmbedderSettings(model="all-MiniLM-L6-v2"))
