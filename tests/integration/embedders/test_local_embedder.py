@@ -22,8 +22,8 @@ from local_mcp_memory.adapters.embedders.local import (
     LocalOnnxEmbedder,
     default_model_path,
     default_tokenizer_path,
-    int8_dot_products,
 )
+from local_mcp_memory.adapters.embedders.products import int8_dot_products
 from local_mcp_memory.adapters.embedders.quantized_rows import gather_before_dequantizing, multiply_in_int8
 from local_mcp_memory.application.errors import EmbedderNotConfigured
 

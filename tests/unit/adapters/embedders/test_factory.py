@@ -33,7 +33,7 @@ def test_the_default_is_the_local_minilm_model() -> None:
 
 @pytest.mark.parametrize(("value", "int8"), [("int8", True), ("float", False), ("", None), (None, None)])
 def test_minilm_s_products_follow_the_environment(value: str | None, int8: bool | None) -> None:
-    from local_mcp_memory.adapters.embedders.local import int8_dot_products
+    from local_mcp_memory.adapters.embedders.products import int8_dot_products
 
     environ = {} if value is None else {"MCP_MEMORY_LOCAL_PRODUCTS": value}
     embedder = DefaultEmbedderFactory(environ=environ).create(EmbedderSettings())
