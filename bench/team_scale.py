@@ -307,7 +307,8 @@ def run(store: str | None, args: argparse.Namespace) -> dict[str, Any]:
         else:
             imported = import_all(home, store, args.notes, args.projects, args.file_notes or args.notes, args.batch)
         # at INFO: the store's line saying it has warmed up (no line per request at that level)
-        server = Server(home, args.workers, **_store_setting(store), MCP_MEMORY_LOG_LEVEL="INFO")
+        server = Server(home, args.workers, **_store_setting(store), MCP_MEMORY_LOG_LEVEL="INFO",
+                        MCP_MEMORY_LOCAL_PRODUCTS=args.local_products)
         try:
             server.wait_ready()
             warmed_s = None if store is None else warmed_up(home / "server.log", server, args.warm_limit)
@@ -385,6 +386,8 @@ def main(argv: list[str] | None = None) -> int:
                         "so that the HNSW index is built once, at the end)")
     parser.add_argument("--batch", type=int, help="mcp-memory import --batch (default: the command's)")
     parser.add_argument("--workers", type=int, default=8, help="MCP_MEMORY_HTTP_WORKERS of the server")
+    parser.add_argument("--local-products", choices=("auto", "int8", "float"), default="auto",
+                        help="MCP_MEMORY_LOCAL_PRODUCTS of the server (how the model embedding the queries multiplies)")
     parser.add_argument("--store", default="embedded",
                         help="postgresql://… (an empty database), 'embedded' or 'embedded:FOLDER' (a cluster kept there), "
                              "or 'local' (the FAISS store in a temporary folder, imported every run)")
@@ -415,7 +418,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nserver warmed up after {result['server_warmed_up_after_s']} s; first search of every project "
           f"{result['first_search_every_project_s']} s; idle {result['server_settled_after_s']} s after")
     path = write_result(args.out, {"store": kind, "notes": args.notes, "projects": args.projects, "clients": args.clients,
-                                   "server_workers": args.workers,
+                                   "server_workers": args.workers, "local_products": args.local_products,
                                    "load_average_at_start": load, **result}, generated_data(__file__))
     print(f"\nwritten: {path}")
     errors = sum(r["errors"] for r in result["search"].values())

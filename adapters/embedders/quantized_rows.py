@@ -11,7 +11,8 @@ first and dequantizing only those gives the same numbers bit for bit::
 
 ``gather_before_dequantizing`` rewrites every such pattern in a serialized ``ModelProto``
 and leaves everything else as it was (matrix weights still fold to float32: multiplying
-them as int8 would change the vectors). It reads and writes the protobuf wire format
+them as int8 changes the vectors a little, which ``multiply_in_int8`` below does only when
+asked). It reads and writes the protobuf wire format
 directly, only the few fields it needs, so no ``onnx`` package is needed; the bytes of
 weights are copied, never decoded.
 
@@ -178,16 +179,17 @@ def multiply_in_int8(model: bytes, outliers: Mapping[str, Sequence[int]]) -> tup
     (its int8 initializer's name: the input channels multiplied in float) done in int8, and
     the number of products rewritten (0: the bytes come back unchanged). Raises
     ``GraphNotRecognized`` for bytes that are no ModelProto."""
-    return _rewritten(model, lambda nodes, shapes: _int8_products(nodes, shapes, outliers))
+    return _rewritten(model, lambda nodes, shapes: _int8_products(nodes, shapes, outliers), _MICROSOFT)
 
 
 _Rule = Callable[[list["_Node"], dict[str, tuple[int, ...]]], tuple[dict[int, bytes], bytes]]
 
 
-def _rewritten(model: bytes, rule: _Rule) -> tuple[bytes, int]:
+def _rewritten(model: bytes, rule: _Rule, domain: str = "") -> tuple[bytes, int]:
     """``model`` with the nodes ``rule`` replaces (per node id, what replaces it: several
     nodes, or nothing) and the initializers it adds, and how many patterns it rewrote (a
-    replacement that is not empty counts one)."""
+    replacement that is not empty counts one); ``domain``: the operator set the new nodes
+    use, imported by the model if it was not."""
     data = memoryview(model)
     graph = next((v for n, _, v, _ in _fields(data) if n == _MODEL_GRAPH and isinstance(v, memoryview)), None)
     if graph is None:
@@ -204,7 +206,6 @@ def _rewritten(model: bytes, rule: _Rule) -> tuple[bytes, int]:
     replaced, initializers = rule(nodes, shapes)
     if not replaced:
         return model, 0
-    domains = {node.domain for node in nodes}
     graph_parts: list[bytes | memoryview] = []  # views of ``model``: its weights are copied once, by the join
     for number, _, _, encoded in graph_fields:
         if number != _GRAPH_NODE:
@@ -214,14 +215,17 @@ def _rewritten(model: bytes, rule: _Rule) -> tuple[bytes, int]:
             nodes = []
     graph_parts.append(initializers)
     parts: list[bytes | memoryview] = []
-    for number, _, _, encoded in _fields(data):
+    imported = set()
+    for number, _, value, encoded in _fields(data):
         if number == _MODEL_GRAPH:
             size = sum(len(part) for part in graph_parts)
             parts += [_encode_varint(_MODEL_GRAPH << 3 | _LEN) + _encode_varint(size), *graph_parts]
         else:
             parts.append(encoded)
-    if _MICROSOFT not in domains and any(_MICROSOFT.encode() in part for part in replaced.values()):
-        opset = _len_field(_OPSET_DOMAIN, _MICROSOFT.encode()) + _encode_varint(_OPSET_VERSION << 3) + _encode_varint(1)
+            if number == _MODEL_OPSET and isinstance(value, memoryview):
+                imported |= {bytes(v).decode() for n, _, v, _ in _fields(value) if n == _OPSET_DOMAIN and isinstance(v, memoryview)}
+    if domain and domain not in imported:
+        opset = _len_field(_OPSET_DOMAIN, domain.encode()) + _encode_varint(_OPSET_VERSION << 3) + _encode_varint(1)
         parts.append(_len_field(_MODEL_OPSET, opset))
     return b"".join(parts), sum(1 for encoded in replaced.values() if encoded)
 
