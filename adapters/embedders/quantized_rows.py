@@ -230,6 +230,21 @@ def _rewritten(model: bytes, rule: _Rule, domain: str = "") -> tuple[bytes, int]
     return b"".join(parts), sum(1 for encoded in replaced.values() if encoded)
 
 
+def _dequantized(name: str, producer: dict[str, _Node], uses: Counter[str]) -> tuple[_Node, _Node, str, str] | None:
+    """When ``name`` is ``Mul(Cast(q) to float, s)`` read by one node only (a weight
+    dequantized in the graph): the Cast, the Mul, ``q`` and ``s``."""
+    mul = producer.get(name)
+    if mul is None or mul.op != "Mul" or mul.domain or len(mul.inputs) != 2 or uses[name] != 1:
+        return None
+    cast_output, scale = mul.inputs
+    cast = producer.get(cast_output)
+    if cast is None or cast.op != "Cast" or cast.domain or len(cast.inputs) != 1 or uses[cast_output] != 1:
+        return None
+    if _int_attribute(cast, b"to", -1) != _FLOAT:
+        return None
+    return cast, mul, cast.inputs[0], scale
+
+
 def _gathered_tables(nodes: list[_Node], shapes: dict[str, tuple[int, ...]]) -> dict[int, bytes]:
     """Per node id, what replaces it: the gather pattern's Gather becomes four nodes, its
     Cast and Mul nothing."""
@@ -240,17 +255,11 @@ def _gathered_tables(nodes: list[_Node], shapes: dict[str, tuple[int, ...]]) -> 
         if gather.op != "Gather" or gather.domain or len(gather.inputs) != 2:
             continue
         table, ids = gather.inputs
-        mul = producer.get(table)
-        if mul is None or mul.op != "Mul" or mul.domain or len(mul.inputs) != 2 or uses[table] != 1:
+        found = _dequantized(table, producer, uses)
+        if found is None or _int_attribute(gather, b"axis", 0) != 0:
             continue
-        cast_output, scale = mul.inputs
-        cast = producer.get(cast_output)
-        if cast is None or cast.op != "Cast" or cast.domain or uses[cast_output] != 1:
-            continue
-        (quantized,) = cast.inputs
+        cast, mul, quantized, scale = found
         rows = shapes.get(quantized, ())
-        if _int_attribute(cast, b"to", -1) != _FLOAT or _int_attribute(gather, b"axis", 0) != 0:
-            continue
         if not rows or shapes.get(scale) != (rows[0], 1):
             continue  # not a table in the initializers with one scale per row
         (out,) = gather.outputs
@@ -279,17 +288,13 @@ def _int8_products(nodes: list[_Node], shapes: dict[str, tuple[int, ...]],
         if product.op != "MatMul" or product.domain or len(product.inputs) != 2:
             continue
         activations, weights = product.inputs
-        mul = producer.get(weights)
-        if mul is None or mul.op != "Mul" or mul.domain or len(mul.inputs) != 2 or uses[weights] != 1:
+        found = _dequantized(weights, producer, uses)
+        if found is None or found[2] not in outliers:
             continue
-        cast_output, scale = mul.inputs
-        cast = producer.get(cast_output)
-        if cast is None or cast.op != "Cast" or cast.domain or uses[cast_output] != 1:
-            continue
-        (quantized,) = cast.inputs
+        cast, mul, quantized, scale = found
         matrix = shapes.get(quantized, ())
-        channels = tuple(sorted(set(outliers.get(quantized, ()))))
-        if quantized not in outliers or len(matrix) != 2 or _int_attribute(cast, b"to", -1) != _FLOAT:
+        channels = tuple(sorted(set(outliers[quantized])))
+        if len(matrix) != 2:
             continue
         if shapes.get(scale) not in ((1, matrix[1]), (matrix[1],)) or not all(0 <= c < matrix[0] for c in channels):
             continue  # not a matrix in the initializers with one scale per column
