@@ -267,16 +267,7 @@ class LocalOnnxEmbedder:
             ) from exc
         model_path = self._model_path or default_model_path()
         tokenizer_path = self._tokenizer_path or default_tokenizer_path()
-        model = _verified(model_path, self._model_sha256, "model", _REINSTALL)
         _verified(tokenizer_path, self._tokenizer_sha256, "tokenizer", "reinstall mcp-memory")
-        try:
-            model, tables = gather_before_dequantizing(model)
-            model, int8_products = multiply_in_int8(model, MINILM_OUTLIERS) if self._int8 else (model, 0)
-            self._alone = int8_products > 0
-        except GraphNotRecognized as exc:
-            raise EmbedderNotConfigured(PROVIDER, f"the local model file {model_path} is no ONNX model ({exc}); "
-                                                  f"{_REINSTALL}") from exc
-
         tokenizer = Tokenizer.from_file(str(tokenizer_path))
         tokenizer.no_padding()  # the file pads to 128; we pad each batch to its longest text
         tokenizer.enable_truncation(max_length=self.MAX_TOKENS)
@@ -292,12 +283,36 @@ class LocalOnnxEmbedder:
         # to malloc, which must then hand the large ones back to the system (below)
         options.enable_cpu_mem_arena = False
         _return_large_blocks()
-        with _model_file(model) as path:
-            del model  # freed before the session is built, which reuses the memory
-            session = onnxruntime.InferenceSession(path, sess_options=options, providers=["CPUExecutionProvider"])
+        try:
+            session, tables, int8_products = self._session(onnxruntime, options, model_path, self._int8)
+        except EmbedderNotConfigured:
+            raise
+        except Exception as exc:  # noqa: BLE001 - onnxruntime's errors have no common base worth naming
+            if not self._int8:
+                raise
+            log.warning("int8_products_unavailable", error=str(exc), error_type=type(exc).__name__)
+            session, tables, int8_products = self._session(onnxruntime, options, model_path, False)
+        self._alone = int8_products > 0
         log.info("embedder_loaded", provider=PROVIDER, model=self.MODEL, path=str(model_path), threads=self._threads,
                  int8_tables=tables, int8_products=int8_products)
         return tokenizer, session
+
+    def _session(self, onnxruntime: Any, options: Any, model_path: Path, int8: bool) -> tuple[Any, int, int]:
+        """The session of the verified, rewritten model file, with the numbers of its tables
+        and products rewritten. With ``int8``, an onnxruntime that cannot build the int8
+        products (a build without its own operators) fails here, and the caller asks again
+        without them."""
+        model = _verified(model_path, self._model_sha256, "model", _REINSTALL)
+        try:
+            model, tables = gather_before_dequantizing(model)
+            model, products = multiply_in_int8(model, MINILM_OUTLIERS) if int8 else (model, 0)
+        except GraphNotRecognized as exc:
+            raise EmbedderNotConfigured(PROVIDER, f"the local model file {model_path} is no ONNX model ({exc}); "
+                                                  f"{_REINSTALL}") from exc
+        with _model_file(model) as path:
+            del model  # freed before the session is built, which reuses the memory
+            session = onnxruntime.InferenceSession(path, sess_options=options, providers=["CPUExecutionProvider"])
+        return session, tables, products
 
 
 _LARGE_BLOCK = 1 << 20

@@ -363,3 +363,21 @@ def test_without_memory_files_the_model_loads_through_a_temporary_file(
     text = ["the model file is written, read and removed"]
     assert np.array_equal(embedder.embed(text), minilm.embed(text))
     assert list(tmp_path.iterdir()) == []  # nothing left behind
+
+
+def test_an_onnxruntime_that_cannot_build_the_int8_products_gets_the_float_ones(
+    monkeypatch: pytest.MonkeyPatch, minilm: LocalOnnxEmbedder
+) -> None:
+    from local_mcp_memory.adapters.embedders import local
+
+    def unknown_operator(model: bytes, outliers: dict) -> tuple[bytes, int]:
+        rewritten, products = multiply_in_int8(model, outliers)
+        return rewritten.replace(b"DynamicQuantizeMatMul", b"DynamicQuantizeMatMuX"), products  # same length
+
+    monkeypatch.setattr(local, "multiply_in_int8", unknown_operator)
+    embedder = LocalOnnxEmbedder(products="int8")
+    with structlog.testing.capture_logs() as logs:
+        vectors = embedder.embed(AWKWARD[:4])
+    assert [e["event"] for e in logs if e["log_level"] == "warning"] == ["int8_products_unavailable"]
+    assert not embedder._alone
+    assert np.allclose(vectors, LocalOnnxEmbedder(products="float").embed(AWKWARD[:4]), atol=1e-5)

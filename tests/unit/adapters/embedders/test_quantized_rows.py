@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from local_mcp_memory.adapters.embedders.quantized_rows import GraphNotRecognized, gather_before_dequantizing
+from local_mcp_memory.adapters.embedders.quantized_rows import (
+    GraphNotRecognized,
+    gather_before_dequantizing,
+    multiply_in_int8,
+)
+
+REWRITES = {"tables": gather_before_dequantizing, "products": lambda model: multiply_in_int8(model, {"w": (0,)})}
 
 
 @pytest.mark.parametrize(
@@ -19,12 +25,14 @@ from local_mcp_memory.adapters.embedders.quantized_rows import GraphNotRecognize
         (b"\x3a\x03\x0a\x01\x22", "past the end"),  # a node cut short inside the graph
     ],
 )
-def test_damaged_model_bytes_are_refused_with_the_reason(model: bytes, reason: str) -> None:
+@pytest.mark.parametrize("rewrite", REWRITES)
+def test_damaged_model_bytes_are_refused_with_the_reason(model: bytes, reason: str, rewrite: str) -> None:
     with pytest.raises(GraphNotRecognized, match=reason):
-        gather_before_dequantizing(model)
+        REWRITES[rewrite](model)
 
 
 def test_a_graph_without_quantized_tables_comes_back_unchanged() -> None:
     node = b"\x0a\x01x" + b"\x12\x01y" + b"\x22\x08Identity"  # Identity(x) -> y
     model = b"\x08\x07" + b"\x3a" + bytes([len(node) + 2]) + b"\x0a" + bytes([len(node)]) + node
     assert gather_before_dequantizing(model) == (model, 0)
+    assert multiply_in_int8(model, {"x": ()}) == (model, 0)
