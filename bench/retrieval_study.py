@@ -45,8 +45,13 @@ LANGUAGES = ("en", "ja", "ko", "es", "cross")
 
 
 def embed_cached(model: str, texts: list[str], kind: str) -> np.ndarray:
-    key = hashlib.sha256("\x00".join([model, kind, *texts]).encode()).hexdigest()[:20]
-    path = CACHE / f"{model}-{key}.npy"
+    """The vectors the server's embedder gives (MiniLM's products as the server would choose
+    them on this CPU, a part of the key), cached on disk."""
+    from local_mcp_memory.adapters.embedders.products import int8_dot_products
+
+    variant = f"{model}-int8" if model == "all-MiniLM-L6-v2" and int8_dot_products() else model
+    key = hashlib.sha256("\x00".join([variant, kind, *texts]).encode()).hexdigest()[:20]
+    path = CACHE / f"{variant}-{key}.npy"
     if path.exists():
         return np.load(path)
     if model == "all-MiniLM-L6-v2":
