@@ -132,7 +132,8 @@ def main(argv: list[str] | None = None) -> int:
     int8, float_ = LocalOnnxEmbedder(products="int8"), LocalOnnxEmbedder(products="float")
     rows = []
     cosines: dict[str, dict[str, float]] = {}
-    for name, texts in held_out_texts(args.locomo).items():
+    held_out = held_out_texts(args.locomo)
+    for name, texts in held_out.items():
         ours = np.vstack([int8.embed([t]) for t in texts])
         theirs = np.vstack([float_.embed([t]) for t in texts])
         cos = np.sum(ours * theirs, axis=1)
@@ -140,10 +141,9 @@ def main(argv: list[str] | None = None) -> int:
         rows.append([name, len(texts), f"{cos.min():.5f}", f"{np.percentile(cos, 1):.5f}", f"{np.median(cos):.5f}"])
     print(table(["texts (each alone)", "n", "cosine min", "p1", "median"], rows))
 
-    timing_sets = held_out_texts(args.locomo)
     cpu: dict[str, dict[str, list[float]]] = {}
     for name in ("LoCoMo turns", "LoCoMo questions"):
-        texts = timing_sets[name][:300]
+        texts = held_out[name][:300]
         cpu[name] = {"float": [], "int8": []}
         for _ in range(args.rounds):
             for label, embedder in (("float", float_), ("int8", int8)):

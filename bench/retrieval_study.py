@@ -20,6 +20,7 @@ figure averages those over all 760 questions.
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import sys
 import tempfile
@@ -44,12 +45,17 @@ CACHE = Path(tempfile.gettempdir()) / "mcp-memory-study-cache"
 LANGUAGES = ("en", "ja", "ko", "es", "cross")
 
 
-def embed_cached(model: str, texts: list[str], kind: str) -> np.ndarray:
-    """The vectors the server's embedder gives (MiniLM's products as the server would choose
-    them on this CPU, a part of the key), cached on disk."""
+@functools.cache
+def _variant(model: str) -> str:
+    """``model``, with MiniLM's products as the server would choose them on this CPU."""
     from local_mcp_memory.adapters.embedders.products import int8_dot_products
 
-    variant = f"{model}-int8" if model == "all-MiniLM-L6-v2" and int8_dot_products() else model
+    return f"{model}-int8" if model == "all-MiniLM-L6-v2" and int8_dot_products() else model
+
+
+def embed_cached(model: str, texts: list[str], kind: str) -> np.ndarray:
+    """The vectors the server's embedder gives (its products a part of the key), cached on disk."""
+    variant = _variant(model)
     key = hashlib.sha256("\x00".join([variant, kind, *texts]).encode()).hexdigest()[:20]
     path = CACHE / f"{variant}-{key}.npy"
     if path.exists():

@@ -289,13 +289,13 @@ def _int8_products(nodes: list[_Node], shapes: dict[str, tuple[int, ...]],
             continue
         activations, weights = product.inputs
         found = _dequantized(weights, producer, uses)
-        if found is None or found[2] not in outliers:
+        if found is None:
             continue
         cast, mul, quantized, scale = found
         matrix = shapes.get(quantized, ())
-        channels = tuple(sorted(set(outliers[quantized])))
-        if len(matrix) != 2:
+        if quantized not in outliers or len(matrix) != 2:
             continue
+        channels = tuple(sorted(set(outliers[quantized])))
         if shapes.get(scale) not in ((1, matrix[1]), (matrix[1],)) or not all(0 <= c < matrix[0] for c in channels):
             continue  # not a matrix in the initializers with one scale per column
         (out,) = product.outputs
@@ -303,18 +303,17 @@ def _int8_products(nodes: list[_Node], shapes: dict[str, tuple[int, ...]],
         if not channels:
             replaced[id(product)] = _node("DynamicQuantizeMatMul", [activations, quantized, scale], out, domain=_MICROSOFT)
             continue
+        split = b""  # the input's split, before the first product that reads it
         if (activations, channels) not in splits:
-            kept, taken = f"{out}/kept", f"{out}/taken"
+            kept, taken, indexes = f"{out}/kept", f"{out}/taken", f"{out}/channels"
             keep = [0.0 if c in channels else 1.0 for c in range(matrix[0])]
             initializers += [_initializer(f"{out}/keep", _FLOAT, (matrix[0],), struct.pack(f"<{matrix[0]}f", *keep)),
-                             _initializer(f"{out}/channels", _INT64, (len(channels),), struct.pack(f"<{len(channels)}q", *channels))]
-            replaced[id(product)] = b"".join([
-                _node("Mul", [activations, f"{out}/keep"], kept),
-                _node("Gather", [activations, f"{out}/channels"], taken, (_int_attribute_field("axis", -1),)),
-            ])
-            splits[activations, channels] = (kept, taken, f"{out}/channels")
+                             _initializer(indexes, _INT64, (len(channels),), struct.pack(f"<{len(channels)}q", *channels))]
+            split = _node("Mul", [activations, f"{out}/keep"], kept) + _node(
+                "Gather", [activations, indexes], taken, (_int_attribute_field("axis", -1),))
+            splits[activations, channels] = (kept, taken, indexes)
         kept, taken, indexes = splits[activations, channels]
-        replaced[id(product)] = replaced.get(id(product), b"") + b"".join([
+        replaced[id(product)] = split + b"".join([
             _node("DynamicQuantizeMatMul", [kept, quantized, scale], out + "/int8", domain=_MICROSOFT),
             _node("Gather", [quantized, indexes], out + "/rows_int8"),
             _node("Cast", [out + "/rows_int8"], out + "/rows", (_TO_FLOAT,)),
