@@ -63,7 +63,8 @@ def measure(variant: str, data: Path, texts: int) -> dict[str, float]:
     options.enable_cpu_mem_arena = False
     options.log_severity_level = 3
     with local._model_file(model) as path:
-        session = onnxruntime.InferenceSession(path, sess_options=options, providers=["CPUExecutionProvider"])
+        session = onnxruntime.InferenceSession(path, sess_options=options, providers=["CPUExecutionProvider"],
+                                               disabled_optimizers=list(local.UNFUSED))
     embedder._loaded = (tokenizer, session)
     embedder.embed(turns[:50])  # warm
     out = {}

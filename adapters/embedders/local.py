@@ -311,9 +311,16 @@ class LocalOnnxEmbedder:
                                                   f"{_REINSTALL}") from exc
         with _model_file(model) as path:
             del model  # freed before the session is built, which reuses the memory
-            session = onnxruntime.InferenceSession(path, sess_options=options, providers=["CPUExecutionProvider"])
+            session = onnxruntime.InferenceSession(path, sess_options=options, providers=["CPUExecutionProvider"],
+                                                   disabled_optimizers=list(UNFUSED))
         return session, tables, products
 
+
+# Fusions onnxruntime would apply that make this model slower: its SkipLayerNormalization
+# kernel took 92 us a layer norm on a 36-token text, the Add and LayerNormalization it
+# replaces 9 and 13 (onnxruntime 1.32, x86): 0.8-1.4 ms of a text's 6-9 ms
+# (docs/performance.md, "Layer norms unfused").
+UNFUSED = ("SkipLayerNormFusion",)
 
 _LARGE_BLOCK = 1 << 20
 

@@ -19,6 +19,7 @@ import structlog
 from local_mcp_memory.adapters.embedders.local import (
     MINILM_OUTLIERS,
     MODEL_SHA256,
+    UNFUSED,
     LocalOnnxEmbedder,
     default_model_path,
     default_tokenizer_path,
@@ -270,13 +271,28 @@ def test_tables_gathered_as_int8_give_the_shipped_model_s_numbers_bit_for_bit() 
 
     texts = ["ok", "Failed webhooks are retried with exponential backoff, five tries at most.", "Zürich, 45 ms"]
     tokenizer, rewritten = LocalOnnxEmbedder(products="float")._load()
-    shipped = onnxruntime.InferenceSession(str(default_model_path()), providers=["CPUExecutionProvider"])
+    # the same fusions left out as the server's session: the rewrite is what is compared
+    shipped = onnxruntime.InferenceSession(str(default_model_path()), providers=["CPUExecutionProvider"],
+                                           disabled_optimizers=list(UNFUSED))
     for text in texts:
         ids = np.asarray([tokenizer.encode(text).ids], dtype=np.int64)
         feeds = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)}
         (mine,) = rewritten.run(["last_hidden_state"], feeds)
         (theirs,) = shipped.run(["last_hidden_state"], feeds)
         assert np.array_equal(mine, theirs), text
+
+
+def test_the_fusions_left_out_change_the_float_products_vectors_by_rounding_only() -> None:
+    import onnxruntime
+
+    tokenizer, unfused = LocalOnnxEmbedder(products="float")._load()
+    fused = onnxruntime.InferenceSession(str(default_model_path()), providers=["CPUExecutionProvider"])
+    for text in AWKWARD:
+        ids = np.asarray([tokenizer.encode(text).ids], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)}
+        (mine,) = unfused.run(["last_hidden_state"], feeds)
+        (theirs,) = fused.run(["last_hidden_state"], feeds)
+        np.testing.assert_allclose(mine, theirs, atol=2e-5, err_msg=text)
 
 
 def test_the_pinned_model_has_its_two_embedding_tables_gathered_as_int8() -> None:
