@@ -1,5 +1,5 @@
-"""A vector space's spread of a query: what it scores, and that the sample it keeps between
-searches of one scope never outlives a write."""
+"""A vector space's spread of a query: what it scores, over which rows, and that the next
+spread after a write sees it."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def test_the_spread_is_over_every_row_in_scope_up_to_the_sample() -> None:
     want = expected(vectors[::2], query)
     assert count == want[0] == 750
     assert np.isclose(mean, want[1], atol=1e-7) and np.isclose(std, want[2], atol=1e-7)
-    assert space.spread(query, mask, 1024) == (count, mean, std)  # the kept sample scores alike
+    assert space.spread(query, mask, 1024) == (count, mean, std)  # each product summed alike every time
 
 
 def test_a_larger_scope_is_sampled_evenly_in_row_order() -> None:
