@@ -318,8 +318,9 @@ class LocalOnnxEmbedder:
 
 # Fusions onnxruntime would apply that make this model slower: its SkipLayerNormalization
 # kernel took 92 us a layer norm on a 36-token text, the Add and LayerNormalization it
-# replaces 9 and 13 (onnxruntime 1.32, x86): 0.8-1.4 ms of a text's 6-9 ms
-# (docs/performance.md, "Layer norms unfused").
+# replaces 9 and 13 (onnxruntime 1.32, x86); left out, a LoCoMo turn costs 4.47 ms of CPU
+# instead of 5.36 with int8 products, 7.92 instead of 8.98 with float ones (``bench.fusions``,
+# docs/performance.md, "Layer norms unfused").
 UNFUSED = ("SkipLayerNormFusion",)
 
 _LARGE_BLOCK = 1 << 20
@@ -333,8 +334,8 @@ def _return_large_blocks() -> None:
     (``batch_tokens``) and one text of up to about 170 tokens stay under the threshold, so
     only longer texts pay the page faults of a fresh block. Each thread keeps its own heap
     (no ``M_ARENA_MAX``): with one heap for all, the two threads of a request's texts wait
-    on its lock at every allocation of a run, and embedding 100 LoCoMo turns took 3.1 ms a
-    turn instead of 2.55, for 10-15 MiB less at the peak (docs/performance.md, "One heap per
+    on its lock at every allocation of a run, and embedding 100 LoCoMo turns took 3.1 ms of
+    wall time a turn instead of 2.55, for 10-15 MiB less at the peak (docs/performance.md, "One heap per
     thread"). Other C libraries have no such knob; nothing happens there."""
     import ctypes
     import ctypes.util
