@@ -146,6 +146,12 @@ def lends_from(floor: float, both: bool) -> Callable[[Case, int, int], bool]:
     return linked
 
 
+def across_a_question(case: Case, seed: int, neighbour: int) -> bool:
+    """A neighbour link lends context only when one of its two notes asks something (holds
+    a "?"): the answer after a question, not a team's next separate fact."""
+    return "?" in case.texts[seed] or "?" in case.texts[neighbour]
+
+
 def families() -> dict[str, dict[str, Config]]:
     base = Config()
     settings = {
@@ -171,6 +177,7 @@ def families() -> dict[str, dict[str, Config]]:
         },
         "context weight": {f"context {c}": replace(base, context=c) for c in (0.0, 0.3)},
         "context from the best n": {f"seeds {s}": replace(base, seeds=s) for s in (3, 5, 20)},
+        "neighbours lend across a question only": {"one of the two asks": replace(base, linked=across_a_question)},
         "neighbours lend when their own meaning stands out": {
             f"{'both' if both else 'neighbour'} at {f}": replace(base, linked=lends_from(f, both))
             for both in (False, True)
@@ -194,7 +201,8 @@ def paraphrase_cases(model: str, path: Path) -> list[Case]:
     sem = embed_cached(model, queries, "query") @ embed_cached(model, data.notes, "passage").T
     kw = keyword_matrix(data.notes, queries)
     created = [datetime.fromtimestamp(1_704_067_200 + i, tz=timezone.utc) for i in range(len(data.notes))]
-    return [Case(lang, q, sem[r], kw[r], created, frozenset({t})) for r, (q, t, lang) in enumerate(data.queries) if lang != "cross"]
+    return [Case(lang, q, sem[r], kw[r], created, frozenset({t}), data.notes)
+            for r, (q, t, lang) in enumerate(data.queries) if lang != "cross"]
 
 
 def _recalls(cases: list[Case], runs: list[list[int]]) -> tuple[float, float]:

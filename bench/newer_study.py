@@ -80,7 +80,8 @@ def knowledge(model: str, part: str) -> list[Pairs]:
         sem = embed_cached(model, questions, "query") @ vectors.T
         kw = keyword_matrix(texts, questions)
         first_new = len(pairs) + len(others)
-        cases = [Case(project["name"], q, sem[i], kw[i], created, frozenset({first_new + i})) for i, q in enumerate(questions)]
+        cases = [Case(project["name"], q, sem[i], kw[i], created, frozenset({first_new + i}), texts)
+                 for i, q in enumerate(questions)]
         out.append(Pairs(cases, list(range(len(pairs))), vectors, texts, created, kinds))
     return out
 

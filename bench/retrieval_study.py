@@ -47,10 +47,14 @@ LANGUAGES = ("en", "ja", "ko", "es", "cross")
 
 @functools.cache
 def _variant(model: str) -> str:
-    """``model``, with MiniLM's products as the server would choose them on this CPU."""
+    """``model``, with MiniLM's products as the server would choose them on this CPU and
+    the fusions its session leaves out (each moves int8 vectors by rounding)."""
+    from local_mcp_memory.adapters.embedders.local import UNFUSED
     from local_mcp_memory.adapters.embedders.products import int8_dot_products
 
-    return f"{model}-int8" if model == "all-MiniLM-L6-v2" and int8_dot_products() else model
+    if model != "all-MiniLM-L6-v2":
+        return model
+    return "-".join([model, *(["int8"] if int8_dot_products() else []), *(f"no{name}" for name in UNFUSED)])
 
 
 def embed_cached(model: str, texts: list[str], kind: str) -> np.ndarray:
@@ -97,6 +101,7 @@ class Case:
     kw: np.ndarray  # keyword score of every note in scope (0: no shared term)
     created: list[datetime]
     relevant: frozenset[int]
+    texts: Sequence[str] = ()  # the notes' texts, where a rule reads them
 
 
 @dataclass(frozen=True)
@@ -152,14 +157,14 @@ def load(model: str, locomo: Path, stem: Callable[[str], str] | None = None, k1:
             kw = keyword_matrix(docs, queries)
             for row, question in enumerate(conversation.questions):
                 data.locomo.append(Case(conversation.name, question.text, sem[row], kw[row], created,
-                                        frozenset(position[e] for e in question.evidence)))
+                                        frozenset(position[e] for e in question.evidence), docs))
         para = load_paraphrase(PARAPHRASE_SET)
         queries = [q for q, _, _ in para.queries]
         sem = embed_cached(model, queries, "query") @ embed_cached(model, para.notes, "passage").T
         kw = keyword_matrix(para.notes, queries)
         created = [datetime.fromtimestamp(1_704_067_200 + i, tz=timezone.utc) for i in range(len(para.notes))]
         for row, (query, target, language) in enumerate(para.queries):  # stored in a row, one group: neighbours
-            data.paraphrase.append(Case(language, query, sem[row], kw[row], created, frozenset({target})))
+            data.paraphrase.append(Case(language, query, sem[row], kw[row], created, frozenset({target}), para.notes))
         return data
     finally:
         text_analysis.stem, keyword_index.K1, keyword_index.B = saved
