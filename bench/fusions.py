@@ -38,16 +38,8 @@ def sessions(products: str, variants: dict[str, list[str]]) -> dict[str, Any]:
 
     from local_mcp_memory.adapters.embedders import local
 
-    model = local._verified(local.default_model_path(), local.MODEL_SHA256, "model", "")
-    model, _ = local.gather_before_dequantizing(model)
-    if products == "int8":
-        model, _ = local.multiply_in_int8(model, local.MINILM_OUTLIERS)
-    options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads, options.inter_op_num_threads = 1, 1
-    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    options.enable_cpu_mem_arena = False
-    options.log_severity_level = 3
+    model, _, _ = local.rewritten_model(local.default_model_path(), local.MODEL_SHA256, products == "int8")
+    options = local.session_options(onnxruntime, 1)
     return {name: onnxruntime.InferenceSession(model, sess_options=options, providers=["CPUExecutionProvider"],
                                                disabled_optimizers=left_out) for name, left_out in variants.items()}
 

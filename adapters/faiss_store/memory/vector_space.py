@@ -219,16 +219,15 @@ class VectorSpace:
             slots = slots[np.linspace(0, slots.shape[0] - 1, sample).astype(np.int64)]
         if slots.shape[0] == 0:
             return 0, 0.0, 0.0
-        scores = np.empty(slots.shape[0], dtype=np.float32)
-        for start, block, at in self._per_block_positions(slots):
-            inside = np.ascontiguousarray(slots[at] - start)
+        scores = []
+        for _, block, inside in self._per_block(slots):
             found = np.empty(inside.shape[0], dtype=np.float32)
             faiss.fvec_inner_products_by_idx(
                 faiss.swig_ptr(found), faiss.swig_ptr(q), faiss.swig_ptr(block), faiss.swig_ptr(inside),
                 self.dim, 1, inside.shape[0],
             )  # fmt: skip
-            scores[at] = found
-        wide = scores.astype(np.float64)
+            scores.append(found)
+        wide = np.concatenate(scores).astype(np.float64)
         return int(wide.shape[0]), float(wide.mean()), float(wide.std())
 
     def cosines(self, query: Sequence[float], rows: Sequence[int]) -> list[float | None]:
