@@ -6,7 +6,7 @@ on 127.0.0.1; ``--clients`` threads, each with its own httpx connection, send
 ``--write-ratio``, ``memory.search`` otherwise. Afterwards every note whose add_note was
 answered is fetched with ``memory.get`` and compared. Any error fails the run (exit 1).
 
-    .venv/bin/python -m bench.http_load [--clients 32] [--requests 300] [--workers 8]
+    .venv/bin/python -m bench.http_load [--clients 32] [--requests 300] [--workers N]
 
 Prints a markdown table and writes ``bench/results/http_load.json``. The clients run on
 the same machine as the server and share its cores.
@@ -132,7 +132,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--clients", type=int, default=32)
     parser.add_argument("--requests", type=int, default=300, help="requests per client")
     parser.add_argument("--write-ratio", type=float, default=0.5)
-    parser.add_argument("--workers", type=int, default=8, help="MCP_MEMORY_HTTP_WORKERS of the server (its default: 8)")
+    parser.add_argument("--workers", type=int, default=min(8, max(4, 2 * (os.cpu_count() or 1))),
+                        help="MCP_MEMORY_HTTP_WORKERS of the server (default: the server's own, twice the cores from 4 to 8)")
     args = parser.parse_args(argv)
 
     with tempfile.TemporaryDirectory(prefix="mcp-memory-http-load-") as tmp:

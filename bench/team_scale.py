@@ -385,7 +385,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--file-notes", type=int, help="notes per export file imported (default: all in one file, "
                         "so that the HNSW index is built once, at the end)")
     parser.add_argument("--batch", type=int, help="mcp-memory import --batch (default: the command's)")
-    parser.add_argument("--workers", type=int, default=8, help="MCP_MEMORY_HTTP_WORKERS of the server")
+    parser.add_argument("--workers", type=int, default=min(8, max(4, 2 * (os.cpu_count() or 1))),
+                        help="MCP_MEMORY_HTTP_WORKERS of the server (default: the server's own, twice the cores from 4 to 8)")
     parser.add_argument("--local-products", choices=("auto", "int8", "float"), default="auto",
                         help="MCP_MEMORY_LOCAL_PRODUCTS of the server (how the model embedding the queries multiplies)")
     parser.add_argument("--store", default="embedded",

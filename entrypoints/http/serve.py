@@ -10,7 +10,8 @@ Environment (``options.environ``):
 
     MCP_MEMORY_HTTP_TOKEN         bearer token; wins over ``http.token`` in the config file
     MCP_MEMORY_HTTP_MAX_BODY      largest request body in bytes (default 8 MiB)
-    MCP_MEMORY_HTTP_WORKERS       threads running the synchronous core (default 8)
+    MCP_MEMORY_HTTP_WORKERS       threads running the synchronous core (default: twice the
+                                  cores, 4 to 8: ``default_workers``)
     MCP_MEMORY_HTTP_BODY_TIMEOUT  seconds a request body may take to arrive (default 30)
     MCP_MEMORY_HTTP_SESSION_IDLE  seconds an MCP session may stay unused (default 3600)
 
@@ -31,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
+import os
 import signal
 import sys
 from collections.abc import Iterator, Mapping
@@ -53,7 +55,20 @@ MAX_BODY_ENV = "MCP_MEMORY_HTTP_MAX_BODY"
 WORKERS_ENV = "MCP_MEMORY_HTTP_WORKERS"
 BODY_TIMEOUT_ENV = "MCP_MEMORY_HTTP_BODY_TIMEOUT"
 SESSION_IDLE_ENV = "MCP_MEMORY_HTTP_SESSION_IDLE"
-DEFAULT_WORKERS = 8
+MIN_WORKERS, MAX_WORKERS = 4, 8
+
+
+def default_workers(cores: int | None) -> int:
+    """Threads running requests when ``MCP_MEMORY_HTTP_WORKERS`` is not set: twice the cores,
+    at least ``MIN_WORKERS`` and at most ``MAX_WORKERS``. A request holds the GIL for its
+    Python steps and lets it go while it waits on the database or the model, so a thread or
+    two per core keeps the cores busy; more threads only hand the GIL back and forth. On two
+    cores under 16 clients (``bench.team_scale``) 4 threads answered 12-15 % more searches
+    than 8, at 17-20 % lower p95, on PostgreSQL with 1M notes and on the local store."""
+    return min(MAX_WORKERS, max(MIN_WORKERS, 2 * (cores or 1)))
+
+
+DEFAULT_WORKERS = default_workers(os.cpu_count())
 MIN_PUBLIC_TOKEN_CHARS = 16
 MAX_CONNECTIONS = 256
 KEEP_ALIVE_SECONDS = 5

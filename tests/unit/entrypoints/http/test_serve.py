@@ -2,14 +2,26 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
-from local_mcp_memory.entrypoints.http.serve import Tuning, public_token_problem, token_in_force
+from local_mcp_memory.entrypoints.http.serve import Tuning, default_workers, public_token_problem, token_in_force
 
 
 def test_durations_default_to_30_s_for_a_body_and_an_hour_for_a_session() -> None:
     tuning = Tuning.from_environ({})
     assert (tuning.body_timeout, tuning.session_idle) == (30.0, 3600.0)
+
+
+@pytest.mark.parametrize(("cores", "workers"), [(None, 4), (1, 4), (2, 4), (3, 6), (4, 8), (64, 8)])
+def test_worker_threads_default_to_twice_the_cores_from_4_to_8(cores: int | None, workers: int) -> None:
+    assert default_workers(cores) == workers
+
+
+def test_worker_threads_set_in_the_environment_win_over_the_default() -> None:
+    assert Tuning.from_environ({"MCP_MEMORY_HTTP_WORKERS": "12"}).workers == 12
+    assert Tuning.from_environ({}).workers == default_workers(os.cpu_count())
 
 
 def test_durations_take_fractions_of_a_second() -> None:
