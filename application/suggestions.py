@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 
@@ -277,19 +278,19 @@ def pair_features(text: str, similar: Sequence[Older], spread: Spread = NO_SPREA
     new = _read(text)
     new_words, new_values, new_first = new.words, new.values, new.first
     others = [_read(other) for _, other, _ in similar]
-    documents = [new_words, *(other.words for other in others)]
-    frequency: dict[str, int] = {}
-    for words in documents:
-        for word in words:
-            frequency[word] = frequency.get(word, 0) + 1
-    weight = {word: math.log(1.0 + len(documents) / count) for word, count in frequency.items()}
-    new_mass = sum(weight[w] for w in new_words)
+    frequency = Counter(new_words)
+    for other in others:
+        frequency.update(other.words)
+    documents = 1 + len(others)
+    rarity = [math.log(1.0 + documents / count) if count else 0.0 for count in range(documents + 1)]
+    weight = {word: rarity[count] for word, count in frequency.items()}.__getitem__
+    new_mass = sum(map(weight, new_words))
     cue = 1.0 if UPDATE_CUE.search(text, 0, READ_CHARS) else 0.0
     rows = []
     for (_, _, cosine), reading in zip(similar, others):
         words, values, first = reading.words, reading.values, reading.first
-        mass = sum(weight[w] for w in words)
-        shared = sum(weight[w] for w in new_words & words)
+        mass = sum(map(weight, words))
+        shared = sum(map(weight, new_words & words))
         overlap = shared / math.sqrt(new_mass * mass) if new_mass > 0 and mass > 0 else 0.0
         head = 1.0 if (new_first and new_first in words) or (first and first in new_words) else 0.0
         known = len(new_values & words) / len(new_values) if new_values else 0.0
