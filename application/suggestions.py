@@ -282,7 +282,8 @@ def pair_features(text: str, similar: Sequence[Older], spread: Spread = NO_SPREA
     for other in others:
         frequency.update(other.words)
     documents = 1 + len(others)
-    rarity = [math.log(1.0 + documents / count) if count else 0.0 for count in range(documents + 1)]
+    # a word's weight depends only on how many of the texts use it: one of ``documents`` values
+    rarity = [0.0, *(math.log(1.0 + documents / count) for count in range(1, documents + 1))]
     weight = {word: rarity[count] for word, count in frequency.items()}.__getitem__
     new_mass = sum(map(weight, new_words))
     cue = 1.0 if UPDATE_CUE.search(text, 0, READ_CHARS) else 0.0
