@@ -54,14 +54,11 @@ def measure(variant: str, data: Path, texts: int) -> dict[str, float]:
     questions = [q.text for q in conversation.questions][: texts // 2]
     embedder = local.LocalOnnxEmbedder(threads=threads, workers=2)
     tokenizer, _ = embedder._load()
-    model, _ = local.gather_before_dequantizing(local._verified(local.default_model_path(), local.MODEL_SHA256, "model", ""))
-    options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads, options.inter_op_num_threads = threads, 1
-    options.add_session_config_entry("session.intra_op.allow_spinning", spinning)
+    model, _, _ = local.rewritten_model(local.default_model_path(), local.MODEL_SHA256, int8=False)
+    options = local.session_options(onnxruntime, threads)  # the server's, which never spins
     if spinning == "1":
+        options.add_session_config_entry("session.intra_op.allow_spinning", spinning)
         options.add_session_config_entry("session.force_spinning_stop", "1")
-    options.enable_cpu_mem_arena = False
-    options.log_severity_level = 3
     with local._model_file(model) as path:
         session = onnxruntime.InferenceSession(path, sess_options=options, providers=["CPUExecutionProvider"],
                                                disabled_optimizers=list(local.UNFUSED))

@@ -40,11 +40,14 @@ TOPICS = (
 
 
 class Server:
-    def __init__(self, home: Path, workers: int, **settings: str) -> None:
+    def __init__(self, home: Path, workers: int | None, **settings: str) -> None:
+        """``workers``: ``MCP_MEMORY_HTTP_WORKERS``; None leaves the server its own default."""
         with socket.socket() as sock:
             sock.bind(("127.0.0.1", 0))
             self.port = sock.getsockname()[1]
-        env = server_env(home, MCP_MEMORY_HTTP_WORKERS=str(workers), **settings)
+        if workers is not None:
+            settings = {"MCP_MEMORY_HTTP_WORKERS": str(workers), **settings}
+        env = server_env(home, **settings)
         self.log = open(home / "server.log", "wb")
         self.started = time.perf_counter()
         self.process = subprocess.Popen(
@@ -132,8 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--clients", type=int, default=32)
     parser.add_argument("--requests", type=int, default=300, help="requests per client")
     parser.add_argument("--write-ratio", type=float, default=0.5)
-    parser.add_argument("--workers", type=int, default=min(8, max(4, 2 * (os.cpu_count() or 1))),
-                        help="MCP_MEMORY_HTTP_WORKERS of the server (default: the server's own, twice the cores from 4 to 8)")
+    parser.add_argument("--workers", type=int, help="MCP_MEMORY_HTTP_WORKERS of the server (default: the server's own)")
     args = parser.parse_args(argv)
 
     with tempfile.TemporaryDirectory(prefix="mcp-memory-http-load-") as tmp:
@@ -174,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
         for method, values in (*latencies.items(), ("all", everything))
     ]
     print(f"\nHTTP load: {args.clients} clients x {args.requests} requests, write ratio {args.write_ratio}, "
-          f"{args.workers} server workers, {os.cpu_count()} cores\n")
+          f"{args.workers or 'default'} server workers, {os.cpu_count()} cores\n")
     print(table(["method", "requests", "p50 ms", "p99 ms", "max ms"], rows))
     print(f"\nthroughput: {total / elapsed:.1f} requests/s over {elapsed:.1f} s; errors: {len(errors)}; "
           f"acknowledged notes: {len(written)}, missing after restart: {len(missing)}; "
@@ -184,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
         print("  ", problem)
     path = write_result("http_load", {
         "clients": args.clients, "requests_per_client": args.requests, "write_ratio": args.write_ratio,
-        "server_workers": args.workers, "seconds": round(elapsed, 2), "requests": total,
+        "server_workers": args.workers or "default", "seconds": round(elapsed, 2), "requests": total,
         "requests_per_second": round(total / elapsed, 1), "errors": len(errors),
         "acknowledged_notes": len(written), "missing_after_restart": len(missing),
         "latency_ms": {row[0]: {"n": row[1], "p50": row[2], "p99": row[3], "max": row[4]} for row in rows},

@@ -385,8 +385,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--file-notes", type=int, help="notes per export file imported (default: all in one file, "
                         "so that the HNSW index is built once, at the end)")
     parser.add_argument("--batch", type=int, help="mcp-memory import --batch (default: the command's)")
-    parser.add_argument("--workers", type=int, default=min(8, max(4, 2 * (os.cpu_count() or 1))),
-                        help="MCP_MEMORY_HTTP_WORKERS of the server (default: the server's own, twice the cores from 4 to 8)")
+    parser.add_argument("--workers", type=int, help="MCP_MEMORY_HTTP_WORKERS of the server (default: the server's own)")
     parser.add_argument("--local-products", choices=("auto", "int8", "float"), default="auto",
                         help="MCP_MEMORY_LOCAL_PRODUCTS of the server (how the model embedding the queries multiplies)")
     parser.add_argument("--store", default="embedded",
@@ -419,7 +418,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nserver warmed up after {result['server_warmed_up_after_s']} s; first search of every project "
           f"{result['first_search_every_project_s']} s; idle {result['server_settled_after_s']} s after")
     path = write_result(args.out, {"store": kind, "notes": args.notes, "projects": args.projects, "clients": args.clients,
-                                   "server_workers": args.workers, "local_products": args.local_products,
+                                   "server_workers": args.workers or "default", "local_products": args.local_products,
                                    "load_average_at_start": load, **result}, generated_data(__file__))
     print(f"\nwritten: {path}")
     errors = sum(r["errors"] for r in result["search"].values())
