@@ -32,6 +32,7 @@ SLOW_MODULES = {
     "test_dashboard_browser.py",
     "test_mcp_conformance.py",
     "test_mcp_sdk_clients.py",
+    "test_mcp_old_clients.py",
     # a wheel built from the tree
     "test_build_default_transport.py",
     # big data through real processes: thousands of notes, a partition trained on 32,768

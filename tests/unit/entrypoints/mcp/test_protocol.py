@@ -45,7 +45,7 @@ def test_initialize_answers_with_the_clients_version_when_supported(client: Clie
 
 
 def test_initialize_answers_with_our_latest_version_otherwise(client: Client) -> None:
-    result = client.result("initialize", {"protocolVersion": "2024-11-05", "capabilities": {}})
+    result = client.result("initialize", {"protocolVersion": "2024-10-07", "capabilities": {}})
     assert result["protocolVersion"] == LATEST_PROTOCOL_VERSION == "2025-11-25"
 
 
