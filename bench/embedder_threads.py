@@ -54,7 +54,7 @@ def measure(variant: str, data: Path, texts: int) -> dict[str, float]:
     questions = [q.text for q in conversation.questions][: texts // 2]
     embedder = local.LocalOnnxEmbedder(threads=threads, workers=2)
     tokenizer, _ = embedder._load()
-    model, _, _ = local.rewritten_model(local.default_model_path(), local.MODEL_SHA256, int8=False)
+    model, _ = local.rewritten_model(local.default_model_path(), local.MODEL_SHA256, int8=False)
     options = local.session_options(onnxruntime, threads)  # the server's, which never spins
     if spinning == "1":
         options.add_session_config_entry("session.intra_op.allow_spinning", spinning)

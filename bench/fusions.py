@@ -38,7 +38,7 @@ def sessions(products: str, variants: dict[str, list[str]]) -> dict[str, Any]:
 
     from local_mcp_memory.adapters.embedders import local
 
-    model, _, _ = local.rewritten_model(local.default_model_path(), local.MODEL_SHA256, products == "int8")
+    model, _ = local.rewritten_model(local.default_model_path(), local.MODEL_SHA256, products == "int8")
     options = local.session_options(onnxruntime, 1)
     return {name: onnxruntime.InferenceSession(model, sess_options=options, providers=["CPUExecutionProvider"],
                                                disabled_optimizers=left_out) for name, left_out in variants.items()}

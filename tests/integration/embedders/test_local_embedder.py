@@ -16,13 +16,16 @@ import numpy as np
 import pytest
 import structlog
 
+from local_mcp_memory.adapters.embedders.attention import fuse_attention
 from local_mcp_memory.adapters.embedders.local import (
+    HEADS,
     MINILM_OUTLIERS,
     MODEL_SHA256,
     UNFUSED,
     LocalOnnxEmbedder,
     default_model_path,
     default_tokenizer_path,
+    rewritten_model,
 )
 from local_mcp_memory.adapters.embedders.products import int8_dot_products
 from local_mcp_memory.adapters.embedders.quantized_rows import gather_before_dequantizing, multiply_in_int8
@@ -270,8 +273,11 @@ def test_tables_gathered_as_int8_give_the_shipped_model_s_numbers_bit_for_bit() 
     import onnxruntime
 
     texts = ["ok", "Failed webhooks are retried with exponential backoff, five tries at most.", "Zürich, 45 ms"]
-    tokenizer, rewritten = LocalOnnxEmbedder(products="float")._load()
+    tokenizer, _ = LocalOnnxEmbedder(products="float")._load()
+    model, rewrites = rewritten_model(default_model_path(), MODEL_SHA256, int8=False, fused=False)
+    assert (rewrites.tables, rewrites.attention, rewrites.products) == (2, 0, 0)
     # the same fusions left out as the server's session: the rewrite is what is compared
+    rewritten = onnxruntime.InferenceSession(model, providers=["CPUExecutionProvider"], disabled_optimizers=list(UNFUSED))
     shipped = onnxruntime.InferenceSession(str(default_model_path()), providers=["CPUExecutionProvider"],
                                            disabled_optimizers=list(UNFUSED))
     for text in texts:
@@ -280,6 +286,34 @@ def test_tables_gathered_as_int8_give_the_shipped_model_s_numbers_bit_for_bit() 
         (mine,) = rewritten.run(["last_hidden_state"], feeds)
         (theirs,) = shipped.run(["last_hidden_state"], feeds)
         assert np.array_equal(mine, theirs), text
+
+
+@pytest.mark.parametrize("int8", [False, True])
+def test_attention_in_one_operator_changes_the_vectors_by_rounding_only(int8: bool) -> None:
+    # every kind of text, alone and (float products) in one padded batch: the mask as the
+    # fused operator reads it must hide the padding as the export's additive mask did
+    import onnxruntime
+
+    tokenizer, _ = LocalOnnxEmbedder(products="float")._load()
+    sessions = {}
+    for fused in (False, True):
+        model, rewrites = rewritten_model(default_model_path(), MODEL_SHA256, int8=int8, fused=fused)
+        assert rewrites.attention == (6 if fused else 0)
+        sessions[fused] = onnxruntime.InferenceSession(model, providers=["CPUExecutionProvider"],
+                                                       disabled_optimizers=list(UNFUSED))
+    encodings = [tokenizer.encode(text) for text in AWKWARD]
+    batches = [[e] for e in encodings] + ([] if int8 else [encodings])
+    for batch in batches:
+        width = max(len(e.ids) for e in batch)
+        ids = np.zeros((len(batch), width), dtype=np.int64)
+        mask = np.zeros_like(ids)
+        for row, e in enumerate(batch):
+            ids[row, : len(e.ids)], mask[row, : len(e.ids)] = e.ids, 1
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        plain, fused_out = (sessions[f].run(["last_hidden_state"], feeds)[0] for f in (False, True))
+        for row in range(len(batch)):
+            kept = mask[row] == 1  # padded positions are never pooled
+            np.testing.assert_allclose(fused_out[row][kept], plain[row][kept], atol=1e-4)
 
 
 def test_the_fusions_left_out_change_the_float_products_vectors_by_rounding_only() -> None:
@@ -312,6 +346,16 @@ def test_the_pinned_model_has_all_its_36_matrix_products_in_int8_and_only_those_
     one = dict(list(MINILM_OUTLIERS.items())[:1])
     assert multiply_in_int8(model, one)[1] == 1
     assert multiply_in_int8(model, {name: (0, 100_000) for name in one}) == (model, 0)  # no such channel: left alone
+
+
+def test_the_pinned_model_has_its_six_attention_blocks_fused_and_a_graph_that_differs_is_left_alone() -> None:
+    model = gather_before_dequantizing(default_model_path().read_bytes())[0]
+    fused, blocks = fuse_attention(model, HEADS)
+    assert blocks == 6 and fused.count(b"MultiHeadAttention") == 6
+    assert b"Softmax" not in fused and b"IsNaN" not in fused  # the old blocks' nodes are gone
+    assert fuse_attention(fused, HEADS) == (fused, 0)  # nothing left to fuse
+    assert fuse_attention(model.replace(b"IsNaN", b"IsNaX"), HEADS)[1] == 0  # one node of another kind
+    assert fuse_attention(model.replace(b"attention_mask", b"attention_masX"), HEADS)[1] == 0  # no mask input
 
 
 # every kind of text a note or a query can be: empty, one word, numbers and code, other
@@ -381,19 +425,22 @@ def test_without_memory_files_the_model_loads_through_a_temporary_file(
     assert list(tmp_path.iterdir()) == []  # nothing left behind
 
 
-def test_an_onnxruntime_that_cannot_build_the_int8_products_gets_the_float_ones(
-    monkeypatch: pytest.MonkeyPatch, minilm: LocalOnnxEmbedder
+@pytest.mark.parametrize("operator", [b"DynamicQuantizeMatMul", b"MultiHeadAttention"])
+def test_an_onnxruntime_without_its_own_operators_gets_the_plain_graph(
+    monkeypatch: pytest.MonkeyPatch, operator: bytes
 ) -> None:
     from local_mcp_memory.adapters.embedders import local
 
-    def unknown_operator(model: bytes, outliers: dict) -> tuple[bytes, int]:
-        rewritten, products = multiply_in_int8(model, outliers)
-        return rewritten.replace(b"DynamicQuantizeMatMul", b"DynamicQuantizeMatMuX"), products  # same length
+    rewrite = local.rewritten_model
 
-    monkeypatch.setattr(local, "multiply_in_int8", unknown_operator)
+    def unknown_operator(*args: object, **kwargs: object) -> tuple[bytes, object]:
+        model, rewrites = rewrite(*args, **kwargs)  # type: ignore[arg-type]
+        return model.replace(operator, operator[:-1] + b"X"), rewrites  # same length: an operator no build has
+
+    monkeypatch.setattr(local, "rewritten_model", unknown_operator)
     embedder = LocalOnnxEmbedder(products="int8")
     with structlog.testing.capture_logs() as logs:
         vectors = embedder.embed(AWKWARD[:4])
-    assert [e["event"] for e in logs if e["log_level"] == "warning"] == ["int8_products_unavailable"]
+    assert [e["event"] for e in logs if e["log_level"] == "warning"] == ["onnxruntime_operators_unavailable"]
     assert not embedder._alone
     assert np.allclose(vectors, LocalOnnxEmbedder(products="float").embed(AWKWARD[:4]), atol=1e-5)

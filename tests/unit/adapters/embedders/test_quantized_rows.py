@@ -1,17 +1,19 @@
-"""The int8 table rewrite reads protobuf bytes it did not write: damaged bytes are an error
+"""The graph rewrites read protobuf bytes they did not write: damaged bytes are an error
 that says what is wrong, never a crash or a silently different graph."""
 
 from __future__ import annotations
 
 import pytest
 
-from local_mcp_memory.adapters.embedders.quantized_rows import (
-    GraphNotRecognized,
-    gather_before_dequantizing,
-    multiply_in_int8,
-)
+from local_mcp_memory.adapters.embedders.attention import fuse_attention
+from local_mcp_memory.adapters.embedders.onnx_wire import GraphNotRecognized
+from local_mcp_memory.adapters.embedders.quantized_rows import gather_before_dequantizing, multiply_in_int8
 
-REWRITES = {"tables": gather_before_dequantizing, "products": lambda model: multiply_in_int8(model, {"w": (0,)})}
+REWRITES = {
+    "tables": gather_before_dequantizing,
+    "products": lambda model: multiply_in_int8(model, {"w": (0,)}),
+    "attention": lambda model: fuse_attention(model, 12),
+}
 
 
 @pytest.mark.parametrize(
@@ -36,3 +38,4 @@ def test_a_graph_without_quantized_tables_comes_back_unchanged() -> None:
     model = b"\x08\x07" + b"\x3a" + bytes([len(node) + 2]) + b"\x0a" + bytes([len(node)]) + node
     assert gather_before_dequantizing(model) == (model, 0)
     assert multiply_in_int8(model, {"x": ()}) == (model, 0)
+    assert fuse_attention(model, 12) == (model, 0)
