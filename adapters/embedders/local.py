@@ -50,9 +50,9 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import structlog
 
-from local_mcp_memory.adapters.embedders.products import Products, int8_dot_products
 from local_mcp_memory.adapters.embedders.attention import fuse_attention
 from local_mcp_memory.adapters.embedders.onnx_wire import GraphNotRecognized
+from local_mcp_memory.adapters.embedders.products import Products, int8_dot_products
 from local_mcp_memory.adapters.embedders.quantized_rows import gather_before_dequantizing, multiply_in_int8
 from local_mcp_memory.application.errors import EmbedderNotConfigured, EmbedderUnavailable
 from local_mcp_memory.application.ports import EmbedKind

@@ -42,7 +42,6 @@ from local_mcp_memory.adapters.embedders.onnx_wire import (
     INT64,
     MICROSOFT,
     TO_FLOAT,
-    GraphNotRecognized,
     Node,
     initializer,
     int_attribute,
