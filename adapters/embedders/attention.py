@@ -71,7 +71,7 @@ def _fused(nodes: list[Node], known: Initializers, heads: int) -> dict[int, byte
             replaced[id(found)] = cast + fused[id(found)][1]
             cast = b""  # once, before the first block
     inputs = {id(found): fused[id(found)][0] if id(found) in fused else found.inputs for found in nodes}
-    for dead in _unread(nodes, readers, inputs):
+    for dead in _unread(nodes, producer, readers, inputs):
         replaced[id(dead)] = b""
     return replaced
 
@@ -124,10 +124,12 @@ def _block(
     return last, query, key, value, q_scale * k_scale
 
 
-def _unread(nodes: Sequence[Node], readers: Mapping[str, Sequence[Node]], inputs: Mapping[int, Sequence[str]]) -> list[Node]:
+def _unread(
+    nodes: Sequence[Node], producer: Mapping[str, Node], readers: Mapping[str, Sequence[Node]],
+    inputs: Mapping[int, Sequence[str]],
+) -> list[Node]:
     """The nodes no output of the graph needs once each node reads ``inputs[id(node)]``. An
     output no node read before is the graph's (or was never needed): its node stays."""
-    producer = {output: found for found in nodes for output in found.outputs}
     needed = [found for found in nodes if any(not readers.get(output) for output in found.outputs)]
     live = {id(found) for found in needed}
     while needed:

@@ -291,22 +291,22 @@ class LocalOnnxEmbedder:
 
         options = session_options(onnxruntime, self._threads)
         _return_large_blocks()
-        try:
-            session, rewrites = self._session(onnxruntime, options, model_path, self._int8, self._fused)
-        except EmbedderNotConfigured:
-            raise
-        except Exception as exc:  # noqa: BLE001 - onnxruntime's errors have no common base worth naming
-            # a build without onnxruntime's own operators (the int8 products, the fused attention)
-            log.warning("onnxruntime_operators_unavailable", error=str(exc), error_type=type(exc).__name__)
+        # onnxruntime's own operators (the int8 products, the fused attention) first, then the
+        # plain graph, which a build without them still runs
+        wanted, plain = (self._int8, self._fused), (False, False)
+        for int8, fused in dict.fromkeys([wanted, plain]):
             try:
-                session, rewrites = self._session(onnxruntime, options, model_path, False, fused=False)
+                session, rewrites = self._session(onnxruntime, options, model_path, int8, fused)
+                break
             except EmbedderNotConfigured:
                 raise
-            except Exception as plain:  # noqa: BLE001 - as above
-                raise EmbedderNotConfigured(
-                    PROVIDER, f"onnxruntime {onnxruntime.__version__} cannot run the local model ({plain}); "
-                              f"install a release that can: pip install 'onnxruntime>={MIN_ONNXRUNTIME}'"
-                ) from plain
+            except Exception as exc:  # noqa: BLE001 - onnxruntime's errors have no common base worth naming
+                if (int8, fused) == plain:
+                    raise EmbedderNotConfigured(
+                        PROVIDER, f"onnxruntime {onnxruntime.__version__} cannot run the local model ({exc}); "
+                                  f"install a release that can: pip install 'onnxruntime>={MIN_ONNXRUNTIME}'"
+                    ) from exc
+                log.warning("onnxruntime_operators_unavailable", error=str(exc), error_type=type(exc).__name__)
         self._alone = rewrites.products > 0
         log.info("embedder_loaded", provider=PROVIDER, model=self.MODEL, path=str(model_path), threads=self._threads,
                  int8_tables=rewrites.tables, attention_fused=rewrites.attention, int8_products=rewrites.products)

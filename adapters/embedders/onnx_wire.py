@@ -161,7 +161,7 @@ class Initializers:
     scalars: dict[str, float]
 
 
-Rule = Callable[[list["Node"], Initializers], tuple[dict[int, bytes], bytes]]
+Rule = Callable[[list[Node], Initializers], tuple[dict[int, bytes], bytes]]
 
 
 def rewritten(model: bytes, rule: Rule, domain: str = "") -> tuple[bytes, int]:

@@ -425,18 +425,24 @@ def test_without_memory_files_the_model_loads_through_a_temporary_file(
     assert list(tmp_path.iterdir()) == []  # nothing left behind
 
 
-def test_an_onnxruntime_that_cannot_run_the_model_at_all_is_a_clear_error_naming_the_release_needed(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def _operator_renamed(monkeypatch: pytest.MonkeyPatch, operator: bytes) -> None:
+    """Every model the embedder builds has ``operator`` renamed to one no onnxruntime build
+    has (same length, so the protobuf stays well formed)."""
     from local_mcp_memory.adapters.embedders import local
 
     rewrite = local.rewritten_model
 
-    def unreadable(*args: object, **kwargs: object) -> tuple[bytes, object]:
+    def renamed(*args: object, **kwargs: object) -> tuple[bytes, object]:
         model, rewrites = rewrite(*args, **kwargs)  # type: ignore[arg-type]
-        return model.replace(b"LayerNormalization", b"LayerNormalizatioX"), rewrites  # in every graph
+        return model.replace(operator, operator[:-1] + b"X"), rewrites
 
-    monkeypatch.setattr(local, "rewritten_model", unreadable)
+    monkeypatch.setattr(local, "rewritten_model", renamed)
+
+
+def test_an_onnxruntime_that_cannot_run_the_model_at_all_is_a_clear_error_naming_the_release_needed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _operator_renamed(monkeypatch, b"LayerNormalization")  # in every graph
     with pytest.raises(EmbedderNotConfigured, match=r"cannot run the local model .*pip install 'onnxruntime>=1\.18'"):
         LocalOnnxEmbedder().embed(["hello"])
 
@@ -454,15 +460,7 @@ def test_the_oldest_onnxruntime_named_is_the_one_pyproject_requires() -> None:
 def test_an_onnxruntime_without_its_own_operators_gets_the_plain_graph(
     monkeypatch: pytest.MonkeyPatch, operator: bytes
 ) -> None:
-    from local_mcp_memory.adapters.embedders import local
-
-    rewrite = local.rewritten_model
-
-    def unknown_operator(*args: object, **kwargs: object) -> tuple[bytes, object]:
-        model, rewrites = rewrite(*args, **kwargs)  # type: ignore[arg-type]
-        return model.replace(operator, operator[:-1] + b"X"), rewrites  # same length: an operator no build has
-
-    monkeypatch.setattr(local, "rewritten_model", unknown_operator)
+    _operator_renamed(monkeypatch, operator)
     embedder = LocalOnnxEmbedder(products="int8")
     with structlog.testing.capture_logs() as logs:
         vectors = embedder.embed(AWKWARD[:4])
