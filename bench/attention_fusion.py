@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     conversations = load_locomo(args.data)
     notes = [n["text"] for c in conversations for n in c.notes]
     questions = [q.text for c in conversations for q in c.questions]
-    embedders = {name: LocalOnnxEmbedder(products=args.products, fused_attention=fused)
+    embedders = {name: LocalOnnxEmbedder(products=args.products, fused_attention=fused, solo_threads=1)
                  for name, fused in (("as exported", False), ("attention fused", True))}
     for embedder in embedders.values():
         embedder.load()

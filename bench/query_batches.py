@@ -45,7 +45,7 @@ def measure(threads: int, data: Path, calls: int) -> dict[str, dict[str, float]]
     from local_mcp_memory.adapters.embedders.local import LocalOnnxEmbedder
 
     questions = [q.text for c in load_locomo(data) for q in c.questions]
-    embedder = LocalOnnxEmbedder(threads=threads, workers=1)
+    embedder = LocalOnnxEmbedder(threads=threads, workers=1, solo_threads=1)
     tokenizer, session = embedder._load()
     encodings = tokenizer.encode_batch(questions)
     alone = {}

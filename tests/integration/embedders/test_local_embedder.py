@@ -181,17 +181,23 @@ def test_construction_loads_nothing() -> None:
     assert out.stdout.strip() == "[]"
 
 
-def test_concurrent_first_calls_load_the_model_once() -> None:
-    embedder = LocalOnnxEmbedder()
+@pytest.mark.parametrize("spare", [False, True])
+def test_concurrent_first_calls_load_each_session_once(monkeypatch: pytest.MonkeyPatch, spare: bool) -> None:
+    from local_mcp_memory.adapters.embedders import local
+
+    monkeypatch.setattr(local, "spare_core", lambda cores, threads: spare)
+    embedder = LocalOnnxEmbedder(solo_threads=2)
     results: list[np.ndarray] = []
     with structlog.testing.capture_logs() as logs:
-        threads = [threading.Thread(target=lambda: results.append(embedder.embed(["hi"], "query"))) for _ in range(4)]
+        threads = [threading.Thread(target=lambda: results.append(embedder.embed(LONG[:1]))) for _ in range(4)]
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join()
-    assert len(results) == 4
-    assert [event["event"] for event in logs].count("embedder_loaded") == 1
+    assert len(results) == 4 and all(np.array_equal(r, results[0]) for r in results)
+    loaded = [event["spinning"] for event in logs if event["event"] == "embedder_loaded"]
+    assert sorted(set(loaded)) == sorted(loaded)  # each session at most once
+    assert loaded == [False] if not spare else True in loaded
 
 
 def test_a_model_file_with_the_wrong_digest_is_refused() -> None:
@@ -467,3 +473,142 @@ def test_an_onnxruntime_without_its_own_operators_gets_the_plain_graph(
     assert [e["event"] for e in logs if e["log_level"] == "warning"] == ["onnxruntime_operators_unavailable"]
     assert not embedder._alone
     assert np.allclose(vectors, LocalOnnxEmbedder(products="float").embed(AWKWARD[:4]), atol=1e-5)
+
+
+def _solo(monkeypatch: pytest.MonkeyPatch, spare: bool) -> None:
+    """The machine seen as having a core to spare, or not."""
+    from local_mcp_memory.adapters.embedders import local
+
+    monkeypatch.setattr(local, "spare_core", lambda cores, threads: spare)
+
+
+LONG = ["What did Melanie paint recently, and which colours did she choose for the sunrise over the lake?",
+        AWKWARD[4], AWKWARD[5], AWKWARD[9], AWKWARD[10], AWKWARD[11], AWKWARD[12], "東京の天気は？ 🙂🚀 " * 4]
+
+
+@pytest.mark.parametrize("products", ["float", "auto"])
+def test_a_long_text_alone_on_an_idle_machine_runs_on_two_spinning_threads_with_the_same_vector(
+    monkeypatch: pytest.MonkeyPatch, products: str
+) -> None:
+    _solo(monkeypatch, True)
+    solo = LocalOnnxEmbedder(products=products, solo_threads=2)  # type: ignore[arg-type]
+    shared = LocalOnnxEmbedder(products=products, solo_threads=1)  # type: ignore[arg-type]
+    tokenizer, _ = shared._load()
+    assert min(len(tokenizer.encode(t).ids) for t in LONG) >= local_module().SOLO_TOKENS
+    ours = np.vstack([solo.embed([t]) for t in LONG])
+    theirs = np.vstack([shared.embed([t]) for t in LONG])
+    assert solo._solo is not None and solo._loaded is None  # only the session it needed
+    assert shared._solo is None
+    assert float(np.min(np.sum(ours * theirs, axis=1))) >= 0.99999  # bit for bit on the machines measured
+    assert np.array_equal(solo.embed(LONG[:5]), shared.embed(LONG[:5]))  # a request: the shared session
+
+
+def test_a_short_text_or_a_query_alone_runs_on_the_shared_session(monkeypatch: pytest.MonkeyPatch) -> None:
+    _solo(monkeypatch, True)
+    embedder = LocalOnnxEmbedder(solo_threads=2)
+    for text in ["", "x", "which runner do we use?", "What did Melanie paint recently?"]:
+        embedder.embed([text])
+    for text in LONG:
+        embedder.embed([text], "query")  # its search runs the store's work on the other core meanwhile
+    assert embedder._solo is None and embedder._loaded is not None
+
+
+def local_module():  # noqa: ANN201 - the module, for its constants
+    from local_mcp_memory.adapters.embedders import local
+
+    return local
+
+
+def test_on_a_busy_machine_a_text_alone_runs_on_the_shared_session(monkeypatch: pytest.MonkeyPatch) -> None:
+    _solo(monkeypatch, False)
+    embedder = LocalOnnxEmbedder(solo_threads=2)
+    embedder.embed(LONG[:1])
+    assert embedder._solo is None and embedder._loaded is not None
+
+
+def test_a_text_alone_while_another_runs_alone_goes_to_the_shared_session(monkeypatch: pytest.MonkeyPatch) -> None:
+    _solo(monkeypatch, True)
+    embedder = LocalOnnxEmbedder(solo_threads=2)
+    embedder.embed(LONG[:1])
+    assert embedder._solo is not None and embedder._loaded is None
+    with embedder._solo_free:  # one text running alone
+        (second,) = embedder.embed(LONG[1:2])
+    assert embedder._loaded is not None
+    assert float(second @ embedder.embed(LONG[1:2])[0]) >= 0.99999
+
+
+def test_the_session_of_a_text_alone_is_built_as_the_first_one_was(monkeypatch: pytest.MonkeyPatch) -> None:
+    _operator_renamed(monkeypatch, b"MultiHeadAttention")
+    _solo(monkeypatch, True)
+    embedder = LocalOnnxEmbedder(products="int8", solo_threads=2)
+    with structlog.testing.capture_logs() as logs:
+        embedder.embed(AWKWARD[:4])  # the shared session: the plain graph, after one warning
+        (vector,) = embedder.embed(LONG[:1])  # the solo one: the plain graph at once
+    assert [e["event"] for e in logs if e["log_level"] == "warning"] == ["onnxruntime_operators_unavailable"]
+    assert [e["attention_fused"] for e in logs if e["event"] == "embedder_loaded"] == [0, 0]
+    assert embedder._solo is not None
+
+
+@pytest.mark.parametrize(("runnable", "cores", "spare"), [(1, 2, True), (2, 2, False), (5, 2, False), (1, 1, False),
+                                                          (3, 4, True), (4, 4, False), (7, 8, True)])
+def test_a_core_is_spare_while_the_threads_runnable_and_the_second_fit_the_cores(
+    monkeypatch: pytest.MonkeyPatch, runnable: int, cores: int, spare: bool
+) -> None:
+    from local_mcp_memory.adapters.embedders import local
+
+    monkeypatch.setattr(local, "runnable_threads", lambda: runnable)
+    assert local.spare_core(cores, 2) is spare
+
+
+def test_the_threads_runnable_now_are_read_from_the_system() -> None:
+    from local_mcp_memory.adapters.embedders import local
+
+    runnable = local.runnable_threads()
+    if Path("/proc/loadavg").exists():
+        assert runnable is not None and runnable >= 1  # this thread at least
+    else:
+        assert runnable is None
+
+
+@pytest.mark.parametrize(("load", "spare"), [(0.4, True), (1.0, True), (1.3, False)])
+def test_without_a_count_of_runnable_threads_the_load_average_stands_for_it(
+    monkeypatch: pytest.MonkeyPatch, load: float, spare: bool
+) -> None:
+    from local_mcp_memory.adapters.embedders import local
+
+    monkeypatch.setattr(local, "runnable_threads", lambda: None)
+    monkeypatch.setattr(os, "getloadavg", lambda: (load, 9.0, 9.0))
+    assert local.spare_core(2, 2) is spare
+
+
+def test_a_system_that_cannot_tell_its_load_has_no_core_to_spare(monkeypatch: pytest.MonkeyPatch) -> None:
+    from local_mcp_memory.adapters.embedders import local
+
+    def unknown() -> tuple[float, float, float]:
+        raise OSError("load average unobtainable")
+
+    monkeypatch.setattr(local, "runnable_threads", lambda: None)
+    monkeypatch.setattr(os, "getloadavg", unknown)
+    assert local.spare_core(2, 2) is False
+
+
+def test_one_core_never_runs_a_text_on_two_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    from local_mcp_memory.adapters.embedders import local
+
+    monkeypatch.setattr(local, "usable_cores", lambda: 1)
+    _solo(monkeypatch, True)
+    embedder = LocalOnnxEmbedder()
+    embedder.embed(LONG[:1])
+    assert embedder._solo is None
+
+
+@pytest.mark.parametrize("spinning", [False, True])
+def test_only_the_session_of_a_text_alone_spins_and_it_stops_at_each_run_s_end(spinning: bool) -> None:
+    import onnxruntime
+
+    from local_mcp_memory.adapters.embedders.local import session_options
+
+    options = session_options(onnxruntime, 2, spinning)
+    assert options.get_session_config_entry("session.intra_op.allow_spinning") == ("1" if spinning else "0")
+    if spinning:
+        assert options.get_session_config_entry("session.force_spinning_stop") == "1"
