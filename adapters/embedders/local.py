@@ -227,7 +227,9 @@ class LocalOnnxEmbedder:
             encodings = [self._tokenizer_loaded().encode(texts[0])]
             if self._may_run_alone(kind, len(encodings[0].ids)):
                 try:
-                    return self._run(self._solo_session(), encodings)
+                    solo = self._solo_session()
+                    if solo is not None:
+                        return self._run(solo, encodings)
                 finally:
                     self._solo_free.release()
             session = self._load()[1]
@@ -317,13 +319,18 @@ class LocalOnnxEmbedder:
 
     def _solo_session(self) -> Any:
         """The session of a text alone (``solo_threads``, spinning through each run), loaded
-        on the first call."""
+        on the first call; None when it cannot be built (then never tried again: every text
+        runs on the shared session, which reports its own failure if it has one)."""
         solo = self._solo
         if solo is not None:
             return solo
         with self._lock:
-            if self._solo is None:
-                self._solo = self._load_locked(self._solo_threads, spinning=True)
+            if self._solo is None and self._solo_threads > 1:
+                try:
+                    self._solo = self._load_locked(self._solo_threads, spinning=True)
+                except Exception as exc:  # noqa: BLE001 - whatever it is, the shared session is the answer
+                    self._solo_threads = 1
+                    log.warning("embedder_solo_session_unavailable", error=str(exc), error_type=type(exc).__name__)
             return self._solo
 
     def _tokenizer_loaded(self) -> Any:

@@ -612,3 +612,33 @@ def test_only_the_session_of_a_text_alone_spins_and_it_stops_at_each_run_s_end(s
     assert options.get_session_config_entry("session.intra_op.allow_spinning") == ("1" if spinning else "0")
     if spinning:
         assert options.get_session_config_entry("session.force_spinning_stop") == "1"
+
+
+def test_a_session_of_a_text_alone_that_cannot_be_built_leaves_every_text_on_the_shared_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _solo(monkeypatch, True)
+    embedder = LocalOnnxEmbedder(solo_threads=2)
+    build = embedder._load_locked
+
+    def no_spinning(threads: int, spinning: bool) -> object:
+        if spinning:
+            raise RuntimeError("no second thread here")
+        return build(threads, spinning)
+
+    monkeypatch.setattr(embedder, "_load_locked", no_spinning)
+    with structlog.testing.capture_logs() as logs:
+        first = embedder.embed(LONG[:1])
+        second = embedder.embed(LONG[:1])
+    assert np.array_equal(first, second) and embedder._solo is None and embedder._loaded is not None
+    assert [e["event"] for e in logs if e["log_level"] == "warning"] == ["embedder_solo_session_unavailable"]
+    assert not embedder._solo_free.locked()
+
+
+def test_a_model_that_cannot_load_is_reported_as_before_on_an_idle_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    _solo(monkeypatch, True)
+    embedder = LocalOnnxEmbedder(model_sha256="0" * 64, solo_threads=2)
+    for _ in range(2):
+        with pytest.raises(EmbedderNotConfigured, match="sha256.*reinstall"):
+            embedder.embed(LONG[:1])
+    assert not embedder._solo_free.locked()
