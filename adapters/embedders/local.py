@@ -42,6 +42,7 @@ stays loaded for the embedder's lifetime. ``embed`` is safe to call from several
 from __future__ import annotations
 
 import hashlib
+import importlib
 import os
 import tempfile
 import threading
@@ -342,15 +343,10 @@ class LocalOnnxEmbedder:
 
     def _tokenizer_locked(self) -> Any:
         if self._tokenizer is None:
-            try:
-                from tokenizers import Tokenizer
-            except ImportError as exc:
-                raise EmbedderNotConfigured(
-                    PROVIDER, f"the local embedder needs onnxruntime and tokenizers ({exc}); reinstall mcp-memory"
-                ) from exc
+            tokenizers = _required("tokenizers")
             tokenizer_path = self._tokenizer_path or default_tokenizer_path()
             _verified(tokenizer_path, self._tokenizer_sha256, "tokenizer", "reinstall mcp-memory")
-            tokenizer = Tokenizer.from_file(str(tokenizer_path))
+            tokenizer = tokenizers.Tokenizer.from_file(str(tokenizer_path))
             tokenizer.no_padding()  # the file pads to 128; we pad each batch to its longest text
             tokenizer.enable_truncation(max_length=self.MAX_TOKENS)
             self._tokenizer = tokenizer
@@ -360,12 +356,7 @@ class LocalOnnxEmbedder:
         """A session of ``threads`` intra-op threads. The first one built tries onnxruntime's
         own operators (the int8 products, the fused attention), then the plain graph, which a
         build without them still runs; a second one is built as the first was."""
-        try:
-            import onnxruntime
-        except ImportError as exc:
-            raise EmbedderNotConfigured(
-                PROVIDER, f"the local embedder needs onnxruntime and tokenizers ({exc}); reinstall mcp-memory"
-            ) from exc
+        onnxruntime = _required("onnxruntime")
         model_path = self._model_path or default_model_path()
         options = session_options(onnxruntime, threads, spinning)
         _return_large_blocks()
@@ -401,6 +392,17 @@ class LocalOnnxEmbedder:
             session = onnxruntime.InferenceSession(path, sess_options=options, providers=["CPUExecutionProvider"],
                                                    disabled_optimizers=list(UNFUSED))
         return session, rewrites
+
+
+def _required(module: str) -> Any:
+    """``module``, one of the two the local model runs on; ``EmbedderNotConfigured`` when it
+    cannot be imported."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise EmbedderNotConfigured(
+            PROVIDER, f"the local embedder needs onnxruntime and tokenizers ({exc}); reinstall mcp-memory"
+        ) from exc
 
 
 def usable_cores() -> int:

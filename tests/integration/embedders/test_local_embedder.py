@@ -642,3 +642,10 @@ def test_a_model_that_cannot_load_is_reported_as_before_on_an_idle_machine(monke
         with pytest.raises(EmbedderNotConfigured, match="sha256.*reinstall"):
             embedder.embed(LONG[:1])
     assert not embedder._solo_free.locked()
+
+
+@pytest.mark.parametrize("module", ["onnxruntime", "tokenizers"])
+def test_a_missing_runtime_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, module: str) -> None:
+    monkeypatch.setitem(sys.modules, module, None)  # import raises ImportError
+    with pytest.raises(EmbedderNotConfigured, match="needs onnxruntime and tokenizers.*reinstall mcp-memory"):
+        LocalOnnxEmbedder(solo_threads=1).embed(["hello"])
