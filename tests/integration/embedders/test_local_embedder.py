@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 import structlog
 
+from local_mcp_memory.adapters.embedders import local
 from local_mcp_memory.adapters.embedders.attention import fuse_attention
 from local_mcp_memory.adapters.embedders.local import (
     HEADS,
@@ -183,9 +184,7 @@ def test_construction_loads_nothing() -> None:
 
 @pytest.mark.parametrize("spare", [False, True])
 def test_concurrent_first_calls_load_each_session_once(monkeypatch: pytest.MonkeyPatch, spare: bool) -> None:
-    from local_mcp_memory.adapters.embedders import local
-
-    monkeypatch.setattr(local, "spare_core", lambda cores, threads: spare)
+    _solo(monkeypatch, spare)
     embedder = LocalOnnxEmbedder(solo_threads=2)
     results: list[np.ndarray] = []
     with structlog.testing.capture_logs() as logs:
@@ -434,8 +433,6 @@ def test_without_memory_files_the_model_loads_through_a_temporary_file(
 def _operator_renamed(monkeypatch: pytest.MonkeyPatch, operator: bytes) -> None:
     """Every model the embedder builds has ``operator`` renamed to one no onnxruntime build
     has (same length, so the protobuf stays well formed)."""
-    from local_mcp_memory.adapters.embedders import local
-
     rewrite = local.rewritten_model
 
     def renamed(*args: object, **kwargs: object) -> tuple[bytes, object]:
@@ -477,8 +474,6 @@ def test_an_onnxruntime_without_its_own_operators_gets_the_plain_graph(
 
 def _solo(monkeypatch: pytest.MonkeyPatch, spare: bool) -> None:
     """The machine seen as having a core to spare, or not."""
-    from local_mcp_memory.adapters.embedders import local
-
     monkeypatch.setattr(local, "spare_core", lambda cores, threads: spare)
 
 
@@ -494,7 +489,7 @@ def test_a_long_text_alone_on_an_idle_machine_runs_on_two_spinning_threads_with_
     solo = LocalOnnxEmbedder(products=products, solo_threads=2)  # type: ignore[arg-type]
     shared = LocalOnnxEmbedder(products=products, solo_threads=1)  # type: ignore[arg-type]
     tokenizer, _ = shared._load()
-    assert min(len(tokenizer.encode(t).ids) for t in LONG) >= local_module().SOLO_TOKENS
+    assert min(len(tokenizer.encode(t).ids) for t in LONG) >= local.SOLO_TOKENS
     ours = np.vstack([solo.embed([t]) for t in LONG])
     theirs = np.vstack([shared.embed([t]) for t in LONG])
     assert solo._solo is not None and solo._loaded is None  # only the session it needed
@@ -511,12 +506,6 @@ def test_a_short_text_or_a_query_alone_runs_on_the_shared_session(monkeypatch: p
     for text in LONG:
         embedder.embed([text], "query")  # its search runs the store's work on the other core meanwhile
     assert embedder._solo is None and embedder._loaded is not None
-
-
-def local_module():  # noqa: ANN201 - the module, for its constants
-    from local_mcp_memory.adapters.embedders import local
-
-    return local
 
 
 def test_on_a_busy_machine_a_text_alone_runs_on_the_shared_session(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -554,15 +543,11 @@ def test_the_session_of_a_text_alone_is_built_as_the_first_one_was(monkeypatch: 
 def test_a_core_is_spare_while_the_threads_runnable_and_the_second_fit_the_cores(
     monkeypatch: pytest.MonkeyPatch, runnable: int, cores: int, spare: bool
 ) -> None:
-    from local_mcp_memory.adapters.embedders import local
-
     monkeypatch.setattr(local, "runnable_threads", lambda: runnable)
     assert local.spare_core(cores, 2) is spare
 
 
 def test_the_threads_runnable_now_are_read_from_the_system() -> None:
-    from local_mcp_memory.adapters.embedders import local
-
     runnable = local.runnable_threads()
     if Path("/proc/loadavg").exists():
         assert runnable is not None and runnable >= 1  # this thread at least
@@ -574,16 +559,12 @@ def test_the_threads_runnable_now_are_read_from_the_system() -> None:
 def test_without_a_count_of_runnable_threads_the_load_average_stands_for_it(
     monkeypatch: pytest.MonkeyPatch, load: float, spare: bool
 ) -> None:
-    from local_mcp_memory.adapters.embedders import local
-
     monkeypatch.setattr(local, "runnable_threads", lambda: None)
     monkeypatch.setattr(os, "getloadavg", lambda: (load, 9.0, 9.0))
     assert local.spare_core(2, 2) is spare
 
 
 def test_a_system_that_cannot_tell_its_load_has_no_core_to_spare(monkeypatch: pytest.MonkeyPatch) -> None:
-    from local_mcp_memory.adapters.embedders import local
-
     def unknown() -> tuple[float, float, float]:
         raise OSError("load average unobtainable")
 
@@ -593,8 +574,6 @@ def test_a_system_that_cannot_tell_its_load_has_no_core_to_spare(monkeypatch: py
 
 
 def test_one_core_never_runs_a_text_on_two_threads(monkeypatch: pytest.MonkeyPatch) -> None:
-    from local_mcp_memory.adapters.embedders import local
-
     monkeypatch.setattr(local, "usable_cores", lambda: 1)
     _solo(monkeypatch, True)
     embedder = LocalOnnxEmbedder()
@@ -606,9 +585,7 @@ def test_one_core_never_runs_a_text_on_two_threads(monkeypatch: pytest.MonkeyPat
 def test_only_the_session_of_a_text_alone_spins_and_it_stops_at_each_run_s_end(spinning: bool) -> None:
     import onnxruntime
 
-    from local_mcp_memory.adapters.embedders.local import session_options
-
-    options = session_options(onnxruntime, 2, spinning)
+    options = local.session_options(onnxruntime, 2, spinning)
     assert options.get_session_config_entry("session.intra_op.allow_spinning") == ("1" if spinning else "0")
     if spinning:
         assert options.get_session_config_entry("session.force_spinning_stop") == "1"
