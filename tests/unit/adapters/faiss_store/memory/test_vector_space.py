@@ -4,8 +4,9 @@ spread after a write sees it."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
-from local_mcp_memory.adapters.faiss_store.memory.vector_space import VectorSpace
+from local_mcp_memory.adapters.faiss_store.memory.vector_space import VectorSpace, by_key
 
 
 def unit(x: np.ndarray) -> np.ndarray:
@@ -65,3 +66,10 @@ def test_a_write_in_the_scope_is_seen_by_the_next_spread_of_the_same_mask() -> N
     assert space.spread(query, mask, 1024)[0] == 299
     wider = np.ones(301, dtype=bool)
     assert space.spread(query, wider, 1024)[0] == 300
+
+
+@pytest.mark.parametrize("bound", [1, 16, 2530, 1 << 16, (1 << 16) + 1, 1 << 20])
+def test_slots_are_grouped_by_list_in_the_order_a_stable_sort_gives(bound: int) -> None:
+    keys = np.random.default_rng(bound).integers(0, bound, 50_000).astype(np.int32)  # as the lists' column holds them
+    keys[:3] = [0, bound - 1, 0]  # both ends, and a tie
+    assert np.array_equal(by_key(keys, bound), np.argsort(keys.astype(np.int64), kind="stable"))
