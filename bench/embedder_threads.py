@@ -47,8 +47,6 @@ def _cpu() -> float:
 
 
 def measure(variant: str, data: Path, texts: int, pause: float) -> dict[str, float]:
-    import onnxruntime
-
     from local_mcp_memory.adapters.embedders import local
 
     spinning, threads = VARIANTS[variant]
@@ -56,13 +54,8 @@ def measure(variant: str, data: Path, texts: int, pause: float) -> dict[str, flo
     turns = [n["text"] for n in conversation.notes]
     questions = [q.text for q in conversation.questions][: texts // 2]
     embedder = local.LocalOnnxEmbedder(threads=threads, workers=2, solo_threads=1)
-    tokenizer, _ = embedder._load()
-    model, _ = local.rewritten_model(local.default_model_path(), local.MODEL_SHA256, int8=embedder._int8)
-    options = local.session_options(onnxruntime, threads, spinning == "1")  # the server's
-    with local._model_file(model) as path:
-        session = onnxruntime.InferenceSession(path, sess_options=options, providers=["CPUExecutionProvider"],
-                                               disabled_optimizers=list(local.UNFUSED))
-    embedder._loaded = (tokenizer, session)
+    embedder._shared = embedder._load_locked(threads, spinning == "1")  # built as the server builds its sessions
+    tokenizer, session = embedder._load()
     embedder.embed(turns[:50])  # warm
     out = {}
     by_length: dict[bool, list[float]] = {False: [], True: []}

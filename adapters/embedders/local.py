@@ -199,8 +199,8 @@ class LocalOnnxEmbedder:
         self._cores = usable_cores()
         self._solo_threads = min(SOLO_THREADS, self._cores) if solo_threads is None else solo_threads
         self._lock = threading.Lock()
-        self._loaded: tuple[Any, Any] | None = None  # (tokenizer, session) once loaded
         self._tokenizer: Any = None  # once loaded
+        self._shared: Any = None  # the session of requests and queries, once loaded
         self._solo: Any = None  # the session of a text alone, once loaded
         self._solo_free = threading.Lock()  # held while a text runs on it
         self._graph: tuple[bool, bool] | None = None  # (int8, fused) of the sessions built
@@ -302,13 +302,12 @@ class LocalOnnxEmbedder:
 
     def _load(self) -> tuple[Any, Any]:
         """The tokenizer and the shared session, loaded on the first call."""
-        loaded = self._loaded
-        if loaded is not None:
-            return loaded
-        with self._lock:
-            if self._loaded is None:
-                self._loaded = (self._tokenizer_locked(), self._load_locked(self._threads, spinning=False))
-            return self._loaded
+        tokenizer = self._tokenizer_loaded()
+        if self._shared is None:
+            with self._lock:
+                if self._shared is None:
+                    self._shared = self._load_locked(self._threads, spinning=False)
+        return tokenizer, self._shared
 
     def _may_run_alone(self, kind: EmbedKind, tokens: int) -> bool:
         """Whether a text runs on the session of a text alone, which it then holds
@@ -335,21 +334,17 @@ class LocalOnnxEmbedder:
             return self._solo
 
     def _tokenizer_loaded(self) -> Any:
-        tokenizer = self._tokenizer
-        if tokenizer is not None:
-            return tokenizer
-        with self._lock:
-            return self._tokenizer_locked()
-
-    def _tokenizer_locked(self) -> Any:
+        """The verified tokenizer, loaded on the first call."""
         if self._tokenizer is None:
-            tokenizers = _required("tokenizers")
-            tokenizer_path = self._tokenizer_path or default_tokenizer_path()
-            _verified(tokenizer_path, self._tokenizer_sha256, "tokenizer", "reinstall mcp-memory")
-            tokenizer = tokenizers.Tokenizer.from_file(str(tokenizer_path))
-            tokenizer.no_padding()  # the file pads to 128; we pad each batch to its longest text
-            tokenizer.enable_truncation(max_length=self.MAX_TOKENS)
-            self._tokenizer = tokenizer
+            with self._lock:
+                if self._tokenizer is None:
+                    tokenizers = _required("tokenizers")
+                    tokenizer_path = self._tokenizer_path or default_tokenizer_path()
+                    _verified(tokenizer_path, self._tokenizer_sha256, "tokenizer", "reinstall mcp-memory")
+                    tokenizer = tokenizers.Tokenizer.from_file(str(tokenizer_path))
+                    tokenizer.no_padding()  # the file pads to 128; we pad each batch to its longest text
+                    tokenizer.enable_truncation(max_length=self.MAX_TOKENS)
+                    self._tokenizer = tokenizer
         return self._tokenizer
 
     def _load_locked(self, threads: int, spinning: bool) -> Any:

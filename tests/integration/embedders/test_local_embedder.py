@@ -492,7 +492,7 @@ def test_a_long_text_alone_on_an_idle_machine_runs_on_two_spinning_threads_with_
     assert min(len(tokenizer.encode(t).ids) for t in LONG) >= local.SOLO_TOKENS
     ours = np.vstack([solo.embed([t]) for t in LONG])
     theirs = np.vstack([shared.embed([t]) for t in LONG])
-    assert solo._solo is not None and solo._loaded is None  # only the session it needed
+    assert solo._solo is not None and solo._shared is None  # only the session it needed
     assert shared._solo is None
     assert float(np.min(np.sum(ours * theirs, axis=1))) >= 0.99999  # bit for bit on the machines measured
     assert np.array_equal(solo.embed(LONG[:5]), shared.embed(LONG[:5]))  # a request: the shared session
@@ -505,24 +505,24 @@ def test_a_short_text_or_a_query_alone_runs_on_the_shared_session(monkeypatch: p
         embedder.embed([text])
     for text in LONG:
         embedder.embed([text], "query")  # its search runs the store's work on the other core meanwhile
-    assert embedder._solo is None and embedder._loaded is not None
+    assert embedder._solo is None and embedder._shared is not None
 
 
 def test_on_a_busy_machine_a_text_alone_runs_on_the_shared_session(monkeypatch: pytest.MonkeyPatch) -> None:
     _solo(monkeypatch, False)
     embedder = LocalOnnxEmbedder(solo_threads=2)
     embedder.embed(LONG[:1])
-    assert embedder._solo is None and embedder._loaded is not None
+    assert embedder._solo is None and embedder._shared is not None
 
 
 def test_a_text_alone_while_another_runs_alone_goes_to_the_shared_session(monkeypatch: pytest.MonkeyPatch) -> None:
     _solo(monkeypatch, True)
     embedder = LocalOnnxEmbedder(solo_threads=2)
     embedder.embed(LONG[:1])
-    assert embedder._solo is not None and embedder._loaded is None
+    assert embedder._solo is not None and embedder._shared is None
     with embedder._solo_free:  # one text running alone
         (second,) = embedder.embed(LONG[1:2])
-    assert embedder._loaded is not None
+    assert embedder._shared is not None
     assert float(second @ embedder.embed(LONG[1:2])[0]) >= 0.99999
 
 
@@ -607,7 +607,7 @@ def test_a_session_of_a_text_alone_that_cannot_be_built_leaves_every_text_on_the
     with structlog.testing.capture_logs() as logs:
         first = embedder.embed(LONG[:1])
         second = embedder.embed(LONG[:1])
-    assert np.array_equal(first, second) and embedder._solo is None and embedder._loaded is not None
+    assert np.array_equal(first, second) and embedder._solo is None and embedder._shared is not None
     assert [e["event"] for e in logs if e["log_level"] == "warning"] == ["embedder_solo_session_unavailable"]
     assert not embedder._solo_free.locked()
 
