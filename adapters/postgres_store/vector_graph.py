@@ -156,10 +156,7 @@ class ProjectGraph:
             rows = np.flatnonzero(~left_out[:reach])[:sample]
         tail_rows = np.flatnonzero(self.tail.visible(hidden)) if hidden and len(self.tail) else np.arange(len(self.tail))
         if len(tail_rows):
-            keys = sorted([(int(self.base.hashes[i]), self.base.ids[i], 0, i) for i in rows]
-                          + [(int(self.tail.hashes[i]), self.tail.ids[i], 1, i) for i in tail_rows])[:sample]
-            rows = np.array([i for *_key, part, i in keys if part == 0], dtype=np.int64)
-            tail_rows = np.array([i for *_key, part, i in keys if part == 1], dtype=np.int64)
+            rows, tail_rows = self._first_merged(rows, tail_rows, sample)
         if len(rows) + len(tail_rows) == 0:
             return NO_SPREAD
         cosines = [pg_cosines(self.base.matrix[rows], self.base.squares[rows], q)] if len(rows) else []
@@ -167,6 +164,20 @@ class ProjectGraph:
             cosines.append(pg_cosines(self.tail.matrix[tail_rows], self.tail.squares[tail_rows], q))
         joined = np.concatenate(cosines)
         return Spread(len(joined), float(joined.mean()), float(joined.std()))
+
+    def _first_merged(self, rows: np.ndarray, tail_rows: np.ndarray, sample: int) -> tuple[np.ndarray, np.ndarray]:
+        """Of the graph's ``rows`` and the tail's ``tail_rows``, the first ``sample`` in sample
+        order (hash, then id), as the rows of each: the hashes sorted alone, the ids compared
+        only where two hashes are equal (then every key as a tuple). Sorting every key as a
+        tuple was most of a spread once the tail held a few hundred vectors."""
+        hashes = np.concatenate([self.base.hashes[rows], self.tail.hashes[tail_rows]])
+        order = np.argsort(hashes, kind="stable")
+        if np.any(np.diff(hashes[order]) == 0):
+            keys = [(int(self.base.hashes[i]), self.base.ids[i], n) for n, i in enumerate(rows)]
+            keys += [(int(self.tail.hashes[i]), self.tail.ids[i], len(rows) + n) for n, i in enumerate(tail_rows)]
+            order = np.array([n for *_key, n in sorted(keys)], dtype=np.int64)
+        first = order[:sample]
+        return rows[first[first < len(rows)]], tail_rows[first[first >= len(rows)] - len(rows)]
 
     def cosines_of(self, ids: Sequence[str], q: np.ndarray) -> dict[str, float]:
         """The cosines of those of ``ids`` held (the others have no vector here)."""
