@@ -8,7 +8,7 @@ import attrs
 from local_mcp_memory.application.add_note import AddNote, new_note
 from local_mcp_memory.application.errors import InvalidRequest
 from local_mcp_memory.application.services import Services, at
-from local_mcp_memory.application.suggestions import possibly_superseded
+from local_mcp_memory.application.suggestions import superseded_each
 from local_mcp_memory.application.supersession import check_superseded, supersede
 from local_mcp_memory.domain.errors import InvalidValue
 from local_mcp_memory.domain.identifiers import Namespace, NoteId
@@ -43,14 +43,14 @@ class NotesAdded:
 def add_notes(command: AddNotes, services: Services) -> NotesAdded:
     """All or nothing: every note is checked before any is embedded, all are embedded in one
     call and written in one durable store write, with dedup on write (SPEC §11). Each entry's
-    suggestions come from one store search made before the write: the stored notes it likely
-    replaces, not other entries of the batch."""
+    suggestions come from the store searched before the write, all entries' at once: the
+    stored notes it likely replaces, not other entries of the batch."""
     now = services.clock.now()
     notes = [_checked(i, c, services, now) for i, c in enumerate(command.notes)]
     for i, (entry, note) in enumerate(zip(command.notes, notes)):
         check_superseded(entry.supersedes, note.project_id, services, f"notes[{i}].supersedes")
     namespace, vectors = services.embedding.embed([n.text for n in notes], "passage")
-    similar = [possibly_superseded(n.project_id, n.text, n.created_at, namespace, v, services) for n, v in zip(notes, vectors)]
+    similar = superseded_each(notes, namespace, vectors, services)
     holders = at("notes", services.writer.add, list(zip(notes, vectors)), namespace, now)
     duplicates = [i for i, (note, holder) in enumerate(zip(notes, holders)) if holder != note.id]
     services.counters.duplicates_refused += len(duplicates)

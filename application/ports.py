@@ -391,6 +391,11 @@ class NoteReader(Protocol):
         candidates' neighbours with their cosines. ``StoreError`` for a vector of the wrong
         length where the namespace holds vectors."""
 
+    def candidates_each(self, queries: Sequence[CandidateQuery]) -> list[Candidates]:
+        """``candidates`` of each of ``queries``, in order, as one read: a store may answer
+        questions that share a filter together (one look at the filter, one round trip for
+        their notes) — an ``add_notes`` asks one per entry for its suggestions."""
+
     def neighbours(
         self, note_ids: Sequence[str], where: NoteFilter, namespace: Namespace | None = None, vector: Vector | None = None
     ) -> Candidates:

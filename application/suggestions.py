@@ -29,11 +29,11 @@ from datetime import datetime
 
 import attrs
 
-from local_mcp_memory.application.ports import NO_SPREAD, CandidateQuery, Spread, Vector
+from local_mcp_memory.application.ports import NO_SPREAD, CandidateQuery, Candidates, Spread, Vector
 from local_mcp_memory.application.ranking import SPREAD_MIN_NOTES, SPREAD_SAMPLE
 from local_mcp_memory.application.services import Services
 from local_mcp_memory.domain.identifiers import CanonicalProjectId, Namespace
-from local_mcp_memory.domain.note import NoteFilter
+from local_mcp_memory.domain.note import Note, NoteFilter
 
 Older = tuple[str, str, float]
 """An older note: its id, its text and its cosine with the new note's vector."""
@@ -353,6 +353,24 @@ def possibly_superseded(
     """The id of the live note of ``project`` created before ``created_at`` that a new note
     of ``text`` likely replaces, if any: one semantic store search of ``vector``."""
     where = NoteFilter(project, now=services.clock.now())
-    found = services.reader.candidates(CandidateQuery(where, DEPTH, namespace, vector, spread_sample=SPREAD_SAMPLE))
+    return _decided(text, created_at, services.reader.candidates(_question(where, namespace, vector)))
+
+
+def superseded_each(notes: Sequence[Note], namespace: Namespace, vectors: Sequence[Vector], services: Services) -> list[list[str]]:
+    """``possibly_superseded`` of each of ``notes`` (not yet stored) with its vector, the
+    store asked once (``NoteReader.candidates_each``): the notes of a project share a filter."""
+    now = services.clock.now()
+    where = {project: NoteFilter(project, now=now) for project in {note.project_id for note in notes}}
+    found = services.reader.candidates_each([_question(where[n.project_id], namespace, v) for n, v in zip(notes, vectors)])
+    return [_decided(note.text, note.created_at, answer) for note, answer in zip(notes, found)]
+
+
+def _question(where: NoteFilter, namespace: Namespace, vector: Vector) -> CandidateQuery:
+    """The store search of a new note's suggestions: its ``DEPTH`` closest in ``where``, and the spread."""
+    return CandidateQuery(where, DEPTH, namespace, vector, spread_sample=SPREAD_SAMPLE)
+
+
+def _decided(text: str, created_at: datetime, found: Candidates) -> list[str]:
+    """``likely_replaced`` over the candidates of ``found`` created before ``created_at``."""
     older = [(c.id, found.notes[c.id].note.text, c.score) for c in found.semantic if c.created_at < created_at]
     return likely_replaced(text, older, found.spread)

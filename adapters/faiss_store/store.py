@@ -364,6 +364,15 @@ class FaissNoteStore:
                 first = None
             return search.candidates(self._live.state, query, self._mutex, first)
 
+    def candidates_each(self, queries: Sequence[CandidateQuery]) -> list[Candidates]:
+        """See ``NoteReader.candidates_each``: one pass over one state (a filter's rows are
+        kept from one question to the next, ``StoreState.selection``); pending vectors are
+        computed first, without the mutex."""
+        queries = [query.resolved() for query in queries]
+        with self._reading():
+            self._live.sync()
+            return [search.candidates(self._live.state, query, self._mutex) for query in queries]
+
     def neighbours(
         self, note_ids: Sequence[str], where: NoteFilter, namespace: Namespace | None = None, vector: Vector | None = None
     ) -> Candidates:

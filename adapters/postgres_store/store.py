@@ -573,6 +573,50 @@ class PostgresNoteStore:
         scored = None if semantic is None else (lambda ids: held.cosines_of(ids, q))
         return _answer(rows, query.neighbours, semantic, spread, scored)
 
+    def candidates_each(self, queries: Sequence[CandidateQuery]) -> list[Candidates]:
+        """See ``NoteReader.candidates_each``: the questions by vector alone of a whole project
+        (an ``add_notes``'s suggestions) that share a filter and a namespace are answered from
+        the project's copy held here (``vector_cache``), brought up to the feed once, and the
+        notes they name read in one statement; any other as ``candidates`` answers it."""
+        queries = [query.resolved() for query in queries]
+        shared: dict[tuple[NoteFilter, str], list[int]] = {}
+        for n, query in enumerate(queries):
+            if query.vector is not None and query.text is None and not query.neighbours and not narrowed(query.where):
+                shared.setdefault((query.where, str(query.namespace)), []).append(n)
+        answers: dict[int, Candidates] = {}
+        with failures(self._url, "search the note store"), self._pool.connection() as conn:
+            for members in shared.values():
+                if len(members) > 1:
+                    answers.update(self._held_answers(conn, [queries[n] for n in members], members))
+        return [answers[n] if n in answers else self.candidates(query) for n, query in enumerate(queries)]
+
+    def _held_answers(self, conn: psycopg.Connection, queries: list[CandidateQuery], members: list[int]) -> dict[int, Candidates]:
+        """The answers to ``queries`` (one filter, one namespace, vectors alone), by their
+        numbers in ``members``, from the copy of the project held whole here; none when it
+        is not."""
+        first = queries[0]
+        assert first.namespace is not None
+        space = self._known_space(conn, first.namespace)
+        if space is None:
+            return {}
+        held, hidden = self._held_vectors(conn, first, space, None, None)
+        if held is None or not held.complete:
+            return {}
+        found = []
+        for query in queries:
+            q = _row(query.vector, first.namespace.dim)
+            spread = held.spread(q, query.spread_sample, hidden) if query.spread_sample > 0 else NO_SPREAD
+            found.append((held.nearest(q, query.depth, hidden), spread))
+        params: dict[str, Any] = {"given": sorted({c.id for semantic, _ in found for c in semantic})}
+        sql = candidates_sql(first.where, space=space, dim=first.namespace.dim, semantic=False, given=True,
+                             keyword=False, spread=False, neighbours=False, params=params)
+        rows = conn.execute(sql, params).fetchall() if params["given"] else []
+        docs = {row[1]: row for row in rows}
+        return {
+            n: _answer([docs[c.id] for c in semantic if c.id in docs], False, semantic, spread)
+            for n, (semantic, spread) in zip(members, found)
+        }
+
     def neighbours(
         self, note_ids: Sequence[str], where: NoteFilter, namespace: Namespace | None = None, vector: Vector | None = None
     ) -> Candidates:

@@ -18,6 +18,7 @@ from tests.fakes.memory_store import InMemoryNoteStore
 from local_mcp_memory.application.errors import EmbedderUnavailable, StoreError
 from local_mcp_memory.application.ports import Candidate, CandidateQuery, Candidates, Neighbour, NoteStore
 from local_mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, GroupId, Namespace, NoteId
+from local_mcp_memory.domain.link import Link, LinkKey, Relation
 from local_mcp_memory.domain.note import GlobalEntry, Note, NoteFilter, Tags
 from local_mcp_memory.domain.time import TimeWindow
 from tests.postgres_server import postgres, postgres_url  # noqa: F401  (fixtures)
@@ -418,6 +419,41 @@ def test_the_spread_is_the_mean_and_deviation_of_cosines_over_the_scope(store: N
     assert spread_of(store, axis(0), NoteFilter(PROJECT), sample=0).count == 0
     with pytest.raises(StoreError):
         spread_of(store, axis(0, 5), NoteFilter(PROJECT), sample=100)
+
+
+def test_candidates_each_answers_every_question_as_candidates_does(store: NoteStore) -> None:
+    notes = [make_note(f"note {i} about the deploy", minutes=i, group=f"g{i % 2}") for i in range(12)]
+    for i, note in enumerate(notes):
+        store.put(note, NS, unit(i))
+    store.put(make_note("elsewhere", project=ELSEWHERE), NS, unit(3))
+    store.link(Link(LinkKey(notes[1].id, notes[0].id, Relation("supersedes")), T0))  # notes[0] hidden from now on
+    expired = attrs.evolve(make_note("expired", minutes=30), expires_at=T0 + timedelta(minutes=40))
+    store.put(expired, NS, unit(5))
+    now = T0 + timedelta(hours=1)
+    whole = NoteFilter(PROJECT, now=now)
+    queries = [
+        *(CandidateQuery(whole, 3, NS, unit(seed), spread_sample=100) for seed in (0, 5, 9, 40)),
+        CandidateQuery(whole, 3, NS, unit(2), spread_sample=4),
+        CandidateQuery(NoteFilter(ELSEWHERE, now=now), 3, NS, unit(3), spread_sample=100),
+        CandidateQuery(NoteFilter(PROJECT, GroupId("g1"), now=now), 3, NS, unit(7), spread_sample=100),
+        CandidateQuery(whole, 3, NS, unit(8), text="deploy", spread_sample=100),
+        CandidateQuery(whole, 3, OTHER, unit(8, OTHER.dim), spread_sample=100),
+        CandidateQuery(whole, 2, NS, unit(6), neighbours=True),
+    ]
+    for together, alone in zip(store.candidates_each(queries), [store.candidates(q) for q in queries], strict=True):
+        for kind in ("semantic", "keyword"):
+            assert ids(getattr(together, kind)) == ids(getattr(alone, kind))
+            assert [c.score for c in getattr(together, kind)] == pytest.approx([c.score for c in getattr(alone, kind)], abs=1e-6)
+        assert together.spread.count == alone.spread.count
+        assert (together.spread.mean, together.spread.std) == pytest.approx((alone.spread.mean, alone.spread.std), abs=1e-6)
+        assert together.neighbours == alone.neighbours
+        assert {key: note.note.text for key, note in together.notes.items()} == {key: note.note.text for key, note in alone.notes.items()}
+    first = store.candidates_each(queries[:2])[0]  # notes[0]'s own vector: it would come first
+    assert len(first.semantic) == 3 and notes[0].id.value not in ids(first.semantic)
+    assert expired.id.value not in ids(store.candidates_each(queries[1:2])[0].semantic)
+    assert store.candidates_each([]) == []
+    with pytest.raises(StoreError):
+        store.candidates_each([queries[0], CandidateQuery(whole, 3, NS, unit(1, NS.dim - 1))])
 
 
 def test_a_question_without_a_vector_has_no_semantic_candidates_and_no_spread(store: NoteStore) -> None:

@@ -209,6 +209,10 @@ class InMemoryNoteStore:
             named = {c.id for c in (*semantic, *keyword)} | {n.id for near in neighbours.values() for n in near}
             return Candidates(semantic, keyword, spread, neighbours, {key: self._notes[key] for key in named})
 
+    def candidates_each(self, queries: Sequence[CandidateQuery]) -> list[Candidates]:
+        with self._lock:
+            return [self.candidates(query) for query in queries]
+
     def neighbours(
         self, note_ids: Sequence[str], where: NoteFilter, namespace: Namespace | None = None, vector: Vector | None = None
     ) -> Candidates:

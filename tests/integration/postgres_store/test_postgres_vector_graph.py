@@ -18,9 +18,10 @@ import pytest
 from local_mcp_memory.adapters.postgres_store import PostgresNoteStore
 from local_mcp_memory.adapters.postgres_store.queries import EXACT_SCAN_MAX
 from local_mcp_memory.adapters.postgres_store.vector_graph import STALE_SHARE, ProjectGraph
+from local_mcp_memory.application.ports import CandidateQuery
 from local_mcp_memory.domain.identifiers import GroupId, NoteId
 from local_mcp_memory.domain.link import Link, LinkKey, Relation
-from local_mcp_memory.domain.note import Note
+from local_mcp_memory.domain.note import Note, NoteFilter
 from tests.integration.postgres_store.test_postgres_vector_cache import NOW, NS, PROJECT, T0, ask, notes, same, unit
 from tests.postgres_server import EmbeddedPostgres, postgres, postgres_url  # noqa: F401  (fixtures)
 
@@ -81,6 +82,9 @@ def test_a_large_project_is_searched_on_a_graph_held_in_the_server_that_follows_
             assert [c.id for c in alone.semantic] == project.exact(q, 30)
             window = [NoteId(key) for key in found.notes]  # newer-first's cosines: from the graph's rows, equal
             assert held.cosines(window, NS) == plain.cosines(window, NS)
+        suggestions = [CandidateQuery(NoteFilter(PROJECT, now=NOW), 5, NS, q, spread_sample=25) for q in queries]
+        for together, alone in zip(held.candidates_each(suggestions), [plain.candidates(q) for q in suggestions]):
+            same(together, alone)  # an add_notes's suggestions: the questions answered together from the graph
 
     check()  # the walk in PostgreSQL answers while the graph is built
     assert held.vector_graphs_built(60)
