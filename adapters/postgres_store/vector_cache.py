@@ -114,15 +114,15 @@ class VectorCache:
                     held = _caught_up(conn, project, space, held, notes)
                     if not self._hold(key, held):
                         return None
-        if not held.complete or (isinstance(held, ProjectGraph) and held.stale()):
-            self._build(key)
+        self._build_if_due(key, held)
         return held if held.usable else None
 
     def current(self, conn: psycopg.Connection, project: str, space: int, hidden: tuple[str, dict] | None) -> tuple[Held, frozenset[str]] | None:
         """For a search without a keyword step (which would say how far the feed has come):
         ``project``'s whole copy or graph in ``space`` brought up to the feed's current
         position, with the ids ``hidden`` (a query) names; None when the project is not held
-        whole (a first search loads it, and starts its graph when it is large)."""
+        whole (a first search loads it; a large project's graph is built, or built again
+        once stale, as ``get`` does)."""
         if self._max <= 0:
             return None
         key = (project, space)
@@ -134,6 +134,8 @@ class VectorCache:
             held = self._held.get(key)
             loading = self._loading.setdefault(key, threading.Lock())
         if held is None or not held.complete:
+            if held is not None:
+                self._build_if_due(key, held)
             return None
         found, left_out = _changes(conn, project, space, held.seen, hidden)  # outside the lock: one round trip
         with loading:
@@ -145,6 +147,7 @@ class VectorCache:
                 caught_up = _applied(conn, project, space, latest, found, None) if latest.complete else latest
             if caught_up is not latest and not self._hold(key, caught_up):
                 return None
+        self._build_if_due(key, caught_up)
         return (caught_up, left_out) if caught_up.complete and caught_up.usable else None
 
     def whole(self, project: str, space: int) -> Held | None:
@@ -197,6 +200,12 @@ class VectorCache:
             if isinstance(self._held.get(key), ProjectGraph):
                 return None
         return self._build(key)
+
+    def _build_if_due(self, key: tuple[str, int], held: Held) -> None:
+        """Start the build of ``key``'s graph when ``held`` is only part of the project (it
+        has grown past an exact scan), or a graph that has changed enough."""
+        if not held.complete or (isinstance(held, ProjectGraph) and held.stale()):
+            self._build(key)
 
     def _build(self, key: tuple[str, int]) -> GraphBuild | None:
         """Start a build of ``key``'s graph unless one runs, one failed lately, or closed;

@@ -122,6 +122,29 @@ def test_a_large_project_is_searched_on_a_graph_held_in_the_server_that_follows_
     assert rebuilt.base is not graph.base and len(rebuilt.tail) == 0 and rebuilt.count == len(project.vectors) + 1
 
 
+def test_searches_by_vector_alone_build_the_graph_of_a_project_grown_large_and_build_it_again_once_stale(
+    servers: tuple[PostgresNoteStore, PostgresNoteStore, PostgresNoteStore],
+) -> None:
+    """What an add's suggestions and semantic searches ask (no keyword step) starts the
+    builds too: a project held whole that grows past an exact scan gets its graph, and a
+    graph gets its next one once enough has changed."""
+    held, writer, plain = servers
+    rng = np.random.default_rng(25)
+    writer.put_many(notes(EXACT_SCAN_MAX - 10, rng), NS)
+    q = unit(rng)
+    same(ask(held, q, None), ask(plain, q, None))  # held whole
+    writer.put_many(notes(60, rng, start=EXACT_SCAN_MAX - 10), NS)
+    same(ask(held, q, None), ask(plain, q, None))  # now too large to hold whole: the walk in PostgreSQL answers
+    assert held.vector_graphs_built(60)
+    graph = graph_of(held)
+    same(ask(held, q, None), ask(plain, q, None))
+    writer.put_many(notes(int(STALE_SHARE * len(graph.base)) + 1, rng, start=EXACT_SCAN_MAX + 50), NS)
+    same(ask(held, q, None), ask(plain, q, None))  # stale: the next graph is built while this one serves
+    assert held.vector_graphs_built(60)
+    same(ask(held, q, None), ask(plain, q, None))
+    assert graph_of(held).base is not graph.base and not len(graph_of(held).tail)
+
+
 def test_closing_the_store_stops_a_graph_build(
     servers: tuple[PostgresNoteStore, PostgresNoteStore, PostgresNoteStore], postgres_url: str,  # noqa: F811
 ) -> None:
