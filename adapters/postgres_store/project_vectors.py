@@ -23,14 +23,14 @@ class ProjectVectors:
 
     def __init__(
         self, ids: list[str], created: np.ndarray, matrix: np.ndarray, *, complete: bool, seen: int, count: int | None = None,
-        hashes: np.ndarray | None = None,
+        hashes: np.ndarray | None = None, squares: np.ndarray | None = None,
     ) -> None:
         self.ids = ids
         self.hashes = np.zeros(len(ids), dtype=np.int64) if hashes is None else hashes  # the sample order's key
         self.count = len(ids) if count is None else count  # vectors of the project, up to COUNT_MAX
         self.created = created  # microseconds since the epoch
         self.matrix = matrix
-        self.squares = np.einsum("ij,ij->i", matrix, matrix).astype(np.float64)  # pgvector sums in float32 too
+        self.squares = _squares(matrix) if squares is None else squares  # the rows' squared lengths, when known
         self.usable = bool(np.all(self.squares > 0.0))  # a zero vector: pgvector's cosine is NaN, searched in SQL
         self.complete = complete
         self.seen = seen
@@ -42,19 +42,34 @@ class ProjectVectors:
     def changed(self, rows: list[tuple], seen: int) -> ProjectVectors:
         """A whole project's copy with the feed's ``rows`` since its position applied (each
         note changed: its row dropped, its current vector, if any, put in its place in sample
-        order), as of ``seen``."""
+        order), as of ``seen``. The rows kept are in order already: only the new ones are
+        sorted, and each is placed by its hash (a tie: after the kept rows of that hash with
+        a smaller id), so a write costs one copy of the arrays, not a sort of every id."""
         assert self.complete
-        gone = {key for key, *_rest in rows}
-        kept = [i for i, key in enumerate(self.ids) if key not in gone]
-        new = [row for row in rows if row[2] is not None]
-        ids = [self.ids[i] for i in kept] + [key for key, *_rest in new]
-        hashes = np.concatenate([self.hashes[kept], np.array([row[3] for row in new], dtype=np.int64)])
-        created = np.concatenate([self.created[kept], np.array([row[1] for row in new], dtype=np.int64)])
-        parts = [m for m in (self.matrix[kept], sent_matrix(row[2] for row in new)) if len(m)]
-        matrix = np.concatenate(parts) if parts else np.zeros((0, 0), dtype=np.float32)
-        order = np.lexsort((np.array(ids, dtype=str), hashes)) if ids else np.zeros(0, dtype=np.int64)
-        return ProjectVectors([ids[i] for i in order], created[order], matrix[order], complete=True, seen=seen,
-                              hashes=hashes[order])
+        at = self.row_of()
+        dropped = {at[key] for key, *_rest in rows if key in at}
+        kept = np.delete(np.arange(len(self.ids)), list(dropped)) if dropped else slice(None)  # no copy when none is
+        new = sorted((row for row in rows if row[2] is not None), key=lambda row: (row[3], row[0]))
+        hashes = self.hashes[kept]
+        ids = [key for i, key in enumerate(self.ids) if i not in dropped] if dropped else self.ids
+        places = np.searchsorted(hashes, np.array([row[3] for row in new], dtype=np.int64))
+        for n, row in enumerate(new):
+            while places[n] < len(ids) and hashes[places[n]] == row[3] and ids[places[n]] < row[0]:
+                places[n] += 1
+        added = sent_matrix(row[2] for row in new)
+        matrix = self.matrix[kept] if not len(new) else added if not len(ids) else np.insert(self.matrix[kept], places, added, axis=0)
+        merged: list[str] = []
+        start = 0
+        for place, row in zip(places.tolist(), new):
+            merged += ids[start:place]
+            merged.append(row[0])
+            start = place
+        merged += ids[start:]
+        return ProjectVectors(
+            merged, np.insert(self.created[kept], places, np.array([row[1] for row in new], dtype=np.int64)), matrix,
+            complete=True, seen=seen, hashes=np.insert(hashes, places, np.array([row[3] for row in new], dtype=np.int64)),
+            squares=np.insert(self.squares[kept], places, _squares(added)),
+        )
 
     def large(self, hidden: frozenset[str]) -> bool:
         """Whether the scope holds more than ``EXACT_SCAN_MAX`` vectors once ``hidden`` (ids
@@ -120,6 +135,11 @@ class ProjectVectors:
         if self._rows is None:
             self._rows = {key: i for i, key in enumerate(self.ids)}
         return self._rows
+
+
+def _squares(matrix: np.ndarray) -> np.ndarray:
+    """Each row's squared length, summed in float32 as pgvector sums."""
+    return np.einsum("ij,ij->i", matrix, matrix).astype(np.float64)
 
 
 def pg_cosines(matrix: np.ndarray, squares: np.ndarray, q: np.ndarray) -> np.ndarray:
