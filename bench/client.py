@@ -235,3 +235,36 @@ def store_urls(store: str | None) -> Iterator[Callable[[], str | None]]:
         yield lambda: server.url(server.new_database(owner=SUPERUSER, vector=False), SUPERUSER)
     finally:
         server.destroy()
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """CPU seconds so far of the processes ``pids`` (those gone count 0)."""
+    total = 0.0
+    for pid in pids:
+        fields = proc_stat(pid)
+        if fields:
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def proc_stat(pid: int) -> list[str]:
+    """The fields of ``/proc/<pid>/stat`` after the command name (none when it is gone)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return []
+
+
+def settle(pid: int, idle: float = 0.05, limit: float = 600.0) -> float:
+    """Wait until the process ``pid`` spends less than ``idle`` of a core over a second (a
+    server's work on threads of its own after the first searches, such as a large project's
+    vector graph, is done), at most ``limit`` seconds; how long that took."""
+    started = time.perf_counter()
+    spent = cpu_seconds([pid])
+    while time.perf_counter() - started < limit:
+        time.sleep(1.0)
+        now = cpu_seconds([pid])
+        if now - spent < idle:
+            break
+        spent = now
+    return round(time.perf_counter() - started, 1)

@@ -4,9 +4,10 @@
                                   [--store postgresql://…|embedded]
 
 For each size, a fresh server loads that many short synthetic notes into one project with
-``memory.add_notes`` (batches of ``--batch``), then times ``--adds`` single ``memory.add_note``
-round trips and ``--searches`` ``memory.search`` round trips (topK 5) per mode. Reported:
-bulk ingest notes/s, add_note p50/p95, search p50/p95 and sequential searches/s per mode.
+``memory.add_notes`` (batches of ``--batch``), waits until the server is idle (``settled_after_s``:
+on PostgreSQL, a large project's graph being built), then times ``--adds`` single
+``memory.add_note`` round trips and ``--searches`` ``memory.search`` round trips (topK 5) per
+mode. Reported: bulk ingest notes/s, add_note p50/p95, search p50/p95 and sequential searches/s per mode.
 ``--sizes 10000,100000`` adds the large run: the local model embeds ~200 short texts/s, so
 100k notes take ~5-10 minutes to load. Writes ``bench/results/e2e.json``; the notes and
 queries are generated from seeded choices by this module, so its sha256 is the data's.
@@ -28,7 +29,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: python bench/e2e.py
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.client import StdioClient, generated_data, latency_ms, store_urls, table, use_model, write_result
+from bench.client import StdioClient, generated_data, latency_ms, settle, store_urls, table, use_model, write_result
 from bench.locomo import DEFAULT_MODEL
 
 PROJECT = "e2e-bench"
@@ -70,10 +71,12 @@ def run_size(
             if start and start % (batch * 20) == 0:
                 print(f"  {start}/{size} notes, {start / (time.perf_counter() - started):.0f}/s", file=sys.stderr)
         bulk = time.perf_counter() - started
+        settled = settle(client.process.pid)  # a store's work on threads of its own after the writes (a graph build)
         add_seconds = [client.timed("memory.add_note", synthetic_note(rng, size + i))[1] for i in range(adds)]
         out: dict[str, Any] = {
             "size": size,
             "bulk_ingest": {"notes": size, "seconds": round(bulk, 1), "notes_per_s": round(size / bulk, 1), "batch": batch},
+            "settled_after_s": settled,
             "add_note_ms": latency_ms(add_seconds),
             "search": {},
         }

@@ -57,7 +57,7 @@ if __package__ in (None, ""):  # run as a script: python bench/team_scale.py
 import httpx
 import numpy as np
 
-from bench.client import MCP_MEMORY, generated_data, percentile, server_env, store_urls, table, write_result
+from bench.client import MCP_MEMORY, cpu_seconds, generated_data, percentile, proc_stat, server_env, settle, store_urls, table, write_result
 from bench.e2e import CAUSES, FIXES, SUBJECTS, VERBS, synthetic_note, synthetic_query
 from bench.http_load import Server
 from bench.locomo import DEFAULT_MODEL
@@ -178,7 +178,7 @@ def _cluster_cpu(postmaster: int | None) -> float:
     backends it has reaped (its cutime and cstime)."""
     if postmaster is None:
         return 0.0
-    fields = _stat(postmaster)
+    fields = proc_stat(postmaster)
     reaped = (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK") if fields else 0.0
     return cpu_seconds([postmaster, *_children(postmaster)]) + reaped
 
@@ -196,24 +196,6 @@ def rpc(client: httpx.Client, method: str, params: dict[str, Any]) -> dict[str, 
     if reply.status_code != 200 or "result" not in body:
         raise RuntimeError(f"HTTP {reply.status_code}: {reply.text[:300]}")
     return body["result"]
-
-
-def cpu_seconds(pids: list[int]) -> float:
-    """CPU seconds so far of the processes ``pids`` (those gone count 0)."""
-    total = 0.0
-    for pid in pids:
-        fields = _stat(pid)
-        if fields:
-            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    return total
-
-
-def _stat(pid: int) -> list[str]:
-    """The fields of ``/proc/<pid>/stat`` after the command name (none when it is gone)."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return []
 
 
 def backend_pids(store: str | None) -> list[int]:
@@ -348,21 +330,6 @@ def warmed_up(log: Path, server: Server, limit: float = 600.0) -> float | None:
 def _store_setting(store: str | None) -> dict[str, str]:
     """The server's and the import's ``MCP_MEMORY_STORE``: none for the local store."""
     return {} if store is None else {"MCP_MEMORY_STORE": store}
-
-
-def settle(pid: int, idle: float = 0.05, limit: float = 600.0) -> float:
-    """Wait until the process ``pid`` spends less than ``idle`` of a core over a second (a
-    server's work on threads of its own after the first searches, such as a large project's
-    vector graph, is done), at most ``limit`` seconds; how long that took."""
-    started = time.perf_counter()
-    spent = cpu_seconds([pid])
-    while time.perf_counter() - started < limit:
-        time.sleep(1.0)
-        now = cpu_seconds([pid])
-        if now - spent < idle:
-            break
-        spent = now
-    return round(time.perf_counter() - started, 1)
 
 
 def _rss_mib(pid: int) -> float | None:
