@@ -203,13 +203,16 @@ class VectorCache:
 
     def _build_if_due(self, key: tuple[str, int], held: Held) -> None:
         """Start the build of ``key``'s graph when ``held`` is only part of the project (it
-        has grown past an exact scan), or a graph that has changed enough."""
+        has grown past an exact scan), or a graph that has changed enough; a graph whose
+        tail has grown long is extended with it instead."""
         if not held.complete or (isinstance(held, ProjectGraph) and held.stale()):
             self._build(key)
+        elif isinstance(held, ProjectGraph) and held.long_tail():
+            self._build(key, held)
 
-    def _build(self, key: tuple[str, int]) -> GraphBuild | None:
-        """Start a build of ``key``'s graph unless one runs, one failed lately, or closed;
-        the build started, if any."""
+    def _build(self, key: tuple[str, int], source: ProjectGraph | None = None) -> GraphBuild | None:
+        """Start a build of ``key``'s graph (``source``: the extension of that one) unless
+        one runs, one failed lately, or closed; the build started, if any."""
         if self._connect is None:
             return None
         with self._lock:
@@ -226,7 +229,7 @@ class VectorCache:
                     if not built:
                         self._refused[key] = time.monotonic()
 
-            build = self._builds[key] = GraphBuild(self._connect, key, install, done)
+            build = self._builds[key] = GraphBuild(self._connect, key, install, done, source)
             return build
 
     def _install(self, key: tuple[str, int], graph: ProjectGraph) -> bool:

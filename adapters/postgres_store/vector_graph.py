@@ -9,7 +9,10 @@ of the unit rows, ``GRAPH_M`` links per node) built over them once and never cha
 What the change feed brings later is laid over it: a changed or removed note's row is marked
 dead (the walk passes through it, a bitmap selector keeps it out of the answer), and its current
 vector, if any, joins a small ``tail`` scanned exactly. Once the dead rows and the tail pass
-``STALE_SHARE`` of the graph, a new graph is built beside it while the old one serves.
+``STALE_SHARE`` of the graph, a new graph is built beside it while the old one serves; before
+that, a tail past ``TAIL_MAX`` vectors is added to a copy of the graph (``extended``: FAISS
+takes new vectors into a graph as it was built with them), so a project that grows by
+writes keeps a short tail without being read and built again.
 
 The walk finds the candidates, their cosines are computed from the vectors as pgvector computes
 them (``project_vectors.pg_cosines``), and the best ``depth`` of the walk and the tail are ordered as
@@ -63,6 +66,10 @@ efSearch 128 gave 0.857 at 100k; a build of M 32 takes 22–27 s of one core."""
 STALE_SHARE = 0.1
 """A graph whose dead rows and tail together pass this share of its rows is built again."""
 
+TAIL_MAX = 2_048
+"""Vectors in a graph's tail past which they are added to a copy of the graph
+(``ProjectGraph.extended``): the tail is copied at each write and scanned at each search."""
+
 CHUNK = 2_000
 """Vectors read, or added to the graph, between two checks of whether the store is closing."""
 
@@ -79,14 +86,16 @@ Connect = Callable[[], AbstractContextManager[psycopg.Connection]]
 
 class ProjectGraph:
     """One project's vectors in one namespace as of feed position ``seen``: ``base`` (every
-    vector when the graph ``index`` was built, in sample order; row i is the graph's id i),
+    vector when the graph ``index`` was built, in sample order, or in the order ``order``
+    gives once extended; row i is the graph's id i),
     its rows ``dead`` since, and the ``tail`` of vectors written since. Read-only once built."""
 
     complete = True
 
     def __init__(self, base: ProjectVectors, index: faiss.Index, seen: int, dead: np.ndarray | None = None,
-                 tail: ProjectVectors | None = None) -> None:
+                 tail: ProjectVectors | None = None, order: np.ndarray | None = None) -> None:
         self.base = base
+        self.order = order  # the rows of ``base`` in sample order; None: ``base`` is in that order
         self.index = index
         self.seen = seen
         self.dead = np.zeros(len(base), dtype=bool) if dead is None else dead
@@ -109,14 +118,42 @@ class ProjectGraph:
         ``ProjectVectors.changed`` takes them), as of ``seen``: each changed note's row of the
         graph dead, its current vector, if any, in the tail."""
         if not rows:
-            return ProjectGraph(self.base, self.index, seen, self.dead, self.tail)
+            return ProjectGraph(self.base, self.index, seen, self.dead, self.tail, self.order)
         dead = self.dead.copy()
         base_rows = self.base.row_of()
         for key, *_rest in rows:
             row = base_rows.get(key)
             if row is not None:
                 dead[row] = True
-        return ProjectGraph(self.base, self.index, seen, dead, self.tail.changed(rows, seen))
+        return ProjectGraph(self.base, self.index, seen, dead, self.tail.changed(rows, seen), self.order)
+
+    def long_tail(self) -> bool:
+        """Whether the tail holds enough vectors to add them to a copy of the graph."""
+        return len(self.tail) > TAIL_MAX
+
+    def extended(self, stopping: Callable[[], bool]) -> ProjectGraph | None:
+        """This copy with its tail's vectors added to a copy of the graph, as of the same feed
+        position: the rows appended to ``base`` (so ``order`` gives the sample order), the
+        tail empty, the dead rows still dead. A graph takes new vectors as well as it was
+        built with them; only removals and replacements, whose rows stay in it, call for a
+        build anew (``stale``). None when stopped."""
+        tail = self.tail
+        faiss.omp_set_num_threads(1)
+        index = faiss.clone_index(self.index)
+        index.hnsw.efConstruction = GRAPH_EF_CONSTRUCTION
+        lengths = np.sqrt(tail.squares).astype(np.float32)[:, None]
+        for start in range(0, len(tail), CHUNK):
+            if stopping():
+                return None
+            index.add(tail.matrix[start:start + CHUNK] / lengths[start:start + CHUNK])
+        base = ProjectVectors(
+            self.base.ids + tail.ids, np.concatenate([self.base.created, tail.created]),
+            np.concatenate([self.base.matrix, tail.matrix]), complete=True, seen=self.seen,
+            hashes=np.concatenate([self.base.hashes, tail.hashes]), squares=np.concatenate([self.base.squares, tail.squares]),
+        )
+        base.row_of()
+        return ProjectGraph(base, index, self.seen, np.concatenate([self.dead, np.zeros(len(tail), dtype=bool)]),
+                            order=sample_order(base.hashes, base.ids.__getitem__))
 
     def large(self, hidden: frozenset[str]) -> bool:
         """As ``ProjectVectors.large``."""
@@ -149,11 +186,12 @@ class ProjectGraph:
         """As ``ProjectVectors.spread`` for a whole project: the first ``sample`` visible
         vectors in sample order, of the graph's rows and the tail's merged."""
         left_out = self._left_out(hidden)
+        order = np.arange(len(self.base)) if self.order is None else self.order
         if left_out is None:
-            rows = np.arange(min(sample, len(self.base)))
+            rows = order[:sample]
         else:
-            reach = min(len(self.base), sample + int(np.count_nonzero(left_out)))
-            rows = np.flatnonzero(~left_out[:reach])[:sample]
+            reach = order[:sample + int(np.count_nonzero(left_out))]
+            rows = reach[~left_out[reach]][:sample]
         tail_rows = np.flatnonzero(self.tail.visible(hidden)) if hidden and len(self.tail) else np.arange(len(self.tail))
         if len(tail_rows):
             rows, tail_rows = self._first_merged(rows, tail_rows, sample)
@@ -167,17 +205,12 @@ class ProjectGraph:
 
     def _first_merged(self, rows: np.ndarray, tail_rows: np.ndarray, sample: int) -> tuple[np.ndarray, np.ndarray]:
         """Of the graph's ``rows`` and the tail's ``tail_rows``, the first ``sample`` in sample
-        order (hash, then id), as the rows of each: the hashes sorted alone, the ids compared
-        only where two hashes are equal (then every key as a tuple). Sorting every key as a
-        tuple was most of a spread once the tail held a few hundred vectors."""
+        order, as the rows of each. Sorting every key as a tuple was most of a spread once
+        the tail held a few hundred vectors."""
         hashes = np.concatenate([self.base.hashes[rows], self.tail.hashes[tail_rows]])
-        order = np.argsort(hashes, kind="stable")
-        if np.any(np.diff(hashes[order]) == 0):
-            keys = [(int(self.base.hashes[i]), self.base.ids[i], n) for n, i in enumerate(rows)]
-            keys += [(int(self.tail.hashes[i]), self.tail.ids[i], len(rows) + n) for n, i in enumerate(tail_rows)]
-            order = np.array([n for *_key, n in sorted(keys)], dtype=np.int64)
-        first = order[:sample]
-        return rows[first[first < len(rows)]], tail_rows[first[first >= len(rows)] - len(rows)]
+        split = len(rows)
+        first = sample_order(hashes, lambda i: self.base.ids[rows[i]] if i < split else self.tail.ids[tail_rows[i - split]])[:sample]
+        return rows[first[first < split]], tail_rows[first[first >= split] - split]
 
     def cosines_of(self, ids: Sequence[str], q: np.ndarray) -> dict[str, float]:
         """The cosines of those of ``ids`` held (the others have no vector here)."""
@@ -208,6 +241,16 @@ class ProjectGraph:
         left_out = self.dead.copy()
         left_out[picked] = True
         return left_out
+
+
+def sample_order(hashes: np.ndarray, id_of: Callable[[int], str]) -> np.ndarray:
+    """The positions of rows in sample order (hash, then id), from their ``hashes`` and the
+    id of each position: the hashes sorted alone, the ids read only when two hashes are equal
+    (then every key as a tuple)."""
+    order = np.argsort(hashes, kind="stable")
+    if np.any(np.diff(hashes[order]) == 0):
+        order = np.array(sorted(range(len(hashes)), key=lambda i: (int(hashes[i]), id_of(i))), dtype=np.int64)
+    return order
 
 
 def build_graph(conn: psycopg.Connection, project: str, space: int, stopping: Callable[[], bool]) -> ProjectGraph | None:
@@ -252,23 +295,30 @@ class GraphBuild(Background):
     ``install`` when done (not when stopped or failed), which says whether it took it;
     ``done`` hears at the end whether a graph was taken."""
 
-    def __init__(self, connect: Connect, key: Key, install: Callable[[ProjectGraph], bool], done: Callable[[bool], None]) -> None:
-        super().__init__("vector-graph", self._run, connect, key, install, done)
+    def __init__(self, connect: Connect, key: Key, install: Callable[[ProjectGraph], bool], done: Callable[[bool], None],
+                 source: ProjectGraph | None = None) -> None:
+        super().__init__("vector-graph", self._run, connect, key, install, done, source)
         self._thread.start()
 
-    def _run(self, connect: Connect, key: Key, install: Callable[[ProjectGraph], bool], done: Callable[[bool], None]) -> None:
+    def _run(self, connect: Connect, key: Key, install: Callable[[ProjectGraph], bool], done: Callable[[bool], None],
+             source: ProjectGraph | None) -> None:
+        """``source``: a graph to extend with its tail (``ProjectGraph.extended``), no
+        connection needed; None: a graph built from the project's vectors read anew."""
         built = False
         try:
             started = time.monotonic()
-            with connect() as conn:
-                if not self._attach(conn):
-                    return
-                graph = build_graph(conn, key[0], key[1], lambda: self._stopping)
-            self._attach(None)
+            if source is not None:
+                graph = source.extended(lambda: self._stopping)
+            else:
+                with connect() as conn:
+                    if not self._attach(conn):
+                        return
+                    graph = build_graph(conn, key[0], key[1], lambda: self._stopping)
+                self._attach(None)
             if graph is not None and not self._stopping:
                 built = install(graph)
                 log.info("postgres_store.vector_graph_built", project=key[0], vectors=len(graph.base), held=built,
-                         seconds=round(time.monotonic() - started, 1))
+                         extended=source is not None, seconds=round(time.monotonic() - started, 1))
         except (psycopg.Error, RuntimeError, MemoryError) as exc:  # faiss raises RuntimeError
             if not self._stopping:
                 log.warning("postgres_store.vector_graph_failed", project=key[0], error=str(exc).strip())

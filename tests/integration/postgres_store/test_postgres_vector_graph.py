@@ -17,6 +17,7 @@ import pytest
 
 from local_mcp_memory.adapters.postgres_store import PostgresNoteStore
 from local_mcp_memory.adapters.postgres_store.queries import EXACT_SCAN_MAX
+from local_mcp_memory.adapters.postgres_store import vector_graph
 from local_mcp_memory.adapters.postgres_store.vector_graph import STALE_SHARE, ProjectGraph
 from local_mcp_memory.application.ports import CandidateQuery
 from local_mcp_memory.domain.identifiers import GroupId, NoteId
@@ -55,6 +56,16 @@ class Project:
         return sorted(keys, key=lambda key: (-round(cosine[key], 6), -self.created[key], key))[:depth]
 
 
+def large_project(writer: PostgresNoteStore, seed: int, questions: int) -> tuple[np.random.Generator, Project, list, list[np.ndarray]]:
+    """A project larger than an exact scan, written by ``writer`` and recorded, and ``questions`` query vectors."""
+    rng = np.random.default_rng(seed)
+    project = Project()
+    first = notes(EXACT_SCAN_MAX + 60, rng)
+    writer.put_many(first, NS)
+    project.wrote(first)
+    return rng, project, first, [unit(rng) for _ in range(questions)]
+
+
 def graph_of(store: PostgresNoteStore) -> ProjectGraph:
     (held,) = store._vectors._held.values()
     assert isinstance(held, ProjectGraph)
@@ -65,12 +76,7 @@ def test_a_large_project_is_searched_on_a_graph_held_in_the_server_that_follows_
     servers: tuple[PostgresNoteStore, PostgresNoteStore, PostgresNoteStore],
 ) -> None:
     held, writer, plain = servers
-    rng = np.random.default_rng(21)
-    project = Project()
-    first = notes(EXACT_SCAN_MAX + 60, rng)
-    writer.put_many(first, NS)
-    project.wrote(first)
-    queries = [unit(rng) for _ in range(4)]
+    rng, project, first, queries = large_project(writer, 21, 4)
 
     def check() -> None:
         for q in queries:
@@ -143,6 +149,53 @@ def test_searches_by_vector_alone_build_the_graph_of_a_project_grown_large_and_b
     assert held.vector_graphs_built(60)
     same(ask(held, q, None), ask(plain, q, None))
     assert graph_of(held).base is not graph.base and not len(graph_of(held).tail)
+
+
+def test_a_long_tail_is_added_to_a_copy_of_the_graph_that_answers_as_the_statement(
+    servers: tuple[PostgresNoteStore, PostgresNoteStore, PostgresNoteStore], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """New vectors past ``TAIL_MAX`` join a copy of the graph (no read of the project again);
+    the replaced and deleted rows stay dead in it, and the sample the spread is measured on
+    is still the first in hash order."""
+    monkeypatch.setattr(vector_graph, "TAIL_MAX", 20)
+    held, writer, plain = servers
+    rng, project, first, queries = large_project(writer, 26, 3)
+
+    def check() -> None:
+        where = NoteFilter(PROJECT, now=NOW)
+        wide = [CandidateQuery(where, 30, NS, q, spread_sample=EXACT_SCAN_MAX) for q in queries]  # the spread over most rows
+        for q, together in zip(queries, held.candidates_each(wide)):
+            same(together, plain.candidates(CandidateQuery(where, 30, NS, q, spread_sample=EXACT_SCAN_MAX)))
+            assert [c.id for c in together.semantic] == project.exact(q, 30)
+            same(ask(held, q), ask(plain, q))
+
+    ask(held, queries[0])
+    assert held.vector_graphs_built(60)
+    graph = graph_of(held)
+    added = notes(30, rng, start=EXACT_SCAN_MAX + 60)
+    writer.put_many(added, NS)
+    project.wrote(added)
+    moved, _old = first[3]
+    writer.put(moved, NS, queries[0])  # replaced: its row dead, its vector in the tail
+    project.wrote([(moved, queries[0])])
+    assert writer.delete(first[5][0].id)
+    del project.vectors[first[5][0].id.value]
+    check()  # 31 vectors in the tail: the copy is extended meanwhile
+    assert held.vector_graphs_built(60)
+    check()
+    extended = graph_of(held)
+    assert extended.index is not graph.index and extended.index.ntotal == len(extended.base) == len(graph.base) + 31
+    assert not len(extended.tail) and extended.seen >= graph.seen
+    rows = extended.base.row_of()
+    assert extended.dead[rows[first[5][0].id.value]] and list(extended.dead).count(True) == 2
+    assert [extended.base.ids[i] for i in extended.order] == sorted(extended.base.ids, key=lambda key: (int(extended.base.hashes[rows[key]]), key))
+    more = notes(25, rng, start=EXACT_SCAN_MAX + 90)
+    writer.put_many(more, NS)
+    project.wrote(more)
+    check()
+    assert held.vector_graphs_built(60)
+    check()
+    assert len(graph_of(held).base) == len(graph.base) + 56
 
 
 def test_closing_the_store_stops_a_graph_build(
