@@ -128,8 +128,9 @@ class ProjectGraph:
         return ProjectGraph(self.base, self.index, seen, dead, self.tail.changed(rows, seen), self.order)
 
     def long_tail(self) -> bool:
-        """Whether the tail holds enough vectors to add them to a copy of the graph."""
-        return len(self.tail) > TAIL_MAX
+        """Whether the tail holds enough vectors to add them to a copy of the graph (not one
+        of zero length: such a project is searched in SQL)."""
+        return len(self.tail) > TAIL_MAX and self.tail.usable
 
     def extended(self, stopping: Callable[[], bool]) -> ProjectGraph | None:
         """This copy with its tail's vectors added to a copy of the graph, as of the same feed

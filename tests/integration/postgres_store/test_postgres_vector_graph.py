@@ -198,6 +198,24 @@ def test_a_long_tail_is_added_to_a_copy_of_the_graph_that_answers_as_the_stateme
     assert len(graph_of(held).base) == len(graph.base) + 56
 
 
+def test_a_tail_holding_a_vector_of_zero_length_is_not_added_to_the_graph(
+    servers: tuple[PostgresNoteStore, PostgresNoteStore, PostgresNoteStore], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(vector_graph, "TAIL_MAX", 20)
+    held, writer, plain = servers
+    rng, _project, _first, queries = large_project(writer, 27, 2)
+    ask(held, queries[0])
+    assert held.vector_graphs_built(60)
+    graph = graph_of(held)
+    added = notes(25, rng, start=EXACT_SCAN_MAX + 60)
+    added[7] = (added[7][0], np.zeros_like(added[7][1]))  # pgvector's cosine with it is NaN: searched in SQL
+    writer.put_many(added, NS)
+    for q in queries:
+        same(ask(held, q, None), ask(plain, q, None))
+    assert held.vector_graphs_built(60)
+    assert graph_of(held).index is graph.index and len(graph_of(held).tail) == 25
+
+
 def test_closing_the_store_stops_a_graph_build(
     servers: tuple[PostgresNoteStore, PostgresNoteStore, PostgresNoteStore], postgres_url: str,  # noqa: F811
 ) -> None:
