@@ -272,7 +272,7 @@ def build_graph(conn: psycopg.Connection, project: str, space: int, stopping: Ca
                 created.extend(row[1] for row in rows)
                 hashes.extend(row[3] for row in rows)
                 blobs.append(sent_matrix(row[2] for row in rows))
-    order = np.lexsort((np.array(ids, dtype=str), np.array(hashes, dtype=np.int64))) if ids else np.zeros(0, dtype=np.int64)
+    order = sample_order(np.array(hashes, dtype=np.int64), ids.__getitem__)
     matrix = np.concatenate(blobs)[order] if blobs else np.zeros((0, 0), dtype=np.float32)
     del blobs
     base = ProjectVectors([ids[i] for i in order], np.array(created, dtype=np.int64)[order], matrix, complete=True,
