@@ -50,24 +50,23 @@ class ProjectVectors:
         dropped = {at[key] for key, *_rest in rows if key in at}
         kept = np.delete(np.arange(len(self.ids)), list(dropped)) if dropped else slice(None)  # no copy when none is
         new = sorted((row for row in rows if row[2] is not None), key=lambda row: (row[3], row[0]))
-        hashes = self.hashes[kept]
+        hashes, new_hashes = self.hashes[kept], np.array([row[3] for row in new], dtype=np.int64)
         ids = [key for i, key in enumerate(self.ids) if i not in dropped] if dropped else self.ids
-        places = np.searchsorted(hashes, np.array([row[3] for row in new], dtype=np.int64))
+        places = np.searchsorted(hashes, new_hashes)
         for n, row in enumerate(new):
             while places[n] < len(ids) and hashes[places[n]] == row[3] and ids[places[n]] < row[0]:
                 places[n] += 1
         added = sent_matrix(row[2] for row in new)
-        matrix = self.matrix[kept] if not len(new) else added if not len(ids) else np.insert(self.matrix[kept], places, added, axis=0)
-        merged: list[str] = []
-        start = 0
-        for place, row in zip(places.tolist(), new):
-            merged += ids[start:place]
-            merged.append(row[0])
-            start = place
-        merged += ids[start:]
+        if not new:
+            matrix = self.matrix[kept]
+        elif not ids:
+            matrix = added  # an empty copy's matrix has no width to insert into
+        else:
+            matrix = np.insert(self.matrix[kept], places, added, axis=0)
         return ProjectVectors(
-            merged, np.insert(self.created[kept], places, np.array([row[1] for row in new], dtype=np.int64)), matrix,
-            complete=True, seen=seen, hashes=np.insert(hashes, places, np.array([row[3] for row in new], dtype=np.int64)),
+            np.insert(np.array(ids, dtype=object), places, [row[0] for row in new]).tolist(),
+            np.insert(self.created[kept], places, np.array([row[1] for row in new], dtype=np.int64)), matrix,
+            complete=True, seen=seen, hashes=np.insert(hashes, places, new_hashes),
             squares=np.insert(self.squares[kept], places, _squares(added)),
         )
 

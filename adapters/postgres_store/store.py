@@ -586,22 +586,21 @@ class PostgresNoteStore:
         answers: dict[int, Candidates] = {}
         with failures(self._url, "search the note store"), self._pool.connection() as conn:
             for members in shared.values():
-                if len(members) > 1:
-                    answers.update(self._held_answers(conn, [queries[n] for n in members], members))
+                if len(members) > 1 and (found := self._held_answers(conn, [queries[n] for n in members])) is not None:
+                    answers.update(zip(members, found))
         return [answers[n] if n in answers else self.candidates(query) for n, query in enumerate(queries)]
 
-    def _held_answers(self, conn: psycopg.Connection, queries: list[CandidateQuery], members: list[int]) -> dict[int, Candidates]:
-        """The answers to ``queries`` (one filter, one namespace, vectors alone), by their
-        numbers in ``members``, from the copy of the project held whole here; none when it
-        is not."""
+    def _held_answers(self, conn: psycopg.Connection, queries: list[CandidateQuery]) -> list[Candidates] | None:
+        """The answers to ``queries`` (one filter, one namespace, vectors alone), in order,
+        from the copy of the project held whole here; None when it is not."""
         first = queries[0]
         assert first.namespace is not None
         space = self._known_space(conn, first.namespace)
         if space is None:
-            return {}
+            return None
         held, hidden = self._held_vectors(conn, first, space, None, None)
         if held is None or not held.complete:
-            return {}
+            return None
         found = []
         for query in queries:
             q = _row(query.vector, first.namespace.dim)
@@ -612,10 +611,7 @@ class PostgresNoteStore:
                              keyword=False, spread=False, neighbours=False, params=params)
         rows = conn.execute(sql, params).fetchall() if params["given"] else []
         docs = {row[1]: row for row in rows}
-        return {
-            n: _answer([docs[c.id] for c in semantic if c.id in docs], False, semantic, spread)
-            for n, (semantic, spread) in zip(members, found)
-        }
+        return [_answer([docs[c.id] for c in semantic if c.id in docs], False, semantic, spread) for semantic, spread in found]
 
     def neighbours(
         self, note_ids: Sequence[str], where: NoteFilter, namespace: Namespace | None = None, vector: Vector | None = None

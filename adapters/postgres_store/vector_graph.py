@@ -187,12 +187,9 @@ class ProjectGraph:
         """As ``ProjectVectors.spread`` for a whole project: the first ``sample`` visible
         vectors in sample order, of the graph's rows and the tail's merged."""
         left_out = self._left_out(hidden)
-        order = np.arange(len(self.base)) if self.order is None else self.order
-        if left_out is None:
-            rows = order[:sample]
-        else:
-            reach = order[:sample + int(np.count_nonzero(left_out))]
-            rows = reach[~left_out[reach]][:sample]
+        reach = min(len(self.base), sample + (0 if left_out is None else int(np.count_nonzero(left_out))))
+        ordered = np.arange(reach) if self.order is None else self.order[:reach]
+        rows = ordered[:sample] if left_out is None else ordered[~left_out[ordered]][:sample]
         tail_rows = np.flatnonzero(self.tail.visible(hidden)) if hidden and len(self.tail) else np.arange(len(self.tail))
         if len(tail_rows):
             rows, tail_rows = self._first_merged(rows, tail_rows, sample)

@@ -65,3 +65,11 @@ def test_removing_every_note_leaves_an_empty_copy() -> None:
     before = start(np.random.default_rng(3), 4, 100)
     after = before.changed([(key, None, None, None) for key in before.ids], 9)
     assert len(after) == 0 and after.squares.shape == (0,) and after.usable
+
+
+def test_removals_alone_keep_the_rest_in_order() -> None:
+    before = start(np.random.default_rng(4), 6, 100)
+    rows = [(before.ids[1], None, None, None), (before.ids[4], None, None, None)]
+    after = before.changed(rows, 2)
+    assert held(after) == expected(before, rows) and after.matrix.shape == (4, DIM)
+    assert held(before.changed([], 3)) == held(before)
