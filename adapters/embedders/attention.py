@@ -25,6 +25,7 @@ from local_mcp_memory.adapters.embedders.onnx_wire import (
     MICROSOFT,
     Initializers,
     Node,
+    Rewrite,
     float_attribute_field,
     int_attribute_field,
     node,
@@ -41,7 +42,7 @@ def fuse_attention(model: bytes, heads: int) -> tuple[bytes, int]:
     """``model`` with each attention block (``heads`` heads) as one ``MultiHeadAttention``,
     and the number of blocks fused (0: the bytes come back unchanged). Raises
     ``GraphNotRecognized`` for bytes that are no ModelProto."""
-    return rewritten(model, lambda nodes, known: (_fused(nodes, known, heads), b""), MICROSOFT)
+    return rewritten(model, lambda nodes, known: Rewrite(_fused(nodes, known, heads)), MICROSOFT)
 
 
 def _fused(nodes: list[Node], known: Initializers, heads: int) -> dict[int, bytes]:
@@ -56,7 +57,7 @@ def _fused(nodes: list[Node], known: Initializers, heads: int) -> dict[int, byte
         return {}
     fused: dict[int, tuple[list[str], bytes]] = {}  # per block's last node: what the operator reads, the operator
     for softmax in nodes:
-        block = _block(softmax, producer, readers, known.scalars) if softmax.op == "Softmax" and not softmax.domain else None
+        block = _block(softmax, producer, readers, known) if softmax.op == "Softmax" and not softmax.domain else None
         if block is not None:
             last, query, key, value, scale = block
             reads = [query, key, value, "", _MASK]
@@ -77,7 +78,7 @@ def _fused(nodes: list[Node], known: Initializers, heads: int) -> dict[int, byte
 
 
 def _block(
-    softmax: Node, producer: Mapping[str, Node], readers: Mapping[str, Sequence[Node]], scalars: Mapping[str, float]
+    softmax: Node, producer: Mapping[str, Node], readers: Mapping[str, Sequence[Node]], known: Initializers
 ) -> tuple[Node, str, str, str, float] | None:
     """The block around ``softmax``: its last node (the reshape back to one row per token),
     the projected Q, K and V it reads, and the scale of Q times K; None unless every node
@@ -115,7 +116,7 @@ def _block(
     q_scaled, k_scaled = made(scores.inputs[0], "Mul"), made(scores.inputs[1], "Mul")
     if last is None or q_scaled is None or k_scaled is None or weighted.inputs[0] != cleaned.outputs[0]:
         return None
-    q_scale, k_scale = scalars.get(q_scaled.inputs[1]), scalars.get(k_scaled.inputs[1])
+    q_scale, k_scale = known.scalar(q_scaled.inputs[1]), known.scalar(k_scaled.inputs[1])
     query = back(q_scaled.inputs[0], ("Transpose", "Reshape"))
     key = back(k_scaled.inputs[0], ("Reshape", "Transpose", "Reshape", "Transpose", "Reshape"))
     value = back(weighted.inputs[1], ("Transpose", "Reshape"))

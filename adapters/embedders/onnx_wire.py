@@ -16,13 +16,14 @@ import attrs
 VARINT, FIXED64, LEN, FIXED32 = 0, 1, 2, 5
 # ModelProto.graph, .opset_import; GraphProto.node, .initializer; NodeProto fields;
 # TensorProto.dims, .data_type, .name, .raw_data; OperatorSetIdProto.domain, .version
-MODEL_GRAPH, MODEL_OPSET, GRAPH_NODE, GRAPH_INITIALIZER = 7, 8, 1, 5
+MODEL_GRAPH, MODEL_OPSET, GRAPH_NODE, GRAPH_INITIALIZER, GRAPH_INPUT, GRAPH_VALUE_INFO = 7, 8, 1, 5, 11, 13
+VALUE_INFO_NAME = 1  # ValueInfoProto.name
 NODE_INPUT, NODE_OUTPUT, NODE_NAME, NODE_OP, NODE_ATTRIBUTE, NODE_DOMAIN = 1, 2, 3, 4, 5, 7
 TENSOR_DIMS, TENSOR_TYPE, TENSOR_NAME, TENSOR_RAW = 1, 2, 8, 9
 OPSET_DOMAIN, OPSET_VERSION = 1, 2
 ATTR_NAME, ATTR_FLOAT, ATTR_INT, ATTR_TYPE = 1, 2, 3, 20  # AttributeProto.name, .f, .i, .type
 ATTR_FLOAT_TYPE, ATTR_INT_TYPE = 1, 2  # AttributeProto.AttributeType
-FLOAT, INT32, INT64 = 1, 6, 7  # TensorProto.DataType
+FLOAT, UINT8, INT8, INT32, INT64 = 1, 2, 3, 6, 7  # TensorProto.DataType
 MICROSOFT = "com.microsoft"  # onnxruntime's own operators
 
 
@@ -101,9 +102,11 @@ class Node:
                    "".join(parts[NODE_DOMAIN]), tuple(attributes), bytes(encoded))
 
 
-def node(op: str, inputs: list[str], output: str, attributes: tuple[bytes, ...] = (), domain: str = "") -> bytes:
+def node(op: str, inputs: list[str], output: str | list[str], attributes: tuple[bytes, ...] = (), domain: str = "") -> bytes:
+    """A node field of a graph, named after its (first) output."""
+    outputs = [output] if isinstance(output, str) else output
     payload = b"".join(len_field(NODE_INPUT, name.encode()) for name in inputs)
-    payload += len_field(NODE_OUTPUT, output.encode()) + len_field(NODE_NAME, output.encode())
+    payload += b"".join(len_field(NODE_OUTPUT, name.encode()) for name in outputs) + len_field(NODE_NAME, outputs[0].encode())
     payload += len_field(NODE_OP, op.encode())
     payload += b"".join(len_field(NODE_ATTRIBUTE, attribute) for attribute in attributes)
     if domain:
@@ -131,8 +134,25 @@ def initializer(name: str, data_type: int, dims: tuple[int, ...], raw: bytes) ->
 TO_FLOAT = int_attribute_field("to", FLOAT)
 
 
-def initializer_header(data: memoryview) -> tuple[str, tuple[int, ...], float | None]:
-    """An initializer's name, its shape, and its value when it is one float held as raw bytes."""
+@attrs.frozen
+class Tensor:
+    """What a rule may read of an initializer: its shape, its data type, and its raw bytes
+    when it holds them there (a view of the model's bytes, never copied)."""
+
+    shape: tuple[int, ...]
+    data_type: int
+    raw: memoryview | None
+
+    @property
+    def scalar(self) -> float | None:
+        """Its value when it is one float held as raw bytes."""
+        if self.data_type == FLOAT and self.raw is not None and len(self.raw) == 4:
+            return float(struct.unpack("<f", self.raw)[0])
+        return None
+
+
+def initializer_header(data: memoryview) -> tuple[str, Tensor]:
+    """An initializer's name and what a rule may read of it."""
     name, dims, data_type, raw = "", [], 0, None
     for number, wire, value, _ in fields(data):
         if number == TENSOR_NAME and isinstance(value, memoryview):
@@ -148,53 +168,70 @@ def initializer_header(data: memoryview) -> tuple[str, tuple[int, ...], float | 
             data_type = value
         elif number == TENSOR_RAW and isinstance(value, memoryview):
             raw = value
-    scalar = struct.unpack("<f", raw)[0] if data_type == FLOAT and raw is not None and len(raw) == 4 else None
-    return name, tuple(dims), scalar
+    return name, Tensor(tuple(dims), data_type, raw)
 
 
 @attrs.frozen
 class Initializers:
-    """What a rule may read of the graph's initializers: each one's shape, and the value of
-    each that is a single float."""
+    """What a rule may read of the graph's initializers, by name."""
 
-    shapes: dict[str, tuple[int, ...]]
-    scalars: dict[str, float]
+    tensors: dict[str, Tensor]
+
+    def shape(self, name: str) -> tuple[int, ...] | None:
+        found = self.tensors.get(name)
+        return None if found is None else found.shape
+
+    def scalar(self, name: str) -> float | None:
+        found = self.tensors.get(name)
+        return None if found is None else found.scalar
 
 
-Rule = Callable[[list[Node], Initializers], tuple[dict[int, bytes], bytes]]
+@attrs.frozen
+class Rewrite:
+    """What a rule does to a graph: per node id, what replaces the node (several nodes, or
+    nothing); the initializers it adds; and how many patterns it rewrote (by default, how
+    many replacements are not empty)."""
+
+    replaced: dict[int, bytes]
+    initializers: bytes = b""
+    count: int | None = None
+
+
+Rule = Callable[[list[Node], Initializers], Rewrite]
 
 
 def rewritten(model: bytes, rule: Rule, domain: str = "") -> tuple[bytes, int]:
-    """``model`` with the nodes ``rule`` replaces (per node id, what replaces it: several
-    nodes, or nothing) and the initializers it adds, and how many patterns it rewrote (a
-    replacement that is not empty counts one); ``domain``: the operator set the new nodes
-    use, imported by the model if it was not."""
+    """``model`` with the nodes ``rule`` replaces and the initializers it adds, and how many
+    patterns it rewrote; initializers only the replaced nodes read go with them (not one
+    that is a graph input too); ``domain``: the operator set the new nodes use, imported by
+    the model if it was not."""
     data = memoryview(model)
     graph = next((v for n, _, v, _ in fields(data) if n == MODEL_GRAPH and isinstance(v, memoryview)), None)
     if graph is None:
         raise GraphNotRecognized("the model has no graph")
     nodes: list[Node] = []
-    known = Initializers({}, {})
+    known = Initializers({})
     graph_fields = list(fields(graph))
     for number, _, value, encoded in graph_fields:
         if number == GRAPH_NODE and isinstance(value, memoryview):
             nodes.append(Node.decode(value, encoded))
         elif number == GRAPH_INITIALIZER and isinstance(value, memoryview):
-            name, dims, scalar = initializer_header(value)
-            known.shapes[name] = dims
-            if scalar is not None:
-                known.scalars[name] = scalar
-    replaced, initializers = rule(nodes, known)
+            name, tensor = initializer_header(value)
+            known.tensors[name] = tensor
+    rewrite = rule(nodes, known)
+    replaced = rewrite.replaced
     if not replaced:
         return model, 0
+    unread = _unread_initializers(nodes, replaced, graph_fields)
     graph_parts: list[bytes | memoryview] = []  # views of ``model``: its weights are copied once, by the join
-    for number, _, _, encoded in graph_fields:
-        if number != GRAPH_NODE:
+    for number, _, value, encoded in graph_fields:
+        if number == GRAPH_NODE:
+            if nodes:
+                graph_parts += [replaced.get(id(found), found.encoded) for found in nodes]
+                nodes = []
+        elif not isinstance(value, memoryview) or _named(number, value) not in unread:
             graph_parts.append(encoded)
-        elif nodes:
-            graph_parts += [replaced.get(id(found), found.encoded) for found in nodes]
-            nodes = []
-    graph_parts.append(initializers)
+    graph_parts.append(rewrite.initializers)
     parts: list[bytes | memoryview] = []
     imported = set()
     for number, _, value, encoded in fields(data):
@@ -208,7 +245,31 @@ def rewritten(model: bytes, rule: Rule, domain: str = "") -> tuple[bytes, int]:
     if domain and domain not in imported:
         opset = len_field(OPSET_DOMAIN, domain.encode()) + encode_varint(OPSET_VERSION << 3) + encode_varint(1)
         parts.append(len_field(MODEL_OPSET, opset))
-    return b"".join(parts), sum(1 for encoded in replaced.values() if encoded)
+    count = rewrite.count if rewrite.count is not None else sum(1 for encoded in replaced.values() if encoded)
+    return b"".join(parts), count
+
+
+def _unread_initializers(nodes: list[Node], replaced: dict[int, bytes], graph_fields: list) -> set[str]:
+    """The names that some node of ``nodes`` read and none reads once ``replaced`` is in
+    place, less the graph's inputs."""
+    before = {name for found in nodes for name in found.inputs}
+    after = {name for found in nodes if id(found) not in replaced for name in found.inputs}
+    for encoded in replaced.values():
+        for number, _, value, whole in fields(memoryview(encoded)):
+            if number == GRAPH_NODE and isinstance(value, memoryview):
+                after.update(Node.decode(value, whole).inputs)
+    inputs = {_named(GRAPH_VALUE_INFO, v) for n, _, v, _ in graph_fields if n == GRAPH_INPUT and isinstance(v, memoryview)}
+    return before - after - inputs
+
+
+def _named(number: int, value: memoryview) -> str | None:
+    """The name of a graph's initializer or of what its value information describes; None
+    for any other field."""
+    if number == GRAPH_INITIALIZER:
+        return initializer_header(value)[0]
+    if number in (GRAPH_VALUE_INFO, GRAPH_INPUT):
+        return next((bytes(v).decode() for n, _, v, _ in fields(value) if n == VALUE_INFO_NAME and isinstance(v, memoryview)), "")
+    return None
 
 
 def int_attribute(found: Node, name: bytes, default: int) -> int:

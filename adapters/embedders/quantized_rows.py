@@ -34,15 +34,21 @@ where ``keep`` is 0 on the channels ``o`` and 1 elsewhere. A product with no ent
 from __future__ import annotations
 
 import struct
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
+
+import attrs
 
 from local_mcp_memory.adapters.embedders.onnx_wire import (
     FLOAT,
+    INT8,
     INT64,
     MICROSOFT,
     TO_FLOAT,
+    UINT8,
+    Initializers,
     Node,
+    Rewrite,
     initializer,
     int_attribute,
     int_attribute_field,
@@ -55,15 +61,17 @@ def gather_before_dequantizing(model: bytes) -> tuple[bytes, int]:
     """``model`` with each per-row-quantized table gathered before it is dequantized, and
     the number of tables rewritten (0: the bytes come back unchanged). Raises
     ``GraphNotRecognized`` for bytes that are no ModelProto."""
-    return rewritten(model, lambda nodes, known: (_gathered_tables(nodes, known.shapes), b""))
+    return rewritten(model, lambda nodes, known: Rewrite(_gathered_tables(nodes, known)))
 
 
-def multiply_in_int8(model: bytes, outliers: Mapping[str, Sequence[int]]) -> tuple[bytes, int]:
+def multiply_in_int8(model: bytes, outliers: Mapping[str, Sequence[int]], together: bool = True) -> tuple[bytes, int]:
     """``model`` with each product by a per-column-quantized matrix named in ``outliers``
     (its int8 initializer's name: the input channels multiplied in float) done in int8, and
-    the number of products rewritten (0: the bytes come back unchanged). Raises
-    ``GraphNotRecognized`` for bytes that are no ModelProto."""
-    return rewritten(model, lambda nodes, known: _int8_products(nodes, known.shapes, outliers), MICROSOFT)
+    the number of products rewritten (0: the bytes come back unchanged); with ``together``,
+    products of one input are one where they can be and each adds its bias itself (else each
+    is alone and its bias added after it, as exported). Raises ``GraphNotRecognized`` for
+    bytes that are no ModelProto."""
+    return rewritten(model, lambda nodes, known: _int8_products(nodes, known, outliers, together), MICROSOFT)
 
 
 def _dequantized(name: str, producer: dict[str, Node], uses: Counter[str]) -> tuple[Node, Node, str, str] | None:
@@ -81,7 +89,7 @@ def _dequantized(name: str, producer: dict[str, Node], uses: Counter[str]) -> tu
     return cast, mul, cast.inputs[0], scale
 
 
-def _gathered_tables(nodes: list[Node], shapes: dict[str, tuple[int, ...]]) -> dict[int, bytes]:
+def _gathered_tables(nodes: list[Node], known: Initializers) -> dict[int, bytes]:
     """Per node id, what replaces it: the gather pattern's Gather becomes four nodes, its
     Cast and Mul nothing."""
     producer = {output: found for found in nodes for output in found.outputs}
@@ -95,8 +103,8 @@ def _gathered_tables(nodes: list[Node], shapes: dict[str, tuple[int, ...]]) -> d
         if found is None or int_attribute(gather, b"axis", 0) != 0:
             continue
         cast, mul, quantized, scale = found
-        rows = shapes.get(quantized, ())
-        if not rows or shapes.get(scale) != (rows[0], 1):
+        rows = known.shape(quantized) or ()
+        if not rows or known.shape(scale) != (rows[0], 1):
             continue  # not a table in the initializers with one scale per row
         (out,) = gather.outputs
         replaced[id(cast)] = replaced[id(mul)] = b""
@@ -109,17 +117,47 @@ def _gathered_tables(nodes: list[Node], shapes: dict[str, tuple[int, ...]]) -> d
     return replaced
 
 
-def _int8_products(nodes: list[Node], shapes: dict[str, tuple[int, ...]],
-                   outliers: Mapping[str, Sequence[int]]) -> tuple[dict[int, bytes], bytes]:
-    """Per node id, what replaces it, and the initializers added: the product's MatMul
-    becomes the int8 product of the channels kept plus the float product of the others,
-    its Cast and Mul nothing. The channels' split of an input (a mask and a gather) is
-    built once however many products read it (a layer's query, key and value)."""
+@attrs.frozen
+class _Product:
+    """A product ``multiply_in_int8`` rewrites: ``MatMul(activations, Mul(Cast(quantized),
+    scale))``, the input ``channels`` to multiply in float, and the ``Add`` of a bias that
+    alone reads it, if any (``_bias``), which the int8 product then adds itself."""
+
+    matmul: Node
+    dequantized: tuple[Node, Node]  # the Cast and the Mul, which go
+    activations: str
+    quantized: str
+    scale: str
+    columns: int
+    channels: tuple[int, ...]
+    bias: Node | None
+
+    @property
+    def output(self) -> str:
+        """What the rewrite produces: the bias's sum when it is added in, else the product."""
+        return (self.bias or self.matmul).outputs[0]
+
+    @property
+    def bias_values(self) -> str:
+        return "" if self.bias is None else next(i for i in self.bias.inputs if i != self.matmul.outputs[0])
+
+
+def _int8_products(nodes: list[Node], known: Initializers, outliers: Mapping[str, Sequence[int]], together: bool) -> Rewrite:
+    """Per node id, what replaces it, the initializers added, and how many products are
+    in int8 now: each product's MatMul becomes the int8 product of the channels kept plus
+    the float product of the others, its bias added by the int8 product, its Cast and Mul
+    nothing. The channels' split of an input (a mask and a gather) is built once however
+    many products read it; products of one input with the same channels, each with a bias,
+    and as many columns each (a layer's query, key and value) are one product of their
+    matrices side by side, split after (``_merged``)."""
     producer = {output: found for found in nodes for output in found.outputs}
     uses = Counter(name for found in nodes for name in found.inputs)
-    replaced: dict[int, bytes] = {}
-    initializers: list[bytes] = []
-    splits: dict[tuple[str, tuple[int, ...]], tuple[str, str, str]] = {}
+    readers: dict[str, list[Node]] = defaultdict(list)
+    for found in nodes:
+        for name in found.inputs:
+            readers[name].append(found)
+    groups: dict[tuple[str, tuple[int, ...]], list[_Product]] = defaultdict(list)
+    count = 0
     for product in nodes:
         if product.op != "MatMul" or product.domain or len(product.inputs) != 2:
             continue
@@ -128,35 +166,89 @@ def _int8_products(nodes: list[Node], shapes: dict[str, tuple[int, ...]],
         if found is None:
             continue
         cast, mul, quantized, scale = found
-        matrix = shapes.get(quantized, ())
+        matrix = known.shape(quantized) or ()
         if quantized not in outliers or len(matrix) != 2:
             continue
         channels = tuple(sorted(set(outliers[quantized])))
-        if shapes.get(scale) not in ((1, matrix[1]), (matrix[1],)) or not all(0 <= c < matrix[0] for c in channels):
+        if known.shape(scale) not in ((1, matrix[1]), (matrix[1],)) or not all(0 <= c < matrix[0] for c in channels):
             continue  # not a matrix in the initializers with one scale per column
-        (out,) = product.outputs
-        replaced[id(cast)] = replaced[id(mul)] = b""
-        if not channels:
-            replaced[id(product)] = node("DynamicQuantizeMatMul", [activations, quantized, scale], out, domain=MICROSOFT)
-            continue
-        split = b""  # the input's split, before the first product that reads it
-        if (activations, channels) not in splits:
+        bias = _bias(product, matrix[1], readers, known) if together else None
+        groups[activations, channels].append(_Product(product, (cast, mul), activations, quantized, scale, matrix[1], channels, bias))
+        count += 1
+    replaced: dict[int, bytes] = {}
+    initializers: list[bytes] = []
+    for (activations, channels), group in groups.items():
+        split, kept, taken, indexes = b"", activations, "", ""
+        if channels:  # the input's split, before the first product that reads it
+            out, rows = group[0].matmul.outputs[0], (known.shape(group[0].quantized) or (0,))[0]
             kept, taken, indexes = f"{out}/kept", f"{out}/taken", f"{out}/channels"
-            keep = [0.0 if c in channels else 1.0 for c in range(matrix[0])]
-            initializers += [initializer(f"{out}/keep", FLOAT, (matrix[0],), struct.pack(f"<{matrix[0]}f", *keep)),
+            keep = [0.0 if c in channels else 1.0 for c in range(rows)]
+            initializers += [initializer(f"{out}/keep", FLOAT, (rows,), struct.pack(f"<{rows}f", *keep)),
                              initializer(indexes, INT64, (len(channels),), struct.pack(f"<{len(channels)}q", *channels))]
             split = node("Mul", [activations, f"{out}/keep"], kept) + node(
                 "Gather", [activations, indexes], taken, (int_attribute_field("axis", -1),))
-            splits[activations, channels] = (kept, taken, indexes)
-        kept, taken, indexes = splits[activations, channels]
-        replaced[id(product)] = split + b"".join([
-            node("DynamicQuantizeMatMul", [kept, quantized, scale], out + "/int8", domain=MICROSOFT),
-            node("Gather", [quantized, indexes], out + "/rows_int8"),
-            node("Cast", [out + "/rows_int8"], out + "/rows", (TO_FLOAT,)),
-            node("Mul", [out + "/rows", scale], out + "/rows_float"),
-            node("MatMul", [taken, out + "/rows_float"], out + "/float"),
-            node("Add", [out + "/int8", out + "/float"], out),
-        ])
-    return replaced, b"".join(initializers)
+        merged = _merged(group, known)
+        for unit in [group] if merged is not None else [[product] for product in group]:
+            first = unit[0]
+            if merged is not None:
+                (quantized, scale, bias), out = merged[0], first.matmul.outputs[0] + "/merged"
+                initializers.append(merged[1])
+            else:
+                (quantized, scale, bias), out = (first.quantized, first.scale, first.bias_values), first.output
+            reads = [kept, quantized, scale, *(["", bias] if bias else [])]
+            if not channels:
+                body = node("DynamicQuantizeMatMul", reads, out, domain=MICROSOFT)
+            else:
+                body = b"".join([
+                    node("DynamicQuantizeMatMul", reads, out + "/int8", domain=MICROSOFT),
+                    node("Gather", [quantized, indexes], out + "/rows_int8"),
+                    node("Cast", [out + "/rows_int8"], out + "/rows", (TO_FLOAT,)),
+                    node("Mul", [out + "/rows", scale], out + "/rows_float"),
+                    node("MatMul", [taken, out + "/rows_float"], out + "/float"),
+                    node("Add", [out + "/int8", out + "/float"], out),
+                ])
+            if merged is not None:
+                body += node("Split", [out], [product.output for product in unit], (int_attribute_field("axis", -1),))
+            for product in unit:
+                for gone in (product.matmul, *product.dequantized, *([product.bias] if product.bias else [])):
+                    replaced[id(gone)] = b""
+            replaced[id(first.matmul)] = split + body
+            split = b""
+    return Rewrite(replaced, b"".join(initializers), count)
 
 
+def _bias(product: Node, columns: int, readers: Mapping[str, Sequence[Node]], known: Initializers) -> Node | None:
+    """The ``Add`` that alone reads ``product``'s output, of a float initializer with one value
+    per column; None if there is none."""
+    found = readers.get(product.outputs[0], ())
+    if len(found) != 1 or found[0].op != "Add" or found[0].domain or len(found[0].inputs) != 2:
+        return None
+    (values,) = [name for name in found[0].inputs if name != product.outputs[0]] or [""]
+    tensor = known.tensors.get(values)
+    return found[0] if tensor is not None and tensor.data_type == FLOAT and tensor.shape == (columns,) else None
+
+
+def _merged(group: Sequence[_Product], known: Initializers) -> tuple[tuple[str, str, str], bytes] | None:
+    """For two products or more of one input, each with a bias and as many columns, whose
+    matrices, scales and biases are raw bytes: the names of their matrices, scales and biases
+    side by side (one product, its output split in as many parts, gives the same sums), and
+    those initializers. None otherwise: each is multiplied on its own."""
+    if len(group) < 2 or any(p.bias is None or p.columns != group[0].columns for p in group):
+        return None
+    matrices = [known.tensors[p.quantized] for p in group]
+    scales = [known.tensors[p.scale] for p in group]
+    biases = [known.tensors[p.bias_values] for p in group]
+    rows, columns, data_type = matrices[0].shape[0], group[0].columns, matrices[0].data_type
+    raw = [m.raw for m in matrices]
+    if (data_type not in (INT8, UINT8) or any(m.data_type != data_type or m.shape != (rows, columns) for m in matrices)
+            or any(r is None or len(r) != rows * columns for r in raw)
+            or any(t.data_type != FLOAT or t.raw is None or len(t.raw) != 4 * columns for t in (*scales, *biases))):
+        return None
+    base, width = group[0].matmul.outputs[0] + "/merged", columns * len(group)
+    names = (base + "_q", base + "_scale", base + "_bias")
+    side_by_side = b"".join(part[row * columns : (row + 1) * columns] for row in range(rows) for part in raw)  # type: ignore[index]
+    return names, b"".join([
+        initializer(names[0], data_type, (rows, width), side_by_side),
+        initializer(names[1], FLOAT, (width,), b"".join(t.raw for t in scales)),  # type: ignore[misc]
+        initializer(names[2], FLOAT, (width,), b"".join(t.raw for t in biases)),  # type: ignore[misc]
+    ])
