@@ -28,7 +28,15 @@ in float with their rows of the weight, dequantized as before::
     a @ (q * s)  ~  DynamicQuantizeMatMul(a * keep, q, s) + Gather(a, o) @ (Gather(q, o) * s)
 
 where ``keep`` is 0 on the channels ``o`` and 1 elsewhere. A product with no entry in
-``outliers`` stays as it was.
+``outliers`` stays as it was. A text is a couple of hundred operators, each with a cost of its
+own beside its arithmetic, so fewer of them: the int8 product adds the bias that followed the
+product (its optional input), and products of one input with the same channels (a layer's
+query, key and value) are one product of their matrices side by side, its output split::
+
+    [a @ Q + q, a @ K + k, a @ V + v]  ==  Split(a @ [Q K V] + [q k v])
+
+The input is then quantized once instead of three times; the vectors may differ by the
+rounding of the sums (docs/performance.md, "Each layer in fewer operators").
 """
 
 from __future__ import annotations
