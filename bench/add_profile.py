@@ -38,7 +38,8 @@ PARTS = {  # each part: the functions it sums
     "tokenizer": [("~", "<method 'encode_batch' of 'tokenizers.Tokenizer' objects>"),
                   ("~", "<method 'encode' of 'tokenizers.Tokenizer' objects>")],
     "fdatasync": [("~", "<built-in method posix.fdatasync>")],
-    "possiblySupersedes search": [("application/suggestions.py", "possibly_superseded")],
+    "possiblySupersedes search": [("application/suggestions.py", "possibly_superseded"),  # add_note
+                                  ("application/suggestions.py", "superseded_each")],  # add_notes
 }
 CUMULATIVE = {"model", "possiblySupersedes search"}  # parts timed with what they call
 
