@@ -212,24 +212,27 @@ def rewritten(model: bytes, rule: Rule, domain: str = "") -> tuple[bytes, int]:
     nodes: list[Node] = []
     known = Initializers({})
     graph_fields = list(fields(graph))
-    for number, _, value, encoded in graph_fields:
+    names: dict[int, str] = {}  # per graph field that is an initializer, its name
+    for at, (number, _, value, encoded) in enumerate(graph_fields):
         if number == GRAPH_NODE and isinstance(value, memoryview):
             nodes.append(Node.decode(value, encoded))
         elif number == GRAPH_INITIALIZER and isinstance(value, memoryview):
-            name, tensor = initializer_header(value)
-            known.tensors[name] = tensor
+            names[at], known.tensors[names[at]] = initializer_header(value)
     rewrite = rule(nodes, known)
     replaced = rewrite.replaced
     if not replaced:
         return model, 0
     unread = _unread_initializers(nodes, replaced, graph_fields)
     graph_parts: list[bytes | memoryview] = []  # views of ``model``: its weights are copied once, by the join
-    for number, _, value, encoded in graph_fields:
+    for at, (number, _, value, encoded) in enumerate(graph_fields):
         if number == GRAPH_NODE:
             if nodes:
                 graph_parts += [replaced.get(id(found), found.encoded) for found in nodes]
                 nodes = []
-        elif not isinstance(value, memoryview) or _named(number, value) not in unread:
+        elif number == GRAPH_INITIALIZER:
+            if names.get(at) not in unread:
+                graph_parts.append(encoded)
+        elif number != GRAPH_VALUE_INFO or not isinstance(value, memoryview) or _value_name(value) not in unread:
             graph_parts.append(encoded)
     graph_parts.append(rewrite.initializers)
     parts: list[bytes | memoryview] = []
@@ -258,18 +261,13 @@ def _unread_initializers(nodes: list[Node], replaced: dict[int, bytes], graph_fi
         for number, _, value, whole in fields(memoryview(encoded)):
             if number == GRAPH_NODE and isinstance(value, memoryview):
                 after.update(Node.decode(value, whole).inputs)
-    inputs = {_named(GRAPH_VALUE_INFO, v) for n, _, v, _ in graph_fields if n == GRAPH_INPUT and isinstance(v, memoryview)}
+    inputs = {_value_name(v) for n, _, v, _ in graph_fields if n == GRAPH_INPUT and isinstance(v, memoryview)}
     return before - after - inputs
 
 
-def _named(number: int, value: memoryview) -> str | None:
-    """The name of a graph's initializer or of what its value information describes; None
-    for any other field."""
-    if number == GRAPH_INITIALIZER:
-        return initializer_header(value)[0]
-    if number in (GRAPH_VALUE_INFO, GRAPH_INPUT):
-        return next((bytes(v).decode() for n, _, v, _ in fields(value) if n == VALUE_INFO_NAME and isinstance(v, memoryview)), "")
-    return None
+def _value_name(value: memoryview) -> str:
+    """The name of the tensor a ValueInfoProto (a graph's input, output or value information) describes."""
+    return next((bytes(v).decode() for n, _, v, _ in fields(value) if n == VALUE_INFO_NAME and isinstance(v, memoryview)), "")
 
 
 def int_attribute(found: Node, name: bytes, default: int) -> int:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from local_mcp_memory.adapters.embedders.attention import fuse_attention
+from local_mcp_memory.adapters.embedders.gelu import fuse_gelu
 from local_mcp_memory.adapters.embedders.onnx_wire import GraphNotRecognized
 from local_mcp_memory.adapters.embedders.quantized_rows import gather_before_dequantizing, multiply_in_int8
 
@@ -13,6 +14,7 @@ REWRITES = {
     "tables": gather_before_dequantizing,
     "products": lambda model: multiply_in_int8(model, {"w": (0,)}),
     "attention": lambda model: fuse_attention(model, 12),
+    "gelu": fuse_gelu,
 }
 
 
@@ -39,3 +41,4 @@ def test_a_graph_without_quantized_tables_comes_back_unchanged() -> None:
     assert gather_before_dequantizing(model) == (model, 0)
     assert multiply_in_int8(model, {"x": ()}) == (model, 0)
     assert fuse_attention(model, 12) == (model, 0)
+    assert fuse_gelu(model) == (model, 0)
