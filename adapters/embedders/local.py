@@ -28,7 +28,7 @@ about 1.1x less CPU per text, the vectors the same but for rounding; so does eac
 operators (``gelu``). The int8 products' inputs are rounded to 256 levels on each run, so a
 last-bit difference can move a value to the next level: with the merged products and the
 GELU, a vector is within a cosine of 0.9994 of the int8 graph without them, and a LoCoMo turn
-takes 1.15x less time on two threads, 1.08x on one (``bench.embedder_graph``). The session
+takes 1.17x less time on two threads, 1.11x on one (``bench.embedder_graph``). The session
 runs without onnxruntime's CPU arena, so the
 buffers of a large batch go back once it is done.
 One intra-op thread, the calling one: a short text (a query, an add) is a couple of hundred
@@ -191,7 +191,8 @@ class LocalOnnxEmbedder:
         ``SOLO_THREADS``, at most the cores; 1: never); ``products``: the
         matrix products in int8 (each text alone) or float32 (texts in batches), by default
         int8 where the CPU has int8 dot products; ``fused_attention``: each attention block
-        as one operator (``attention``), else as the export spells it out."""
+        and each GELU as one operator (``attention``, ``gelu``), else as the export spells
+        them out."""
         self._model_path = model_path
         self._tokenizer_path = tokenizer_path
         self._model_sha256 = model_sha256

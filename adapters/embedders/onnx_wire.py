@@ -1,9 +1,10 @@
 """The protobuf wire format of an ONNX model, read and written directly: only the few fields
 a graph rewrite at load time needs (nodes, their inputs, outputs, operators and attributes;
-initializers' names, shapes and raw bytes; the operator sets), so no ``onnx`` package is
-needed, and the bytes of weights are copied, never decoded. The rewrites themselves are
-``quantized_rows`` (int8 tables and products) and ``attention`` (one operator per attention
-block): each is a ``Rule`` that ``rewritten`` applies to a serialized ``ModelProto``.
+initializers' names, shapes, types and raw bytes; the names of the graph's inputs and value
+information; the operator sets), so no ``onnx`` package is needed, and the bytes of weights
+are copied, never decoded. The rewrites themselves are ``quantized_rows`` (int8 tables and
+products), ``attention`` (one operator per attention block) and ``gelu`` (one per GELU): each
+is a ``Rule`` that ``rewritten`` applies to a serialized ``ModelProto``.
 """
 
 from __future__ import annotations
@@ -217,7 +218,8 @@ def rewritten(model: bytes, rule: Rule, domain: str = "") -> tuple[bytes, int]:
         if number == GRAPH_NODE and isinstance(value, memoryview):
             nodes.append(Node.decode(value, encoded))
         elif number == GRAPH_INITIALIZER and isinstance(value, memoryview):
-            names[at], known.tensors[names[at]] = initializer_header(value)
+            name, tensor = initializer_header(value)
+            names[at], known.tensors[name] = name, tensor
     rewrite = rule(nodes, known)
     replaced = rewrite.replaced
     if not replaced:

@@ -136,7 +136,7 @@ class _Product:
     activations: str
     quantized: str
     scale: str
-    columns: int
+    shape: tuple[int, int]  # the matrix's rows (the input's channels) and columns
     channels: tuple[int, ...]
     bias: Node | None
 
@@ -181,14 +181,15 @@ def _int8_products(nodes: list[Node], known: Initializers, outliers: Mapping[str
         if known.shape(scale) not in ((1, matrix[1]), (matrix[1],)) or not all(0 <= c < matrix[0] for c in channels):
             continue  # not a matrix in the initializers with one scale per column
         bias = _bias(product, matrix[1], readers, known) if together else None
-        groups[activations, channels].append(_Product(product, (cast, mul), activations, quantized, scale, matrix[1], channels, bias))
+        groups[activations, channels].append(
+            _Product(product, (cast, mul), activations, quantized, scale, (matrix[0], matrix[1]), channels, bias))
         count += 1
     replaced: dict[int, bytes] = {}
     initializers: list[bytes] = []
     for (activations, channels), group in groups.items():
         split, kept, taken, indexes = b"", activations, "", ""
         if channels:  # the input's split, before the first product that reads it
-            out, rows = group[0].matmul.outputs[0], (known.shape(group[0].quantized) or (0,))[0]
+            out, rows = group[0].matmul.outputs[0], group[0].shape[0]
             kept, taken, indexes = f"{out}/kept", f"{out}/taken", f"{out}/channels"
             keep = [0.0 if c in channels else 1.0 for c in range(rows)]
             initializers += [initializer(f"{out}/keep", FLOAT, (rows,), struct.pack(f"<{rows}f", *keep)),
@@ -241,12 +242,12 @@ def _merged(group: Sequence[_Product], known: Initializers) -> tuple[tuple[str, 
     matrices, scales and biases are raw bytes: the names of their matrices, scales and biases
     side by side (one product, its output split in as many parts, gives the same sums), and
     those initializers. None otherwise: each is multiplied on its own."""
-    if len(group) < 2 or any(p.bias is None or p.columns != group[0].columns for p in group):
+    if len(group) < 2 or any(p.bias is None or p.shape != group[0].shape for p in group):
         return None
     matrices = [known.tensors[p.quantized] for p in group]
     scales = [known.tensors[p.scale] for p in group]
     biases = [known.tensors[p.bias_values] for p in group]
-    rows, columns, data_type = matrices[0].shape[0], group[0].columns, matrices[0].data_type
+    (rows, columns), data_type = group[0].shape, matrices[0].data_type
     raw = [m.raw for m in matrices]
     if (data_type not in (INT8, UINT8) or any(m.data_type != data_type or m.shape != (rows, columns) for m in matrices)
             or any(r is None or len(r) != rows * columns for r in raw)
