@@ -139,20 +139,15 @@ class ProjectGraph:
         built with them; only removals and replacements, whose rows stay in it, call for a
         build anew (``stale``). None when stopped."""
         tail = self.tail
-        faiss.omp_set_num_threads(1)
         index = faiss.clone_index(self.index)
-        index.hnsw.efConstruction = GRAPH_EF_CONSTRUCTION
-        lengths = np.sqrt(tail.squares).astype(np.float32)[:, None]
-        for start in range(0, len(tail), CHUNK):
-            if stopping():
-                return None
-            index.add(tail.matrix[start:start + CHUNK] / lengths[start:start + CHUNK])
+        if not _added(index, tail, stopping):
+            return None
         base = ProjectVectors(
             self.base.ids + tail.ids, np.concatenate([self.base.created, tail.created]),
             np.concatenate([self.base.matrix, tail.matrix]), complete=True, seen=self.seen,
             hashes=np.concatenate([self.base.hashes, tail.hashes]), squares=np.concatenate([self.base.squares, tail.squares]),
         )
-        base.row_of()
+        base.row_of()  # here, as a build does
         return ProjectGraph(base, index, self.seen, np.concatenate([self.dead, np.zeros(len(tail), dtype=bool)]),
                             order=sample_order(base.hashes, base.ids.__getitem__))
 
@@ -276,16 +271,24 @@ def build_graph(conn: psycopg.Connection, project: str, space: int, stopping: Ca
                           seen=0 if found is None else int(found[0]), hashes=np.array(hashes, dtype=np.int64)[order])
     if not base.usable or not len(base):
         return None
-    faiss.omp_set_num_threads(1)
     index = faiss.IndexHNSWFlat(matrix.shape[1], GRAPH_M, faiss.METRIC_INNER_PRODUCT)
-    index.hnsw.efConstruction = GRAPH_EF_CONSTRUCTION
-    lengths = np.sqrt(base.squares).astype(np.float32)[:, None]
-    for start in range(0, len(base), CHUNK):
-        if stopping():
-            return None
-        index.add(matrix[start:start + CHUNK] / lengths[start:start + CHUNK])
+    if not _added(index, base, stopping):
+        return None
     base.row_of()  # here, not in the first search after (about 50 ms at 100k vectors)
     return ProjectGraph(base, index, base.seen)
+
+
+def _added(index: faiss.Index, vectors: ProjectVectors, stopping: Callable[[], bool]) -> bool:
+    """``vectors`` made unit length and added to the graph ``index`` on this thread, ``CHUNK``
+    at a time; False when stopped between two chunks."""
+    faiss.omp_set_num_threads(1)
+    index.hnsw.efConstruction = GRAPH_EF_CONSTRUCTION
+    lengths = np.sqrt(vectors.squares).astype(np.float32)[:, None]
+    for start in range(0, len(vectors), CHUNK):
+        if stopping():
+            return False
+        index.add(vectors.matrix[start:start + CHUNK] / lengths[start:start + CHUNK])
+    return True
 
 
 class GraphBuild(Background):
