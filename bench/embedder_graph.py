@@ -8,7 +8,11 @@ with every int8 product adding its bias itself (``quantized_rows.multiply_in_int
 Three graphs, each with the tables gathered as int8 and the attention fused as the server's:
 "products apart" (each int8 product alone, its bias added after it, the GELU spelled out: the
 graph before these rewrites), "GELU in one" (the GELU fused, products apart) and "server's"
-(both). Each runs on sessions built as the server's: one intra-op thread (queries, a
+(both), with the int8 products' channels in float where the server has them
+(``local.MINILM_OUTLIERS``); and, where ``bench/results/int8_outliers.json`` gives it, a
+fourth: "every peak channel in float" (the server's graph with every channel whose peak stands
+out in float, as before ``bench.int8_outliers`` left the products that do not need it in int8).
+Each runs on sessions built as the server's: one intra-op thread (queries, a
 request's texts) and two that spin through a run (a passage alone on a machine with a core
 to spare). The first ``--texts`` LoCoMo turns and questions go through each session one text
 at a time, rounds alternating between graphs; reported: the median wall time per text and
@@ -21,6 +25,7 @@ products stay float and only the GELU differs. Prints a table and writes
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
 import time
@@ -30,7 +35,7 @@ from typing import Any
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.client import table, write_result
+from bench.client import REPO, table, write_result
 from bench.datasets import LOCOMO_DIR, data_digest, load_locomo
 
 
@@ -48,7 +53,16 @@ def graphs(int8: bool) -> dict[str, bytes]:
 
     server = local.rewritten_model(local.default_model_path(), local.MODEL_SHA256, int8=int8, fused=True)[0]
     assert server == products(with_gelu, True), "the server's graph is not the one measured"
-    return {"products apart": products(base, False), "GELU in one": products(with_gelu, False), "server's": server}
+    out = {"products apart": products(base, False), "GELU in one": products(with_gelu, False)}
+    peaks = json.loads(OUTLIERS.read_text()).get("by_peaks") if int8 and OUTLIERS.exists() else None
+    if peaks:  # every channel over the peak bar in float, as the server multiplied them before
+        out["every peak channel in float"] = multiply_in_int8(with_gelu, {k: tuple(v) for k, v in peaks.items()})[0]
+    return {**out, "server's": server}
+
+
+OUTLIERS = REPO / "bench/results/int8_outliers.json"
+"""``bench.int8_outliers``' result: its ``by_peaks`` table is every channel whose peak stands out
+in float, before the products that do not need it were left in int8."""
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -356,8 +356,12 @@ def test_the_pinned_model_has_all_its_36_matrix_products_in_int8_and_only_those_
     assert products == 36 and rewritten.count(b"DynamicQuantizeMatMul") == 24 and rewritten.count(b"\x22\x05Split") == 6
     assert b"attention.self.query.bias" not in rewritten and b"val_49_q" not in rewritten  # added in: gone
     # every product adds its bias itself (36 Adds fewer); one with channels in float adds its two
-    # parts (34 products, whose 18 queries, keys and values are 6 now)
-    assert rewritten.count(b"\x22\x03Add") == model.count(b"\x22\x03Add") - 36 + 34 - 12
+    # parts: 25 products with channels, whose 15 queries, keys and values are 5 now
+    names = list(MINILM_OUTLIERS)  # per layer: query, key, value, output, the two feed-forward ones
+    with_channels = [name for name in names if MINILM_OUTLIERS[name]]
+    merged = [layer for layer in range(6) if MINILM_OUTLIERS[names[6 * layer]]]
+    assert (len(with_channels), len(merged)) == (25, 5)
+    assert rewritten.count(b"\x22\x03Add") == model.count(b"\x22\x03Add") - 36 + len(with_channels) - 2 * len(merged)
     assert multiply_in_int8(rewritten, MINILM_OUTLIERS) == (rewritten, 0)  # nothing left to rewrite
     assert multiply_in_int8(model, {}) == (model, 0)  # a product not named stays float
     one = dict(list(MINILM_OUTLIERS.items())[:1])
