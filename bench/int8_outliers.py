@@ -146,7 +146,7 @@ def in_float_where_needed(chosen: dict[str, tuple[int, ...]], texts: list[str],
     kept, tries = dict(chosen), []
     for group in sorted(alone, key=lambda g: -alone[g]):
         trial = {**kept, **{w: () for w in group}}
-        reached = alone[group] if alone[group] < bar else lowest(trial)
+        reached = alone[group] if alone[group] < bar else lowest(trial)  # under the bar alone: not tried with the others
         tries.append({"products": list(group), "alone": round(alone[group], 5), "with_those_before": round(reached, 5),
                       "in_int8": reached >= bar})
         if reached >= bar:
