@@ -39,6 +39,11 @@ from bench.client import REPO, table, write_result
 from bench.datasets import LOCOMO_DIR, data_digest, load_locomo
 
 
+OUTLIERS = REPO / "bench/results/int8_outliers.json"
+"""``bench.int8_outliers``' result: its ``by_peaks`` table is every channel whose peak stands out
+in float, before the products that do not need it were left in int8."""
+
+
 def graphs(int8: bool) -> dict[str, bytes]:
     from local_mcp_memory.adapters.embedders import local
     from local_mcp_memory.adapters.embedders.attention import fuse_attention
@@ -58,11 +63,6 @@ def graphs(int8: bool) -> dict[str, bytes]:
     if peaks:  # every channel over the peak bar in float, as the server multiplied them before
         out["every peak channel in float"] = multiply_in_int8(with_gelu, {k: tuple(v) for k, v in peaks.items()})[0]
     return {**out, "server's": server}
-
-
-OUTLIERS = REPO / "bench/results/int8_outliers.json"
-"""``bench.int8_outliers``' result: its ``by_peaks`` table is every channel whose peak stands out
-in float, before the products that do not need it were left in int8."""
 
 
 def main(argv: list[str] | None = None) -> int:
