@@ -113,12 +113,10 @@ def in_float_where_needed(chosen: dict[str, tuple[int, ...]], texts: list[str],
     import onnxruntime
 
     from local_mcp_memory.adapters.embedders import local
-    from local_mcp_memory.adapters.embedders.attention import fuse_attention
-    from local_mcp_memory.adapters.embedders.gelu import fuse_gelu
-    from local_mcp_memory.adapters.embedders.quantized_rows import gather_before_dequantizing, multiply_in_int8
+    from local_mcp_memory.adapters.embedders.quantized_rows import multiply_in_int8
 
     plain = local._verified(local.default_model_path(), local.MODEL_SHA256, "model", "")
-    graph = fuse_gelu(fuse_attention(gather_before_dequantizing(plain)[0], local.HEADS)[0])[0]  # as the server's
+    graph = local.rewritten_model(local.default_model_path(), local.MODEL_SHA256, int8=False)[0]  # the server's, float products
     tokenizer, _ = local.LocalOnnxEmbedder()._load()
     feeds = []
     for text in texts:
