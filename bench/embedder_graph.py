@@ -1,7 +1,8 @@
 """What the local model's graph rewrites of its layers bring: each GELU as one operator
-(``adapters/embedders/gelu.py``) and each layer's query, key and value as one int8 product
+(``adapters/embedders/gelu.py``), each layer's query, key and value as one int8 product
 with every int8 product adding its bias itself (``quantized_rows.multiply_in_int8``,
-``together``), against the graph without them.
+``together``) and each attention block as ONNX's ``Attention`` (``attention.py``), against
+the graph without them.
 
     .venv/bin/python -m bench.embedder_graph [--data PATH] [--rounds 5] [--texts 300]
 
@@ -11,7 +12,10 @@ graph before these rewrites), "GELU in one" (the GELU fused, products apart) and
 (both), with the int8 products' channels in float where the server has them
 (``local.MINILM_OUTLIERS``); and, where ``bench/results/int8_outliers.json`` gives it, a
 fourth: "every peak channel in float" (the server's graph with every channel whose peak stands
-out in float, as before ``bench.int8_outliers`` left the products that do not need it in int8).
+out in float, as before ``bench.int8_outliers`` left the products that do not need it in int8);
+and "MultiHeadAttention" (the server's graph with each block as onnxruntime's
+``com.microsoft.MultiHeadAttention`` on a key padding mask, as the server's rewrite wrote it
+before: ``with_multihead_attention``).
 Each runs on sessions built as the server's: one intra-op thread (queries, a
 request's texts) and two that spin through a run (a passage alone on a machine with a core
 to spare). The first ``--texts`` LoCoMo turns and questions go through each session one text
@@ -44,6 +48,30 @@ OUTLIERS = REPO / "bench/results/int8_outliers.json"
 in float, before the products that do not need it were left in int8."""
 
 
+def with_multihead_attention(model: bytes) -> bytes:
+    """``model`` (the server's graph) with each ``Attention`` as ``com.microsoft.MultiHeadAttention``
+    of the same query, key, value and scale, reading the attention mask as int32 key padding,
+    and the nodes that built ``Attention``'s mask gone."""
+    from local_mcp_memory.adapters.embedders import local
+    from local_mcp_memory.adapters.embedders.attention import MASK_INPUT
+    from local_mcp_memory.adapters.embedders.onnx_wire import (
+        INT32, MICROSOFT, Rewrite, fields, int_attribute_field, node, rewritten)
+
+    def rule(nodes: list[Any], known: Any) -> Any:
+        replaced, cast = {}, node("Cast", [MASK_INPUT], "mask/int32", (int_attribute_field("to", INT32),))
+        for found in nodes:
+            if found.op == "Attention" and not found.domain:
+                (scale,) = [a for a in found.attributes if any(n == 1 and bytes(v) == b"scale" for n, _, v, _ in fields(memoryview(a)))]
+                attributes = (int_attribute_field("num_heads", local.HEADS), scale)
+                reads = [*found.inputs[:3], "", "mask/int32"]
+                replaced[id(found)], cast = cast + node("MultiHeadAttention", reads, found.outputs[0], attributes, MICROSOFT), b""
+            elif found.outputs[0].startswith(MASK_INPUT + "/"):
+                replaced[id(found)] = b""
+        return Rewrite(replaced)
+
+    return rewritten(model, rule, MICROSOFT)[0]
+
+
 def graphs(int8: bool) -> dict[str, bytes]:
     from local_mcp_memory.adapters.embedders import local
     from local_mcp_memory.adapters.embedders.attention import fuse_attention
@@ -62,6 +90,7 @@ def graphs(int8: bool) -> dict[str, bytes]:
     peaks = json.loads(OUTLIERS.read_text()).get("by_peaks") if int8 and OUTLIERS.exists() else None
     if peaks:  # every channel over the peak bar in float, as the server multiplied them before
         out["every peak channel in float"] = multiply_in_int8(with_gelu, {k: tuple(v) for k, v in peaks.items()})[0]
+    out["MultiHeadAttention"] = with_multihead_attention(server)
     return {**out, "server's": server}
 
 

@@ -24,7 +24,7 @@ TENSOR_DIMS, TENSOR_TYPE, TENSOR_NAME, TENSOR_RAW = 1, 2, 8, 9
 OPSET_DOMAIN, OPSET_VERSION = 1, 2
 ATTR_NAME, ATTR_FLOAT, ATTR_INT, ATTR_TYPE = 1, 2, 3, 20  # AttributeProto.name, .f, .i, .type
 ATTR_FLOAT_TYPE, ATTR_INT_TYPE = 1, 2  # AttributeProto.AttributeType
-FLOAT, UINT8, INT8, INT32, INT64 = 1, 2, 3, 6, 7  # TensorProto.DataType
+FLOAT, UINT8, INT8, INT32, INT64, BOOL = 1, 2, 3, 6, 7, 9  # TensorProto.DataType
 MICROSOFT = "com.microsoft"  # onnxruntime's own operators
 
 
@@ -201,11 +201,12 @@ class Rewrite:
 Rule = Callable[[list[Node], Initializers], Rewrite]
 
 
-def rewritten(model: bytes, rule: Rule, domain: str = "") -> tuple[bytes, int]:
+def rewritten(model: bytes, rule: Rule, domain: str = "", version: int = 1) -> tuple[bytes, int]:
     """``model`` with the nodes ``rule`` replaces and the initializers it adds, and how many
     patterns it rewrote; initializers only the replaced nodes read go with them (not one
-    that is a graph input too); ``domain``: the operator set the new nodes use, imported by
-    the model if it was not."""
+    that is a graph input too); ``domain`` and ``version``: the operator set the new nodes
+    use, imported by the model at that version at least ("" is ONNX's own: raising it is
+    the caller's to check, for the operators the model already holds)."""
     data = memoryview(model)
     graph = next((v for n, _, v, _ in fields(data) if n == MODEL_GRAPH and isinstance(v, memoryview)), None)
     if graph is None:
@@ -238,20 +239,35 @@ def rewritten(model: bytes, rule: Rule, domain: str = "") -> tuple[bytes, int]:
             graph_parts.append(encoded)
     graph_parts.append(rewrite.initializers)
     parts: list[bytes | memoryview] = []
-    imported = set()
+    imported = False
     for number, _, value, encoded in fields(data):
         if number == MODEL_GRAPH:
             size = sum(len(part) for part in graph_parts)
             parts += [encode_varint(MODEL_GRAPH << 3 | LEN) + encode_varint(size), *graph_parts]
+        elif number == MODEL_OPSET and isinstance(value, memoryview) and _opset(value)[0] == domain:
+            imported = True
+            parts.append(encoded if _opset(value)[1] >= version else _opset_field(domain, version))
         else:
             parts.append(encoded)
-            if number == MODEL_OPSET and isinstance(value, memoryview):
-                imported |= {bytes(v).decode() for n, _, v, _ in fields(value) if n == OPSET_DOMAIN and isinstance(v, memoryview)}
-    if domain and domain not in imported:
-        opset = len_field(OPSET_DOMAIN, domain.encode()) + encode_varint(OPSET_VERSION << 3) + encode_varint(1)
-        parts.append(len_field(MODEL_OPSET, opset))
+    if not imported:
+        parts.append(_opset_field(domain, version))
     count = rewrite.count if rewrite.count is not None else sum(1 for encoded in replaced.values() if encoded)
     return b"".join(parts), count
+
+
+def _opset(entry: memoryview) -> tuple[str, int]:
+    """The domain and version of an OperatorSetIdProto (an absent domain is ONNX's own, "")."""
+    domain, version = "", 0
+    for number, _, value, _ in fields(entry):
+        if number == OPSET_DOMAIN and isinstance(value, memoryview):
+            domain = bytes(value).decode()
+        elif number == OPSET_VERSION and isinstance(value, int):
+            version = value
+    return domain, version
+
+
+def _opset_field(domain: str, version: int) -> bytes:
+    return len_field(MODEL_OPSET, len_field(OPSET_DOMAIN, domain.encode()) + encode_varint(OPSET_VERSION << 3) + encode_varint(version))
 
 
 def _unread_initializers(nodes: list[Node], replaced: dict[int, bytes], graph_fields: list) -> set[str]:

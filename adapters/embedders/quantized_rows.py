@@ -216,8 +216,10 @@ def _int8_products(nodes: list[Node], known: Initializers, outliers: Mapping[str
                     node("MatMul", [taken, out + "/rows_float"], out + "/float"),
                     node("Add", [out + "/int8", out + "/float"], out),
                 ])
-            if merged is not None:
-                body += node("Split", [out], [product.output for product in unit], (int_attribute_field("axis", -1),))
+            if merged is not None:  # the parts' widths as an input: read alike by every operator set since 13
+                parts = struct.pack(f"<{len(unit)}q", *(product.shape[1] for product in unit))
+                initializers.append(initializer(out + "/parts", INT64, (len(unit),), parts))
+                body += node("Split", [out, out + "/parts"], [product.output for product in unit], (int_attribute_field("axis", -1),))
             for product in unit:
                 for gone in (product.matmul, *product.dequantized, *([product.bias] if product.bias else [])):
                     replaced[id(gone)] = b""

@@ -15,14 +15,18 @@ from local_mcp_memory.adapters.embedders.onnx_wire import (
     FLOAT,
     GRAPH_INITIALIZER,
     INT8,
+    MICROSOFT,
     MODEL_GRAPH,
+    MODEL_OPSET,
     TO_FLOAT,
+    Rewrite,
     encode_varint,
     fields,
     initializer,
     initializer_header,
     len_field,
     node,
+    rewritten,
 )
 from local_mcp_memory.adapters.embedders.quantized_rows import multiply_in_int8
 
@@ -41,19 +45,29 @@ def _value_info(name: str, dims: tuple[int | str, ...]) -> bytes:
 
 
 def _model(nodes: list[bytes], initializers: list[bytes], inputs: dict[str, tuple[int | str, ...]],
-           outputs: dict[str, tuple[int | str, ...]]) -> bytes:
+           outputs: dict[str, tuple[int | str, ...]], opset: int = 17) -> bytes:
     graph = b"".join(nodes) + len_field(2, b"g") + b"".join(initializers)
     graph += b"".join(len_field(11, _value_info(name, dims)) for name, dims in inputs.items())
     graph += b"".join(len_field(12, _value_info(name, dims)) for name, dims in outputs.items())
-    opset = len_field(1, b"") + encode_varint(2 << 3) + encode_varint(17)
-    return encode_varint(1 << 3) + encode_varint(8) + len_field(8, opset) + len_field(MODEL_GRAPH, graph)
+    imported = len_field(1, b"") + encode_varint(2 << 3) + encode_varint(opset)
+    return encode_varint(1 << 3) + encode_varint(8) + len_field(8, imported) + len_field(MODEL_GRAPH, graph)
+
+
+def _opsets(model: bytes) -> dict[str, int]:
+    """The model's operator sets: per domain ("" is ONNX's own), its version."""
+    found = {}
+    for number, _, value, _ in fields(memoryview(model)):
+        if number == MODEL_OPSET:
+            entry = {n: v for n, _, v, _ in fields(value)}
+            found[bytes(entry.get(1, b"")).decode()] = entry[2]
+    return found
 
 
 def _floats(name: str, values: np.ndarray) -> bytes:
     return initializer(name, FLOAT, values.shape, values.astype("<f4").tobytes())
 
 
-def _products(columns: list[int], biased: bool = True, seed: int = 7) -> bytes:
+def _products(columns: list[int], biased: bool = True, seed: int = 7, opset: int = 17) -> bytes:
     """A graph of one input ``a`` and a product per entry of ``columns``, as the pinned export
     writes them: ``Add(MatMul(a, Mul(Cast(q), s)), b)``, ``q`` int8 with a scale per column."""
     rng = np.random.default_rng(seed)
@@ -70,7 +84,7 @@ def _products(columns: list[int], biased: bool = True, seed: int = 7) -> bytes:
         if biased:
             nodes.append(node("Add", [product, f"b{i}"], f"out{i}"))
         outputs[f"out{i}"] = (1, "tokens", width)
-    return _model(nodes, initializers, {"a": (1, "tokens", WIDTH)}, outputs)
+    return _model(nodes, initializers, {"a": (1, "tokens", WIDTH)}, outputs, opset)
 
 
 def _run(model: bytes, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
@@ -111,6 +125,34 @@ def test_products_of_one_input_become_one_product_with_the_biases_added_in() -> 
         _close(_run(swapped, feeds), _run(model, feeds))
 
 
+@pytest.mark.parametrize("opset", [17, 23])
+def test_the_split_of_a_merged_product_reads_alike_in_the_operator_sets_before_and_after_18(opset: int) -> None:
+    """Operator set 18 made ``Split`` without its parts' widths an error; the attention's
+    rewrite raises the model to 23 before the products are rewritten."""
+    model = _products([4, 4, 4], opset=opset)
+    merged = multiply_in_int8(model, {f"q{i}": (OUTLIER,) for i in range(3)})[0]
+    assert merged.count(b"\x22\x05Split") == 1 and _opsets(merged) == {"": opset, MICROSOFT: 1}
+    feeds = _activations()
+    _close(_run(merged, feeds), _run(model, feeds))
+
+
+@pytest.mark.parametrize(("before", "domain", "version", "after"), [
+    ({"": 17}, "", 23, {"": 23}),  # raised
+    ({"": 24}, "", 23, {"": 24}),  # a newer one kept
+    ({"": 17}, MICROSOFT, 1, {"": 17, MICROSOFT: 1}),  # imported
+])
+def test_a_rewrite_imports_the_operator_set_its_nodes_need_at_their_version_at_least(
+    before: dict[str, int], domain: str, version: int, after: dict[str, int]
+) -> None:
+    model = _gelu(opset=before[""])
+    assert _opsets(model) == before
+    renamed, count = rewritten(model, lambda nodes, known: Rewrite({id(nodes[0]): node("Div", ["x", "root"], "scaled")}),
+                               domain, version)
+    assert count == 1 and _opsets(renamed) == after
+    feeds = {"x": np.linspace(-6.0, 6.0, 60, dtype=np.float32).reshape(10, 6)}
+    np.testing.assert_array_equal(_run(renamed, feeds)[0], _run(model, feeds)[0])  # still a model onnxruntime runs
+
+
 @pytest.mark.parametrize(
     ("columns", "outliers", "biased", "together", "products", "adds"),
     [
@@ -134,7 +176,7 @@ def test_products_that_cannot_be_one_are_each_multiplied_alone(
     _close(_run(rewritten, feeds), _run(model, feeds))
 
 
-def _gelu(half: float = 0.5, root_is_input: bool = False) -> bytes:
+def _gelu(half: float = 0.5, root_is_input: bool = False, opset: int = 17) -> bytes:
     """``y = x * (half * (1 + erf(x / sqrt 2)))``, as the pinned export writes a GELU."""
     initializers = [_floats("root", np.array(math.sqrt(2.0))), _floats("one", np.array(1.0)),
                     _floats("half", np.array(half))]
@@ -143,7 +185,7 @@ def _gelu(half: float = 0.5, root_is_input: bool = False) -> bytes:
     inputs: dict[str, tuple[int | str, ...]] = {"x": ("tokens", 6)}
     if root_is_input:
         inputs["root"] = ()
-    return _model(nodes, initializers, inputs, {"y": ("tokens", 6)})
+    return _model(nodes, initializers, inputs, {"y": ("tokens", 6)}, opset)
 
 
 def test_a_gelu_spelled_out_becomes_one_operator_of_the_same_values() -> None:
