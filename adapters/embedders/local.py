@@ -28,9 +28,9 @@ about 1.1x less CPU per text, the vectors the same but for rounding; so does eac
 operators (``gelu``). The int8 products' inputs are rounded to 256 levels on each run, so a
 last-bit difference can move a value to the next level: with the merged products and the
 GELU, a vector is within a cosine of 0.9994 of the int8 graph without them, and a LoCoMo turn
-takes 1.17x less time on two threads, 1.11x on one (``bench.embedder_graph``). The session
-runs without onnxruntime's CPU arena, so the
-buffers of a large batch go back once it is done.
+takes 1.17x less time on two threads, 1.11x on one (``bench.embedder_graph``). The shared
+session runs without onnxruntime's CPU arena, so the buffers of a large batch go back once
+it is done; the session of a text alone keeps one (``session_options``).
 One intra-op thread, the calling one: a short text (a query, an add) is a couple of hundred
 small operators, and a second thread woken for each of them costs a fifth more CPU and, on a
 machine with other work, waits for a core at every one. A request's batches run side by side
@@ -140,6 +140,11 @@ SOLO_THREADS = 2
 """Intra-op threads of the session a text embedded alone runs on when a core is spare (see
 the module's docstring); 1: every text on the one shared session."""
 
+ARENA_TOKENS = 128
+"""The most tokens of a text alone whose run leaves the arena of the session of a text alone
+as it grew: a longer one (at most ``MAX_TOKENS``) hands back what its run took beyond it, so
+the arena holds what a text of this length needs, about 8 MiB, not a 256-token text's 20."""
+
 SOLO_TOKENS = 16
 """The fewest tokens of a text that runs on that session: texts one at a time 3 ms apart, a
 shorter one took 1.78 ms against 1.84 on one thread, for 1.75x the CPU; a longer one 3.78
@@ -215,6 +220,7 @@ class LocalOnnxEmbedder:
         self._shared: Any = None  # the session of requests and queries, once loaded
         self._solo: Any = None  # the session of a text alone, once loaded
         self._solo_free = threading.Lock()  # held while a text runs on it
+        self._shrinking: Any = None  # with it: a run that hands back what it grew the arena by (``ARENA_TOKENS``)
         self._graph: tuple[bool, bool] | None = None  # (int8, fused) of the sessions built
         self._batch_pool: ThreadPoolExecutor | None = None
 
@@ -242,7 +248,7 @@ class LocalOnnxEmbedder:
                 try:
                     solo = self._solo_session()
                     if solo is not None:
-                        return self._run(solo, encodings)
+                        return self._run(solo, encodings, self._shrinking if len(encodings[0].ids) > ARENA_TOKENS else None)
                 finally:
                     self._solo_free.release()
             session = self._load()[1]
@@ -292,7 +298,8 @@ class LocalOnnxEmbedder:
         """Load the model now instead of on the first ``embed`` (e.g. to warm up a server)."""
         self._load()
 
-    def _run(self, session: Any, encodings: list[Any]) -> np.ndarray:
+    def _run(self, session: Any, encodings: list[Any], options: Any = None) -> np.ndarray:
+        """The vectors of ``encodings`` (one batch) by ``session``, run with ``options``."""
         import numpy as np
 
         width = max(len(e.ids) for e in encodings)
@@ -304,7 +311,7 @@ class LocalOnnxEmbedder:
             ids[row, :n], mask[row, :n], types[row, :n] = enc.ids, enc.attention_mask, enc.type_ids
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
         try:
-            (hidden,) = session.run(["last_hidden_state"], feeds)
+            (hidden,) = session.run(["last_hidden_state"], feeds, options)
         except RuntimeError as exc:  # onnxruntime's Fail/InvalidArgument derive from it
             raise EmbedderUnavailable(PROVIDER, None, f"the local model failed to run: {exc}") from exc
         weights = mask[:, :, None].astype(np.float32)
@@ -340,6 +347,8 @@ class LocalOnnxEmbedder:
             if self._solo is None and self._solo_threads > 1:
                 try:
                     self._solo = self._load_locked(self._solo_threads, spinning=True)
+                    self._shrinking = _required("onnxruntime").RunOptions()
+                    self._shrinking.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
                 except Exception as exc:  # noqa: BLE001 - whatever it is, the shared session is the answer
                     self._solo_threads = 1
                     log.warning("embedder_solo_session_unavailable", error=str(exc), error_type=type(exc).__name__)
@@ -448,9 +457,12 @@ def session_options(onnxruntime: Any, threads: int, spinning: bool = False) -> A
     machine: see the module's docstring), or with ``spinning`` spin through a run and stop at
     its end (the session of a text alone), operators one after another, every graph
     optimization but those of ``UNFUSED`` (left out when the session is built), errors only
-    in onnxruntime's log, and no CPU arena: the arena keeps what the largest batch grew it
-    to; without it a run's buffers go back to malloc, which must then hand the large ones
-    back to the system (``_return_large_blocks``)."""
+    in onnxruntime's log. No CPU arena for the shared session: the arena keeps what the
+    largest batch grew it to; without it a run's buffers go back to malloc, which must then
+    hand the large ones back to the system (``_return_large_blocks``). The session of a text
+    alone keeps one: without it each run took its buffers from malloc afresh and touched
+    300-400 new pages, which made a LoCoMo turn 0.35-0.65 ms slower inside an add; it
+    runs one text, and a text longer than ``ARENA_TOKENS`` hands back what it grew the arena by."""
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
@@ -460,7 +472,7 @@ def session_options(onnxruntime: Any, threads: int, spinning: bool = False) -> A
     if spinning:
         options.add_session_config_entry("session.force_spinning_stop", "1")
     options.log_severity_level = 3
-    options.enable_cpu_mem_arena = False
+    options.enable_cpu_mem_arena = spinning
     return options
 
 

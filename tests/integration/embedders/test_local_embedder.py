@@ -606,13 +606,42 @@ def test_one_core_never_runs_a_text_on_two_threads(monkeypatch: pytest.MonkeyPat
 
 
 @pytest.mark.parametrize("spinning", [False, True])
-def test_only_the_session_of_a_text_alone_spins_and_it_stops_at_each_run_s_end(spinning: bool) -> None:
+def test_only_the_session_of_a_text_alone_spins_stops_at_each_run_s_end_and_keeps_an_arena(spinning: bool) -> None:
     import onnxruntime
 
     options = local.session_options(onnxruntime, 2, spinning)
     assert options.get_session_config_entry("session.intra_op.allow_spinning") == ("1" if spinning else "0")
     if spinning:
         assert options.get_session_config_entry("session.force_spinning_stop") == "1"
+    assert options.enable_cpu_mem_arena is spinning  # a batch's buffers go back; one text's are kept
+
+
+def test_a_text_alone_longer_than_the_arena_s_measure_hands_back_what_its_run_grew_it_by(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _solo(monkeypatch, True)
+    embedder = LocalOnnxEmbedder(solo_threads=2)
+    shared = LocalOnnxEmbedder(solo_threads=1)
+    # a word is a token, with [CLS] and [SEP]: ARENA_TOKENS, one more, and 400 words cut to 256
+    texts = [LONG[0], "word " * (local.ARENA_TOKENS - 2), "word " * (local.ARENA_TOKENS - 1), AWKWARD[11]]
+    ran: list[tuple[int, object]] = []
+    run = LocalOnnxEmbedder._run
+
+    def spied(self: LocalOnnxEmbedder, session: object, encodings: list, options: object = None) -> np.ndarray:
+        ran.append((len(encodings[0].ids), options))
+        return run(self, session, encodings, options)
+
+    monkeypatch.setattr(LocalOnnxEmbedder, "_run", spied)
+    ours = np.vstack([embedder.embed([text]) for text in texts])
+    assert embedder._solo is not None and embedder._shrinking is not None
+    assert [(tokens, options is embedder._shrinking) for tokens, options in ran] == [
+        (len(shared._tokenizer_loaded().encode(t).ids), len(shared._tokenizer_loaded().encode(t).ids) > local.ARENA_TOKENS)
+        for t in texts]
+    assert [tokens > local.ARENA_TOKENS for tokens, _ in ran] == [False, False, True, True]
+    ran.clear()
+    theirs = np.vstack([shared.embed([text]) for text in texts])
+    assert all(options is None for _, options in ran)  # the shared session keeps no arena to hand back
+    assert float(np.min(np.sum(ours * theirs, axis=1))) >= 0.99999  # the arena changes where buffers live, not values
 
 
 def test_a_session_of_a_text_alone_that_cannot_be_built_leaves_every_text_on_the_shared_one(
