@@ -1,5 +1,5 @@
-"""A text alone embedded back to back and between adds, with and without the arena of the
-session of a text alone (``local.session_options``).
+"""A text alone embedded back to back and between adds, with and without the sessions' arena
+(``local.session_options``).
 
     .venv/bin/python -m bench.embed_in_add [--data PATH] [--notes 1200] [--rounds 2]
 
@@ -11,7 +11,7 @@ is embedded again right before its ``memory.add_note`` goes through the dispatch
 embedding then reads the vector computed before (the add's other work between two texts:
 the suggestions' store search, the write and its ``fdatasync``). Reported per text: the
 median wall time of the embedder's call and the minor page faults it took (``getrusage``),
-each way. "no arena" is the session built as before (``enable_cpu_mem_arena`` off). Prints
+each way. "no arena" is each session built as before (``enable_cpu_mem_arena`` off). Prints
 a table and writes ``bench/results/embed_in_add.json``.
 """
 
@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
         for way in ("back to back", "between adds"):
             rows.append([variant, way, " / ".join(f"{run[way]['p50_ms']:.3f}" for run in found),
                          " / ".join(f"{run[way]['faults']:.0f}" for run in found)])
-    print(table(["session of a text alone", "a text embedded", "p50 ms (each round)", "page faults a text"], rows))
+    print(table(["sessions", "a text embedded", "p50 ms (each round)", "page faults a text"], rows))
     result = {"notes": args.notes, "rounds": args.rounds, "runs": runs}
     print(f"written: {write_result('embed_in_add', result, data_digest(args.data))}")
     return 0

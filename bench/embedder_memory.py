@@ -4,7 +4,9 @@ all-MiniLM-L6-v2 (imports, tokenizer, ONNX session), for the session options tha
     .venv/bin/python -m bench.embedder_memory [--texts 64]
 
 Each variant runs in its own process: the session the server builds (``project``: the
-embedding tables gathered as int8 before dequantizing, no CPU arena), the model file as
+embedding tables gathered as int8 before dequantizing, an arena kept for one text of up to
+``local.ARENA_TOKENS`` tokens, a batch's run handing back what it grew it by, as the server
+runs it), the model file as
 shipped with onnxruntime's defaults and the project's former options (``as-shipped``:
 constant folding turns every int8 weight into float32 at load, arena on), the int8 tables
 with the arena on (``int8-tables+arena``), and without constant folding (``no-folding``: the
@@ -53,8 +55,9 @@ def measure(variant: str, texts: int) -> dict[str, float]:
     tokenizer = Tokenizer.from_file(str(default_tokenizer_path()))
     tokenizer.no_padding()
     steps["tokenizer"] = rss_mib()
+    server = LocalOnnxEmbedder()
     if variant == "project":
-        session = LocalOnnxEmbedder()._load()[1]  # the server's session
+        session = server._load()[1]  # the server's session
     else:
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads, options.inter_op_num_threads = 2, 1
@@ -78,7 +81,7 @@ def measure(variant: str, texts: int) -> dict[str, float]:
         feed = {"input_ids": ids, "attention_mask": (ids > 0).astype(np.int64)}
         if "token_type_ids" in inputs:
             feed["token_type_ids"] = np.zeros_like(ids)
-        session.run(None, feed)
+        session.run(None, feed, server._arena_kept(encoded) if variant == "project" else None)  # the server's run options
 
     rng = random.Random(1)
     corpus = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(5, 100))) for _ in range(texts)]
@@ -89,7 +92,7 @@ def measure(variant: str, texts: int) -> dict[str, float]:
         one.append(time.perf_counter() - started)
         cpu.append(time.process_time() - started_cpu)
     lengths = [len(e.ids) for e in tokenizer.encode_batch(corpus)]
-    for batch in LocalOnnxEmbedder()._batches(lengths):  # as the server batches: <= 32 texts, <= 160 padded tokens
+    for batch in server._batches(lengths):  # as the server batches: <= 32 texts, <= 160 padded tokens
         embed([corpus[i] for i in batch])
     steps["peak, server batches"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     for start in range(0, texts, 32):  # and as a caller that ignores lengths would: 32 texts, padded to the longest

@@ -3,7 +3,7 @@
     .venv/bin/python -m bench.embedder_threads [--data PATH] [--texts 160] [--rounds 2] [--pause 3] [--out NAME]
 
 Each variant runs in its own process, in turn, ``--rounds`` times: the server's session
-(its rewrites, no arena) built with one intra-op thread (the server's shared session: the
+(its rewrites and arena) built with one intra-op thread (the server's shared session: the
 calling thread alone), or two with ``session.intra_op.allow_spinning`` 0 or 1 (with 1,
 ``session.force_spinning_stop`` too, so that no thread spins once a run returns: the
 server's session of a passage alone, ``local.SOLO_THREADS``). Each embeds ``--texts`` texts

@@ -28,9 +28,9 @@ about 1.1x less CPU per text, the vectors the same but for rounding; so does eac
 operators (``gelu``). The int8 products' inputs are rounded to 256 levels on each run, so a
 last-bit difference can move a value to the next level: with the merged products and the
 GELU, a vector is within a cosine of 0.9994 of the int8 graph without them, and a LoCoMo turn
-takes 1.17x less time on two threads, 1.11x on one (``bench.embedder_graph``). The shared
-session runs without onnxruntime's CPU arena, so the buffers of a large batch go back once
-it is done; the session of a text alone keeps one (``session_options``).
+takes 1.17x less time on two threads, 1.11x on one (``bench.embedder_graph``). Each session
+keeps onnxruntime's CPU arena for what one text of up to ``ARENA_TOKENS`` needs; a run of
+several texts or of a longer one hands back what it grew the arena by (``session_options``).
 One intra-op thread, the calling one: a short text (a query, an add) is a couple of hundred
 small operators, and a second thread woken for each of them costs a fifth more CPU and, on a
 machine with other work, waits for a core at every one. A request's batches run side by side
@@ -141,9 +141,9 @@ SOLO_THREADS = 2
 the module's docstring); 1: every text on the one shared session."""
 
 ARENA_TOKENS = 128
-"""The most tokens of a text alone whose run leaves the arena of the session of a text alone
-as it grew: a longer one (at most ``MAX_TOKENS``) hands back what its run took beyond it, so
-the arena holds what a text of this length needs, about 8 MiB, not a 256-token text's 20."""
+"""The most tokens of a text run alone whose run leaves a session's arena as it grew: a longer
+one (at most ``MAX_TOKENS``) or a batch of several texts hands back what its run took beyond
+it, so an arena holds what a text of this length needs, about 8 MiB, not a 256-token text's 20."""
 
 SOLO_TOKENS = 16
 """The fewest tokens of a text that runs on that session: texts one at a time 3 ms apart, a
@@ -220,7 +220,7 @@ class LocalOnnxEmbedder:
         self._shared: Any = None  # the session of requests and queries, once loaded
         self._solo: Any = None  # the session of a text alone, once loaded
         self._solo_free = threading.Lock()  # held while a text runs on it
-        self._shrinking: Any = None  # with it: a run that hands back what it grew the arena by (``ARENA_TOKENS``)
+        self._shrinking: Any = None  # once a session is loaded: the run options of ``_arena_kept``
         self._graph: tuple[bool, bool] | None = None  # (int8, fused) of the sessions built
         self._batch_pool: ThreadPoolExecutor | None = None
 
@@ -248,7 +248,7 @@ class LocalOnnxEmbedder:
                 try:
                     solo = self._solo_session()
                     if solo is not None:
-                        return self._run(solo, encodings, self._shrinking if len(encodings[0].ids) > ARENA_TOKENS else None)
+                        return self._run(solo, encodings, self._arena_kept(encodings))
                 finally:
                     self._solo_free.release()
             session = self._load()[1]
@@ -259,7 +259,8 @@ class LocalOnnxEmbedder:
         batches = self._batches([len(e.ids) for e in encodings])
 
         def run(rows: list[int]) -> None:
-            out[rows] = self._run(session, [encodings[i] for i in rows])
+            batch = [encodings[i] for i in rows]
+            out[rows] = self._run(session, batch, self._arena_kept(batch))
 
         if len(batches) > 1 and self._workers > 1:
             list(self._pool().map(run, batches))  # re-raises the first failure
@@ -298,6 +299,11 @@ class LocalOnnxEmbedder:
         """Load the model now instead of on the first ``embed`` (e.g. to warm up a server)."""
         self._load()
 
+    def _arena_kept(self, batch: list[Any]) -> Any:
+        """The run options of ``batch``: None for one text of at most ``ARENA_TOKENS``, whose
+        run leaves the arena as it grew; else those that hand back what the run grew it by."""
+        return None if len(batch) == 1 and len(batch[0].ids) <= ARENA_TOKENS else self._shrinking
+
     def _run(self, session: Any, encodings: list[Any], options: Any = None) -> np.ndarray:
         """The vectors of ``encodings`` (one batch) by ``session``, run with ``options``."""
         import numpy as np
@@ -325,6 +331,7 @@ class LocalOnnxEmbedder:
         if self._shared is None:
             with self._lock:
                 if self._shared is None:
+                    self._shrinking = self._shrinking or _shrinking_options()  # before a run can read it
                     self._shared = self._load_locked(self._threads, spinning=False)
         return tokenizer, self._shared
 
@@ -346,9 +353,8 @@ class LocalOnnxEmbedder:
         with self._lock:
             if self._solo is None and self._solo_threads > 1:
                 try:
+                    self._shrinking = self._shrinking or _shrinking_options()
                     self._solo = self._load_locked(self._solo_threads, spinning=True)
-                    self._shrinking = _required("onnxruntime").RunOptions()
-                    self._shrinking.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
                 except Exception as exc:  # noqa: BLE001 - whatever it is, the shared session is the answer
                     self._solo_threads = 1
                     log.warning("embedder_solo_session_unavailable", error=str(exc), error_type=type(exc).__name__)
@@ -457,12 +463,11 @@ def session_options(onnxruntime: Any, threads: int, spinning: bool = False) -> A
     machine: see the module's docstring), or with ``spinning`` spin through a run and stop at
     its end (the session of a text alone), operators one after another, every graph
     optimization but those of ``UNFUSED`` (left out when the session is built), errors only
-    in onnxruntime's log. No CPU arena for the shared session: the arena keeps what the
-    largest batch grew it to; without it a run's buffers go back to malloc, which must then
-    hand the large ones back to the system (``_return_large_blocks``). The session of a text
-    alone keeps one: without it each run took its buffers from malloc afresh and touched
-    300-400 new pages, which made a LoCoMo turn 0.35-0.65 ms slower inside an add; it
-    runs one text, and a text longer than ``ARENA_TOKENS`` hands back what it grew the arena by."""
+    in onnxruntime's log, and the CPU arena: without it each run took its buffers from malloc
+    afresh and touched 300-400 new pages, which made a LoCoMo turn 0.35-0.65 ms slower inside
+    an add. An arena keeps what the largest run grew it to, so a batch of several texts or a
+    text longer than ``ARENA_TOKENS`` runs with ``_shrinking_options`` (``_arena_kept``),
+    and what malloc gets back of it it hands back to the system (``_return_large_blocks``)."""
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
@@ -472,7 +477,14 @@ def session_options(onnxruntime: Any, threads: int, spinning: bool = False) -> A
     if spinning:
         options.add_session_config_entry("session.force_spinning_stop", "1")
     options.log_severity_level = 3
-    options.enable_cpu_mem_arena = spinning
+    options.enable_cpu_mem_arena = True
+    return options
+
+
+def _shrinking_options() -> Any:
+    """Run options under which a run hands back, when it ends, what it grew the arena by."""
+    options = _required("onnxruntime").RunOptions()
+    options.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
     return options
 
 

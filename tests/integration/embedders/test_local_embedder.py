@@ -606,42 +606,54 @@ def test_one_core_never_runs_a_text_on_two_threads(monkeypatch: pytest.MonkeyPat
 
 
 @pytest.mark.parametrize("spinning", [False, True])
-def test_only_the_session_of_a_text_alone_spins_stops_at_each_run_s_end_and_keeps_an_arena(spinning: bool) -> None:
+def test_only_the_session_of_a_text_alone_spins_and_it_stops_at_each_run_s_end(spinning: bool) -> None:
     import onnxruntime
 
     options = local.session_options(onnxruntime, 2, spinning)
     assert options.get_session_config_entry("session.intra_op.allow_spinning") == ("1" if spinning else "0")
     if spinning:
         assert options.get_session_config_entry("session.force_spinning_stop") == "1"
-    assert options.enable_cpu_mem_arena is spinning  # a batch's buffers go back; one text's are kept
+    assert options.enable_cpu_mem_arena  # each session keeps an arena (what a batch grows it by goes back)
 
 
-def test_a_text_alone_longer_than_the_arena_s_measure_hands_back_what_its_run_grew_it_by(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    _solo(monkeypatch, True)
-    embedder = LocalOnnxEmbedder(solo_threads=2)
-    shared = LocalOnnxEmbedder(solo_threads=1)
-    # a word is a token, with [CLS] and [SEP]: ARENA_TOKENS, one more, and 400 words cut to 256
-    texts = [LONG[0], "word " * (local.ARENA_TOKENS - 2), "word " * (local.ARENA_TOKENS - 1), AWKWARD[11]]
-    ran: list[tuple[int, object]] = []
+def _runs(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int, object]]:
+    """Each run of every embedder from now on: (texts, tokens of the longest, its run options)."""
+    ran: list[tuple[int, int, object]] = []
     run = LocalOnnxEmbedder._run
 
     def spied(self: LocalOnnxEmbedder, session: object, encodings: list, options: object = None) -> np.ndarray:
-        ran.append((len(encodings[0].ids), options))
+        ran.append((len(encodings), max(len(e.ids) for e in encodings), options))
         return run(self, session, encodings, options)
 
     monkeypatch.setattr(LocalOnnxEmbedder, "_run", spied)
+    return ran
+
+
+@pytest.mark.parametrize("solo_threads", [2, 1])
+def test_a_text_longer_than_the_arena_s_measure_hands_back_what_its_run_grew_it_by(
+    monkeypatch: pytest.MonkeyPatch, solo_threads: int
+) -> None:
+    _solo(monkeypatch, True)
+    embedder = LocalOnnxEmbedder(solo_threads=solo_threads)  # 2: the session of a text alone; 1: the shared one
+    reference = LocalOnnxEmbedder(products="int8", solo_threads=1)
+    # a word is a token, with [CLS] and [SEP]: ARENA_TOKENS, one more, and 400 words cut to 256
+    texts = [LONG[0], "word " * (local.ARENA_TOKENS - 2), "word " * (local.ARENA_TOKENS - 1), AWKWARD[11]]
+    ran = _runs(monkeypatch)
     ours = np.vstack([embedder.embed([text]) for text in texts])
-    assert embedder._solo is not None and embedder._shrinking is not None
-    assert [(tokens, options is embedder._shrinking) for tokens, options in ran] == [
-        (len(shared._tokenizer_loaded().encode(t).ids), len(shared._tokenizer_loaded().encode(t).ids) > local.ARENA_TOKENS)
-        for t in texts]
-    assert [tokens > local.ARENA_TOKENS for tokens, _ in ran] == [False, False, True, True]
-    ran.clear()
-    theirs = np.vstack([shared.embed([text]) for text in texts])
-    assert all(options is None for _, options in ran)  # the shared session keeps no arena to hand back
+    assert (embedder._solo is not None) is (solo_threads == 2) and embedder._shrinking is not None
+    assert [tokens for _, tokens, _ in ran][1:] == [local.ARENA_TOKENS, local.ARENA_TOKENS + 1, 256]
+    assert [options is embedder._shrinking for _, _, options in ran] == [False, False, True, True]
+    theirs = np.vstack([reference.embed([text]) for text in texts])
     assert float(np.min(np.sum(ours * theirs, axis=1))) >= 0.99999  # the arena changes where buffers live, not values
+
+
+def test_a_batch_of_several_texts_hands_back_what_its_run_grew_the_arena_by(monkeypatch: pytest.MonkeyPatch) -> None:
+    # float products: texts of like length run in batches, here of at most 16 padded tokens
+    embedder = LocalOnnxEmbedder(products="float", batch_tokens=16)
+    ran = _runs(monkeypatch)
+    vectors = embedder.embed(["one", "two", "three", "four", LONG[0]])
+    assert sorted((texts, options is embedder._shrinking) for texts, _, options in ran) == [(1, False), (4, True)]
+    assert np.allclose(vectors, np.vstack([embedder.embed([t]) for t in ["one", "two", "three", "four", LONG[0]]]), atol=1e-5)
 
 
 def test_a_session_of_a_text_alone_that_cannot_be_built_leaves_every_text_on_the_shared_one(
