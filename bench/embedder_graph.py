@@ -55,17 +55,20 @@ def with_multihead_attention(model: bytes) -> bytes:
     from local_mcp_memory.adapters.embedders import local
     from local_mcp_memory.adapters.embedders.attention import MASK_INPUT
     from local_mcp_memory.adapters.embedders.onnx_wire import (
-        INT32, MICROSOFT, Rewrite, fields, int_attribute_field, node, rewritten)
+        ATTR_NAME, INT32, MICROSOFT, Rewrite, fields, int_attribute_field, node, rewritten)
+
+    def named(attribute: bytes) -> bytes:
+        return next(bytes(v) for n, _, v, _ in fields(memoryview(attribute)) if n == ATTR_NAME)
 
     def rule(nodes: list[Any], known: Any) -> Any:
         replaced, cast = {}, node("Cast", [MASK_INPUT], "mask/int32", (int_attribute_field("to", INT32),))
         for found in nodes:
             if found.op == "Attention" and not found.domain:
-                (scale,) = [a for a in found.attributes if any(n == 1 and bytes(v) == b"scale" for n, _, v, _ in fields(memoryview(a)))]
+                (scale,) = [a for a in found.attributes if named(a) == b"scale"]
                 attributes = (int_attribute_field("num_heads", local.HEADS), scale)
                 reads = [*found.inputs[:3], "", "mask/int32"]
                 replaced[id(found)], cast = cast + node("MultiHeadAttention", reads, found.outputs[0], attributes, MICROSOFT), b""
-            elif found.outputs[0].startswith(MASK_INPUT + "/"):
+            elif found.outputs[0].startswith(MASK_INPUT + "/"):  # the nodes of attention._mask
                 replaced[id(found)] = b""
         return Rewrite(replaced)
 
