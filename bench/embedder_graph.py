@@ -41,6 +41,7 @@ if __package__ in (None, ""):
 
 from bench.client import REPO, table, write_result
 from bench.datasets import LOCOMO_DIR, data_digest, load_locomo
+from bench.model_runs import mean_pooled, text_feeds
 
 
 OUTLIERS = REPO / "bench/results/int8_outliers.json"
@@ -103,7 +104,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--texts", type=int, default=300)
     args = parser.parse_args(argv)
-    import numpy as np
     import onnxruntime
 
     from local_mcp_memory.adapters.embedders import local
@@ -114,12 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     texts = {"turn": [n["text"] for c in conversations for n in c.notes][: args.texts],
              "question": [q.text for c in conversations for q in c.questions][: args.texts]}
     tokenizer = local.LocalOnnxEmbedder()._tokenizer_loaded()
-    feeds: dict[str, list[dict[str, Any]]] = {}
-    for kind, chosen in texts.items():
-        feeds[kind] = []
-        for text in chosen:
-            ids = np.array([tokenizer.encode(text).ids], dtype=np.int64)
-            feeds[kind].append({"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)})
+    feeds = {kind: [text_feeds(tokenizer.encode(text).ids) for text in chosen] for kind, chosen in texts.items()}
     models = graphs(int8)
     threads = {"1 thread": 1, "2 spinning": 2}
     sessions = {(name, way): onnxruntime.InferenceSession(
@@ -127,15 +122,10 @@ def main(argv: list[str] | None = None) -> int:
         providers=["CPUExecutionProvider"], disabled_optimizers=list(local.UNFUSED))
         for name, model in models.items() for way, n in threads.items()}
 
-    def pooled(session: Any, feed: dict[str, Any]) -> Any:
-        (hidden,) = session.run(["last_hidden_state"], feed)
-        vector = hidden[0].mean(axis=0)
-        return vector / np.linalg.norm(vector)
-
     first = next(iter(models))
     every = feeds["turn"] + feeds["question"]
-    reference = [pooled(sessions[first, "1 thread"], feed) for feed in every]
-    min_cosine = {name: float(min(pooled(sessions[name, "1 thread"], feed) @ ref for feed, ref in zip(every, reference)))
+    reference = [mean_pooled(sessions[first, "1 thread"], feed) for feed in every]
+    min_cosine = {name: float(min(mean_pooled(sessions[name, "1 thread"], feed) @ ref for feed, ref in zip(every, reference)))
                   for name in models}
     wall: dict[tuple[str, str, str], list[float]] = {}
     cpu: dict[tuple[str, str, str], list[float]] = {}

@@ -29,6 +29,7 @@ import numpy as np
 
 from bench.client import table, write_result
 from bench.datasets import LOCOMO_DIR, load_locomo
+from bench.model_runs import mean_pooled, text_feeds
 
 OTHERS = ("MatMulScaleFusion", "LayerNormFusion", "MatMulAddFusion", "TransposeOptimizer", "GeluFusion")
 
@@ -63,14 +64,14 @@ def main(argv: list[str] | None = None) -> int:
     conversations = load_locomo(args.locomo)
     texts = {"LoCoMo turn": [n["text"] for c in conversations for n in c.notes[::5]][: args.texts],
              "LoCoMo question": [q.text for c in conversations for q in c.questions[::2]][: args.texts]}
-    feeds = {kind: [_feeds(tokenizer.encode(t).ids) for t in ts] for kind, ts in texts.items()}
+    feeds = {kind: [text_feeds(tokenizer.encode(t).ids) for t in ts] for kind, ts in texts.items()}
     server = list(UNFUSED)
     variants = {"server (" + (", ".join(server) or "nothing") + " left out)": server, "every fusion": []}
     variants |= {f"server + {name} left out": server + [name] for name in args.fusions if name not in server}
     rows, results = [], {}
     for products in ("int8", "float") if int8_dot_products() else ("float",):
         built = sessions(products, variants)
-        reference = {kind: [_pooled(built[next(iter(built))], f) for f in fs] for kind, fs in feeds.items()}
+        reference = {kind: [mean_pooled(built[next(iter(built))], f) for f in fs] for kind, fs in feeds.items()}
         cpu: dict[str, dict[str, list[float]]] = {name: {kind: [] for kind in feeds} for name in built}
         for _ in range(args.rounds):
             for name, session in built.items():
@@ -81,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
                     cpu[name][kind].append((time.process_time() - started) / len(fs) * 1e3)
         for name, session in built.items():
             low = min(float(np.dot(a, b)) for kind, fs in feeds.items()
-                      for a, b in zip(reference[kind], (_pooled(session, f) for f in fs)))
+                      for a, b in zip(reference[kind], (mean_pooled(session, f) for f in fs)))
             medians = {kind: statistics.median(v) for kind, v in cpu[name].items()}
             results[f"{products}: {name}"] = {"cpu_ms_per_text": medians, "rounds": cpu[name], "cosine_min": low}
             rows.append([products, name] + [f"{m:.2f} ms" for m in medians.values()] + [f"{low:.5f}"])
@@ -89,17 +90,6 @@ def main(argv: list[str] | None = None) -> int:
     write_result("fusions", {"texts": {k: len(v) for k, v in texts.items()}, "rounds": args.rounds,
                              "server_leaves_out": server, "sessions": results})
     return 0
-
-
-def _feeds(ids: list[int]) -> dict[str, np.ndarray]:
-    row = np.asarray([ids], dtype=np.int64)
-    return {"input_ids": row, "attention_mask": np.ones_like(row), "token_type_ids": np.zeros_like(row)}
-
-
-def _pooled(session: Any, feeds: dict[str, np.ndarray]) -> np.ndarray:
-    (hidden,) = session.run(["last_hidden_state"], feeds)
-    pooled = hidden[0].mean(axis=0)
-    return pooled / np.linalg.norm(pooled)
 
 
 if __name__ == "__main__":

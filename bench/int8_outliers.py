@@ -41,6 +41,7 @@ import numpy as np
 
 from bench.client import REPO, table, write_result
 from bench.datasets import LOCOMO_DIR, PARAPHRASE_SET, load_locomo, load_paraphrase
+from bench.model_runs import mean_pooled, text_feeds
 
 CALIBRATION = REPO / "bench/sets/calibration/sentences.txt"
 PARAPHRASE_SETS = (PARAPHRASE_SET, REPO / "bench/sets/paraphrase2/set.json", REPO / "bench/sets/paraphrase3/set.json")
@@ -76,8 +77,7 @@ def channel_peaks(texts: list[str]) -> dict[str, np.ndarray]:
     names = list(dict.fromkeys(a for a, _ in found))
     peaks: dict[str, np.ndarray] = {}
     for text in texts:
-        ids = np.asarray([tokenizer.encode(text).ids], dtype=np.int64)
-        outs = session.run(names, {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)})
+        outs = session.run(names, text_feeds(tokenizer.encode(text).ids))
         for name, out in zip(names, outs, strict=True):
             peak = np.abs(out.reshape(-1, out.shape[-1])).max(axis=0)
             peaks[name] = peak if name not in peaks else np.maximum(peaks[name], peak)
@@ -118,16 +118,12 @@ def in_float_where_needed(chosen: dict[str, tuple[int, ...]], texts: list[str],
     plain = local._verified(local.default_model_path(), local.MODEL_SHA256, "model", "")
     graph = local.rewritten_model(local.default_model_path(), local.MODEL_SHA256, int8=False)[0]  # the server's, float products
     tokenizer, _ = local.LocalOnnxEmbedder()._load()
-    feeds = []
-    for text in texts:
-        ids = np.asarray([tokenizer.encode(text).ids], dtype=np.int64)
-        feeds.append({"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)})
+    feeds = [text_feeds(tokenizer.encode(text).ids) for text in texts]
 
     def vectors(model: bytes) -> np.ndarray:
         session = onnxruntime.InferenceSession(model, sess_options=local.session_options(onnxruntime, 1),
                                                providers=["CPUExecutionProvider"])
-        hidden = [session.run(["last_hidden_state"], feed)[0][0].mean(axis=0) for feed in feeds]
-        return np.vstack([h / np.linalg.norm(h) for h in hidden])
+        return np.vstack([mean_pooled(session, feed) for feed in feeds])
 
     reference = vectors(graph)
 

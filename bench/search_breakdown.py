@@ -30,7 +30,6 @@ Then ``EXPLAIN (ANALYZE, BUFFERS)`` of each statement for one question, and with
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import re

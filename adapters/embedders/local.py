@@ -220,7 +220,7 @@ class LocalOnnxEmbedder:
         self._shared: Any = None  # the session of requests and queries, once loaded
         self._solo: Any = None  # the session of a text alone, once loaded
         self._solo_free = threading.Lock()  # held while a text runs on it
-        self._shrinking: Any = None  # once a session is loaded: the run options of ``_arena_kept``
+        self._shrinking: Any = None  # once a session is built: the run options of ``_arena_kept``
         self._graph: tuple[bool, bool] | None = None  # (int8, fused) of the sessions built
         self._batch_pool: ThreadPoolExecutor | None = None
 
@@ -331,7 +331,6 @@ class LocalOnnxEmbedder:
         if self._shared is None:
             with self._lock:
                 if self._shared is None:
-                    self._shrinking = self._shrinking or _shrinking_options()  # before a run can read it
                     self._shared = self._load_locked(self._threads, spinning=False)
         return tokenizer, self._shared
 
@@ -353,7 +352,6 @@ class LocalOnnxEmbedder:
         with self._lock:
             if self._solo is None and self._solo_threads > 1:
                 try:
-                    self._shrinking = self._shrinking or _shrinking_options()
                     self._solo = self._load_locked(self._solo_threads, spinning=True)
                 except Exception as exc:  # noqa: BLE001 - whatever it is, the shared session is the answer
                     self._solo_threads = 1
@@ -377,10 +375,14 @@ class LocalOnnxEmbedder:
     def _load_locked(self, threads: int, spinning: bool) -> Any:
         """A session of ``threads`` intra-op threads. The first one built tries onnxruntime's
         own operators (the int8 products, the fused attention), then the plain graph, which a
-        build without them still runs; a second one is built as the first was."""
+        build without them still runs; a second one is built as the first was. The run options
+        of ``_arena_kept`` are made first, before any session can run."""
         onnxruntime = _required("onnxruntime")
         model_path = self._model_path or default_model_path()
         options = session_options(onnxruntime, threads, spinning)
+        if self._shrinking is None:
+            self._shrinking = onnxruntime.RunOptions()
+            self._shrinking.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
         _return_large_blocks()
         plain = (False, False)
         graphs = [self._graph] if self._graph is not None else list(dict.fromkeys([(self._int8, self._fused), plain]))
@@ -466,7 +468,7 @@ def session_options(onnxruntime: Any, threads: int, spinning: bool = False) -> A
     in onnxruntime's log, and the CPU arena: without it each run took its buffers from malloc
     afresh and touched 300-400 new pages, which made a LoCoMo turn 0.35-0.65 ms slower inside
     an add. An arena keeps what the largest run grew it to, so a batch of several texts or a
-    text longer than ``ARENA_TOKENS`` runs with ``_shrinking_options`` (``_arena_kept``),
+    text longer than ``ARENA_TOKENS`` runs with the arena's shrinkage (``_arena_kept``),
     and what malloc gets back of it it hands back to the system (``_return_large_blocks``)."""
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = threads
@@ -478,13 +480,6 @@ def session_options(onnxruntime: Any, threads: int, spinning: bool = False) -> A
         options.add_session_config_entry("session.force_spinning_stop", "1")
     options.log_severity_level = 3
     options.enable_cpu_mem_arena = True
-    return options
-
-
-def _shrinking_options() -> Any:
-    """Run options under which a run hands back, when it ends, what it grew the arena by."""
-    options = _required("onnxruntime").RunOptions()
-    options.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
     return options
 
 

@@ -244,9 +244,9 @@ def rewritten(model: bytes, rule: Rule, domain: str = "", version: int = 1) -> t
         if number == MODEL_GRAPH:
             size = sum(len(part) for part in graph_parts)
             parts += [encode_varint(MODEL_GRAPH << 3 | LEN) + encode_varint(size), *graph_parts]
-        elif number == MODEL_OPSET and isinstance(value, memoryview) and _opset(value)[0] == domain:
+        elif number == MODEL_OPSET and isinstance(value, memoryview) and (found := _opset(value))[0] == domain:
             imported = True
-            parts.append(encoded if _opset(value)[1] >= version else _opset_field(domain, version))
+            parts.append(encoded if found[1] >= version else _opset_field(domain, version))
         else:
             parts.append(encoded)
     if not imported:
