@@ -118,18 +118,21 @@ class PostgresKeywords:
             held = self._held.setdefault(project, _Held())
             self._held.move_to_end(project)
         with held.lock:
+            before = (held.index.size(project) or 0) if held.seen is not None else None
             if held.seen is None:
                 self._load(conn, project, held)
                 left_out = None if hidden is None else conn.execute(*hidden).fetchall()
             else:
                 left_out = self._catch_up(conn, project, held, hidden)
+            grew = before is None or (held.index.size(project) or 0) > before
             hidden_ids = None if left_out is None else frozenset(key for (key,) in left_out)
             if hidden_ids is not None:
                 accept = _not_in(hidden_ids)
             found = held.index.search(project, query, depth, accept)
             assert held.seen is not None
             seen = held.seen
-        self._evict(keep=project)
+        if grew:  # what is held grows only here: a search that added nothing need not count every project
+            self._evict(keep=project)
         return Found(found, hidden_ids, seen)
 
     def warm(self, conn: psycopg.Connection, project: str) -> None:

@@ -124,6 +124,8 @@ class ProjectVectors:
     def vectors_of(self, ids: Sequence[str]) -> np.ndarray | None:
         """The vectors of ``ids`` (rows in that order), when every one is held."""
         rows = self.row_of()
+        if ids and ids[0] not in rows:  # the usual miss: another project's copy
+            return None
         try:
             return self.matrix[[rows[key] for key in ids]]
         except KeyError:

@@ -180,6 +180,37 @@ def test_a_server_holding_fewer_notes_than_its_projects_reloads_them_and_stays_e
         writer.close()
 
 
+def test_indexes_held_stay_within_the_budget_and_a_search_that_adds_nothing_drops_none(postgres_url: str) -> None:  # noqa: F811
+    small, writer = PostgresNoteStore(postgres_url, keyword_notes=25), PostgresNoteStore(postgres_url)
+    rng = np.random.default_rng(12)
+    p0, p1, p2 = (CanonicalProjectId(f"/team/budget-{i}") for i in range(3))
+    held = small._keywords
+
+    def fill(project: CanonicalProjectId, count: int, start: int) -> None:
+        writer.put_many([(a_note(project, rng, start + i), np.eye(NS.dim, dtype=np.float32)[0]) for i in range(count)], NS)
+
+    def holding() -> set[CanonicalProjectId]:
+        return {p for p in (p0, p1, p2) if held.seen(p.value) is not None}
+
+    try:
+        for project in (p0, p1, p2):
+            fill(project, 10, 0)
+        answers(small, NoteFilter(p0))
+        answers(small, NoteFilter(p1))
+        assert holding() == {p0, p1} and held.room() == 5
+        answers(small, NoteFilter(p2))  # 30 notes: the least recently searched goes
+        assert holding() == {p1, p2} and held.room() == 5
+        answers(small, NoteFilter(p1))  # nothing added: nothing dropped
+        assert holding() == {p1, p2}
+        fill(p1, 10, 10)
+        answers(small, NoteFilter(p1))  # p1 grew to 20: p2, searched least recently now, goes
+        assert holding() == {p1} and held.room() == 5
+        assert_exact(small, postgres_url, NoteFilter(p1))
+    finally:
+        small.close()
+        writer.close()
+
+
 def test_searches_of_many_threads_while_another_server_writes_end_exact(postgres_url: str) -> None:  # noqa: F811
     import threading
 
