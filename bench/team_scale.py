@@ -2,7 +2,8 @@
 (notes with their vectors), then searched through ``mcp-memory serve --transport http`` (POST /rpc).
 
     .venv/bin/python -m bench.team_scale [--notes 100000] [--projects 1] [--clients 1] [--searches 200]
-                                         [--modes keyword,hybrid,semantic] [--store embedded|postgresql://…|local]
+                                         [--modes keyword,hybrid,semantic] [--rates 0,40,80]
+                                         [--store embedded|postgresql://…|local]
 
 The notes are ``bench.e2e``'s (every subject, verb, cause and fix held by about 10 % of the
 notes of a project: BM25 over common terms), spread evenly over ``--projects`` projects.
@@ -18,7 +19,11 @@ above 5,000 notes, built on a thread at start: ``server_warmed_up_after_s``, fro
 server's start), every project is searched once (a smaller project's keyword index and
 vectors are loaded by its first search), the run waits until the server is idle, and
 ``--clients`` threads, each with its own keep-alive connection, send ``--searches`` searches
-in all (topK 5, a random project and question each) per mode. Reported per mode: p50 / p95 /
+in all (topK 5, a random project and question each) per mode: each client its next as soon
+as the last is answered (a closed loop: the server saturated), or, per ``--rates``, at the
+random times of a Poisson process offering that many searches a second over all clients, each
+timed from when it was due (an open loop: what a team sending that many sees; a search that
+waits for its client's last answer counts the wait). Reported per mode and rate: p50 / p95 /
 p99 / max (and p50 / p95 of each fifth of the run), searches/s, errors, and the CPU time per
 search of the server process and of the database backends serving it (from ``/proc``, when
 PostgreSQL runs on this machine; each apart too, and this process's own): on a
@@ -214,8 +219,15 @@ def backend_pids(store: str | None) -> list[int]:
 
 
 def search_load(
-    url: str, mode: str, projects: int, clients: int, searches: int, seed: int, server_pid: int, store: str | None
+    url: str, mode: str, projects: int, clients: int, searches: int, seed: int, server_pid: int, store: str | None,
+    rate: float = 0.0,
 ) -> dict[str, Any]:
+    """``searches`` over ``clients`` threads. With no ``rate``, each client sends its next search
+    as soon as the last is answered (closed loop: the server saturated, latency the queue
+    of ``clients``); with a ``rate`` (searches/s offered, over all clients), each client sends
+    at the random times of a Poisson process of ``rate / clients`` a second, and a search is
+    timed from when it was due, so one that waits for its client's last answer counts the
+    wait (open loop: what a team sending that many searches a second sees)."""
     latencies: list[tuple[float, float]] = []  # (when it began, seconds)
     errors: list[str] = []
     lock = threading.Lock()
@@ -226,10 +238,14 @@ def search_load(
         mine: list[tuple[float, float]] = []
         with httpx.Client(base_url=url, timeout=120) as client:
             barrier.wait()
+            due = time.perf_counter()
             for _ in range(searches // clients):
                 params = {"projectId": project_name(rng.randrange(projects)), "query": synthetic_query(rng),
                           "mode": mode, "topK": 5}
-                started = time.perf_counter()
+                if rate:
+                    due += rng.expovariate(rate / clients)
+                    time.sleep(max(0.0, due - time.perf_counter()))
+                started = due if rate else time.perf_counter()
                 try:
                     rpc(client, "memory.search", params)
                 except (httpx.HTTPError, ValueError, RuntimeError) as exc:
@@ -261,7 +277,7 @@ def search_load(
     return {
         "n": len(ms), "errors": len(errors), "error_samples": errors[:5],
         **{f"p{q}": round(percentile(ms, q), 2) if ms else None for q in (50, 95, 99)},
-        "max": round(max(ms), 2) if ms else None, "per_s": round(len(ms) / elapsed, 1),
+        "max": round(max(ms), 2) if ms else None, "per_s": round(len(ms) / elapsed, 1), "offered_per_s": rate or None,
         "cpu_ms_per_search": round(1000 * cpu / max(1, len(ms)), 2),
         # of which the server process's and the database backends'; and this process's (the
         # clients': not counted above, but taking a core's share on the same machine)
@@ -303,15 +319,19 @@ def run(store: str | None, args: argparse.Namespace) -> dict[str, Any]:
                 warm_s = time.perf_counter() - started
                 settle_s = settle(server.process.pid)
                 rss = _rss_mib(server.process.pid)
-            searched = {mode: search_load(server.url, mode, args.projects, args.clients, args.searches, i,
-                                          server.process.pid, store)
-                        for i, mode in enumerate(args.modes.split(","))}
+            searched = {_label(mode, rate): search_load(server.url, mode, args.projects, args.clients, args.searches, i,
+                                                        server.process.pid, store, rate)
+                        for i, mode in enumerate(args.modes.split(",")) for rate in args.rates}
         finally:
             code = server.stop()
     return {"import": imported, "server_warmed_up_after_s": warmed_s,
             "first_search_every_project_s": round(warm_s, 2), "server_settled_after_s": settle_s,
             "server_rss_mib_after_warm": rss,
             "search": searched, "server_exit_code": code}
+
+
+def _label(mode: str, rate: float) -> str:
+    return f"{mode} at {rate:g}/s" if rate else mode
 
 
 def warmed_up(log: Path, server: Server, limit: float = 600.0) -> float | None:
@@ -349,6 +369,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--clients", type=int, default=1)
     parser.add_argument("--searches", type=int, default=200, help="searches per mode, over all clients")
     parser.add_argument("--modes", default="keyword,hybrid,semantic")
+    parser.add_argument("--rates", default="0", type=lambda text: [float(r) for r in text.split(",")],
+                        help="searches/s offered over all clients, one run per rate and mode (0: each client sends "
+                        "its next as soon as the last is answered); e.g. 0,40,80")
     parser.add_argument("--file-notes", type=int, help="notes per export file imported (default: all in one file, "
                         "so that the HNSW index is built once, at the end)")
     parser.add_argument("--batch", type=int, help="mcp-memory import --batch (default: the command's)")
