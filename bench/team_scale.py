@@ -43,6 +43,7 @@ from __future__ import annotations
 import argparse
 import base64
 import json
+import math
 import os
 import random
 import resource
@@ -330,6 +331,17 @@ def run(store: str | None, args: argparse.Namespace) -> dict[str, Any]:
             "search": searched, "server_exit_code": code}
 
 
+def _rates(text: str) -> list[float]:
+    """``--rates``: searches a second, each 0 (as fast as answered) or a finite positive number."""
+    try:
+        rates = [float(part) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a comma-separated list of numbers: {text!r}") from None
+    if any(not math.isfinite(rate) or rate < 0 for rate in rates):
+        raise argparse.ArgumentTypeError(f"each rate must be 0 or a finite positive number: {text!r}")
+    return rates
+
+
 def _label(mode: str, rate: float) -> str:
     return f"{mode} at {rate:g}/s" if rate else mode
 
@@ -369,7 +381,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--clients", type=int, default=1)
     parser.add_argument("--searches", type=int, default=200, help="searches per mode, over all clients")
     parser.add_argument("--modes", default="keyword,hybrid,semantic")
-    parser.add_argument("--rates", default="0", type=lambda text: [float(r) for r in text.split(",")],
+    parser.add_argument("--rates", default="0", type=_rates,
                         help="searches/s offered over all clients, one run per rate and mode (0: each client sends "
                         "its next as soon as the last is answered); e.g. 0,40,80")
     parser.add_argument("--file-notes", type=int, help="notes per export file imported (default: all in one file, "
