@@ -30,6 +30,10 @@ PostgreSQL runs on this machine; each apart too, and this process's own): on a
 machine shared with other work, wall times are mostly waiting for a core, CPU time is what
 a search costs. Any error fails the run (exit 1).
 
+``--servers N`` starts N server processes on the one store (one data folder and config),
+each warmed up as above, client ``i`` sending to server ``i`` modulo N; the CPU per search
+is then theirs together.
+
 ``--store local`` runs the same on the local FAISS store (imported into a temporary folder
 every run; no database CPU to add). ``--imported`` searches a database that an earlier run filled with
 the same ``--notes`` and ``--projects``, so a data set is loaded once and searched many times
@@ -220,15 +224,16 @@ def backend_pids(store: str | None) -> list[int]:
 
 
 def search_load(
-    url: str, mode: str, projects: int, clients: int, searches: int, seed: int, server_pid: int, store: str | None,
-    rate: float = 0.0,
+    urls: list[str], mode: str, projects: int, clients: int, searches: int, seed: int, server_pids: list[int],
+    store: str | None, rate: float = 0.0,
 ) -> dict[str, Any]:
     """``searches`` over ``clients`` threads. With no ``rate``, each client sends its next search
     as soon as the last is answered (closed loop: the server saturated, latency the queue
     of ``clients``); with a ``rate`` (searches/s offered, over all clients), each client sends
     at the random times of a Poisson process of ``rate / clients`` a second, and a search is
     timed from when it was due, so one that waits for its client's last answer counts the
-    wait (open loop: what a team sending that many searches a second sees)."""
+    wait (open loop: what a team sending that many searches a second sees). Client ``i`` sends
+    to ``urls[i % len(urls)]``, a server each."""
     latencies: list[tuple[float, float]] = []  # (when it began, seconds)
     errors: list[str] = []
     lock = threading.Lock()
@@ -237,7 +242,7 @@ def search_load(
     def client_run(index: int) -> None:
         rng = random.Random(seed * 1000 + index)
         mine: list[tuple[float, float]] = []
-        with httpx.Client(base_url=url, timeout=120) as client:
+        with httpx.Client(base_url=urls[index % len(urls)], timeout=120) as client:
             barrier.wait()
             due = time.perf_counter()
             for _ in range(searches // clients):
@@ -261,7 +266,7 @@ def search_load(
     for thread in threads:
         thread.start()
     backends = backend_pids(store)  # taken before the clients go: a busy machine may not run this thread again soon
-    server_before, backends_before, clients_before = cpu_seconds([server_pid]), cpu_seconds(backends), _own_cpu()
+    server_before, backends_before, clients_before = cpu_seconds(server_pids), cpu_seconds(backends), _own_cpu()
     started = time.perf_counter()
     barrier.wait()
     for thread in threads:
@@ -269,7 +274,7 @@ def search_load(
     elapsed = time.perf_counter() - started
     clients = _own_cpu() - clients_before
     opened = set(backend_pids(store)) - set(backends)  # connections the pool opened meanwhile
-    server = cpu_seconds([server_pid]) - server_before
+    server = cpu_seconds(server_pids) - server_before
     database = cpu_seconds(backends) + cpu_seconds(list(opened)) - backends_before
     cpu = server + database
     latencies.sort()
@@ -305,30 +310,41 @@ def run(store: str | None, args: argparse.Namespace) -> dict[str, Any]:
             imported = {"notes": args.notes, "seconds": None, "notes_per_s": None, "batch": "already imported"}
         else:
             imported = import_all(home, store, args.notes, args.projects, args.file_notes or args.notes, args.batch)
-        # at INFO: the store's line saying it has warmed up (no line per request at that level)
-        server = Server(home, args.workers, **_store_setting(store), MCP_MEMORY_LOG_LEVEL="INFO",
-                        MCP_MEMORY_LOCAL_PRODUCTS=args.local_products)
+        # --servers: each its own log (its home), all one data folder and config
+        homes = [home, *(home / f"server-{n}" for n in range(1, args.servers))]
+        shared = {"MCP_MEMORY_DATA_DIR": str(home / "data"), "MCP_MEMORY_CONFIG": str(home / "config.json")}
+        servers: list[Server] = []
         try:
-            server.wait_ready()
-            warmed_s = None if store is None else warmed_up(home / "server.log", server, args.warm_limit)
-            warm_rng = random.Random(0)
-            with httpx.Client(base_url=server.url, timeout=600) as client:
-                started = time.perf_counter()
-                for p in range(args.projects):  # builds each project's keyword index in this server
-                    rpc(client, "memory.search", {"projectId": project_name(p), "query": synthetic_query(warm_rng),
-                                                  "mode": "hybrid"})
-                warm_s = time.perf_counter() - started
-                settle_s = settle(server.process.pid)
-                rss = _rss_mib(server.process.pid)
-            searched = {_label(mode, rate): search_load(server.url, mode, args.projects, args.clients, args.searches, i,
-                                                        server.process.pid, store, rate)
+            for server_home in homes:
+                server_home.mkdir(exist_ok=True)
+                # at INFO: the store's line saying it has warmed up (no line per request at that level)
+                servers.append(Server(server_home, args.workers, **_store_setting(store), **shared,
+                                      MCP_MEMORY_LOG_LEVEL="INFO", MCP_MEMORY_LOCAL_PRODUCTS=args.local_products))
+            warmed_s, warm_s, settle_s = None, 0.0, 0.0
+            for server_home, server in zip(homes, servers):
+                server.wait_ready()
+                if store is not None:
+                    warmed_s = warmed_up(server_home / "server.log", server, args.warm_limit)
+                warm_rng = random.Random(0)
+                with httpx.Client(base_url=server.url, timeout=600) as client:
+                    started = time.perf_counter()
+                    for p in range(args.projects):  # builds each project's keyword index in this server
+                        rpc(client, "memory.search", {"projectId": project_name(p), "query": synthetic_query(warm_rng),
+                                                      "mode": "hybrid"})
+                    warm_s += time.perf_counter() - started
+            for server in servers:
+                settle_s += settle(server.process.pid)
+            rss = [_rss_mib(server.process.pid) for server in servers]
+            urls, pids = [server.url for server in servers], [server.process.pid for server in servers]
+            searched = {_label(mode, rate): search_load(urls, mode, args.projects, args.clients, args.searches, i,
+                                                        pids, store, rate)
                         for i, mode in enumerate(args.modes.split(",")) for rate in args.rates}
         finally:
-            code = server.stop()
+            codes = [server.stop() for server in servers]
     return {"import": imported, "server_warmed_up_after_s": warmed_s,
             "first_search_every_project_s": round(warm_s, 2), "server_settled_after_s": settle_s,
-            "server_rss_mib_after_warm": rss,
-            "search": searched, "server_exit_code": code}
+            "server_rss_mib_after_warm": rss[0] if len(rss) == 1 else rss,
+            "search": searched, "server_exit_code": max(codes, key=abs)}
 
 
 def _rates(text: str) -> list[float]:
@@ -387,6 +403,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--file-notes", type=int, help="notes per export file imported (default: all in one file, "
                         "so that the HNSW index is built once, at the end)")
     parser.add_argument("--batch", type=int, help="mcp-memory import --batch (default: the command's)")
+    parser.add_argument("--servers", type=int, default=1,
+                        help="server processes on the one store, each client sending to one of them (its index modulo this)")
     parser.add_argument("--workers", type=int, help="MCP_MEMORY_HTTP_WORKERS of the server (default: the server's own)")
     parser.add_argument("--local-products", choices=("auto", "int8", "float"), default="auto",
                         help="MCP_MEMORY_LOCAL_PRODUCTS of the server (how the model embedding the queries multiplies)")
@@ -401,13 +419,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default="team_scale")
     args = parser.parse_args(argv)
     load = os.getloadavg()[0]
+    if args.servers < 1:
+        parser.error("--servers must be at least 1")
     if args.store == "local" and args.imported:
         parser.error("--imported needs a PostgreSQL --store: the local store is imported every run")
     with store_urls(None if args.store == "local" else args.store) as store_for:
         result = run(store_for(), args)
     kind = "local" if args.store == "local" else "postgresql"
     print(f"\n{'Local' if kind == 'local' else 'PostgreSQL'} store through HTTP /rpc: {args.notes} notes over {args.projects} projects, "
-          f"{args.clients} concurrent clients; import {result['import']['notes_per_s']} notes/s "
+          f"{args.clients} concurrent clients, {args.servers} server process(es); import {result['import']['notes_per_s']} notes/s "
           f"(mcp-memory import, batch {result['import']['batch']}; {result['import'].get('written_per_s')} notes/s "
           f"until the last was written, then the HNSW build; CPU per note: command "
           f"{result['import'].get('command_cpu_us_per_note')} µs, database {result['import'].get('database_cpu_us_per_note')} µs, "
@@ -420,7 +440,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nserver warmed up after {result['server_warmed_up_after_s']} s; first search of every project "
           f"{result['first_search_every_project_s']} s; idle {result['server_settled_after_s']} s after")
     path = write_result(args.out, {"store": kind, "notes": args.notes, "projects": args.projects, "clients": args.clients,
-                                   "server_workers": args.workers or "default", "local_products": args.local_products,
+                                   "servers": args.servers, "server_workers": args.workers or "default", "local_products": args.local_products,
                                    "load_average_at_start": load, **result}, generated_data(__file__))
     print(f"\nwritten: {path}")
     errors = sum(r["errors"] for r in result["search"].values())
