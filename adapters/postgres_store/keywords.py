@@ -131,7 +131,7 @@ class PostgresKeywords:
             found = held.index.search(project, query, depth, accept)
             assert held.seen is not None
             seen = held.seen
-        if grew:  # what is held grows only here: a search that added nothing need not count every project
+        if grew:  # only a load or notes taken in add to what is held: else no need to count every project
             self._evict(keep=project)
         return Found(found, hidden_ids, seen)
 
