@@ -320,11 +320,11 @@ def run(store: str | None, args: argparse.Namespace) -> dict[str, Any]:
                 # at INFO: the store's line saying it has warmed up (no line per request at that level)
                 servers.append(Server(server_home, args.workers, **_store_setting(store), **shared,
                                       MCP_MEMORY_LOG_LEVEL="INFO", MCP_MEMORY_LOCAL_PRODUCTS=args.local_products))
-            warmed_s, warm_s, settle_s = None, 0.0, 0.0
+            warmed_s: list[float | None] = []
+            warm_s, settle_s = 0.0, 0.0
             for server_home, server in zip(homes, servers):
                 server.wait_ready()
-                if store is not None:
-                    warmed_s = warmed_up(server_home / "server.log", server, args.warm_limit)
+                warmed_s.append(None if store is None else warmed_up(server_home / "server.log", server, args.warm_limit))
                 warm_rng = random.Random(0)
                 with httpx.Client(base_url=server.url, timeout=600) as client:
                     started = time.perf_counter()
@@ -341,7 +341,7 @@ def run(store: str | None, args: argparse.Namespace) -> dict[str, Any]:
                         for i, mode in enumerate(args.modes.split(",")) for rate in args.rates}
         finally:
             codes = [server.stop() for server in servers]
-    return {"import": imported, "server_warmed_up_after_s": warmed_s,
+    return {"import": imported, "server_warmed_up_after_s": warmed_s[0] if len(warmed_s) == 1 else warmed_s,
             "first_search_every_project_s": round(warm_s, 2), "server_settled_after_s": settle_s,
             "server_rss_mib_after_warm": rss[0] if len(rss) == 1 else rss,
             "search": searched, "server_exit_code": max(codes, key=abs)}
