@@ -341,10 +341,16 @@ def run(store: str | None, args: argparse.Namespace) -> dict[str, Any]:
                         for i, mode in enumerate(args.modes.split(",")) for rate in args.rates}
         finally:
             codes = [server.stop() for server in servers]
-    return {"import": imported, "server_warmed_up_after_s": warmed_s[0] if len(warmed_s) == 1 else warmed_s,
+    return {"import": imported, "server_warmed_up_after_s": _per_server(warmed_s),
             "first_search_every_project_s": round(warm_s, 2), "server_settled_after_s": settle_s,
-            "server_rss_mib_after_warm": rss[0] if len(rss) == 1 else rss,
+            "server_rss_mib_after_warm": _per_server(rss),
             "search": searched, "server_exit_code": max(codes, key=abs)}
+
+
+def _per_server(values: list[Any]) -> Any:
+    """A figure of each server: the one value for one server (the result's form before
+    ``--servers``), else the list."""
+    return values[0] if len(values) == 1 else values
 
 
 def _rates(text: str) -> list[float]:

@@ -118,13 +118,13 @@ class PostgresKeywords:
             held = self._held.setdefault(project, _Held())
             self._held.move_to_end(project)
         with held.lock:
-            before = (held.index.size(project) or 0) if held.seen is not None else None
+            before = held.index.size(project) or 0  # 0 before its first load
             if held.seen is None:
                 self._load(conn, project, held)
                 left_out = None if hidden is None else conn.execute(*hidden).fetchall()
             else:
                 left_out = self._catch_up(conn, project, held, hidden)
-            grew = before is None or (held.index.size(project) or 0) > before
+            grew = (held.index.size(project) or 0) > before
             hidden_ids = None if left_out is None else frozenset(key for (key,) in left_out)
             if hidden_ids is not None:
                 accept = _not_in(hidden_ids)
