@@ -77,10 +77,7 @@ def _query(text: str) -> str:
 def _limit(text: str) -> int:
     from local_mcp_memory.application.context import GetContext
 
-    top = GetContext.MAX_LIMIT
-    if not text.strip().isdigit() or not 1 <= int(text) <= top:
-        raise argparse.ArgumentTypeError(f"must be an integer in 1..{top} (got {text!r})")
-    return int(text)
+    return subcommands.integer(1, GetContext.MAX_LIMIT)(text)
 
 
 # ---------------------------------------------------------------- context

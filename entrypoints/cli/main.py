@@ -17,6 +17,7 @@ MAX_TEXT_CHARS_ENV = "MCP_MEMORY_MAX_TEXT_CHARS"
 DEFAULT_MAX_TEXT_CHARS = 2000
 TOOLS_ENV = "MCP_MEMORY_TOOLS"
 TOOL_SETS = ("default", "all")
+MAX_PORT = 65535
 
 EXIT_CODES = """\
 exit codes:
@@ -57,7 +58,7 @@ def _parser() -> argparse.ArgumentParser:
         help=f"stdio: NDJSON on stdin/stdout; http: POST /rpc and /mcp (default: {DEFAULT_TRANSPORT})",
     )
     serve.add_argument("--host", default="127.0.0.1", help="HTTP address to bind (default: 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8765, help="HTTP port (default: 8765)")
+    serve.add_argument("--port", type=subcommands.integer(0, MAX_PORT), default=8765, help=f"HTTP port, 0..{MAX_PORT} (default: 8765)")
     serve.add_argument(
         "--project",
         metavar="PATH",
@@ -198,26 +199,19 @@ def _add_data_commands(commands: argparse._SubParsersAction) -> None:
     _add_store_flag(salvage, local_only=True)
 
 
-def _max_text_chars(text: str) -> int:
-    if not text.strip().isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer (got {text!r})")
-    return int(text)
+_max_text_chars = subcommands.integer(1)
 
 
 def _add_batch_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--batch",
-        type=_batch_size,
+        type=subcommands.integer(1, MAX_BATCH),
         default=DEFAULT_BATCH,
         metavar="N",
         help=f"notes embedded per call, 1..{MAX_BATCH} (default: {DEFAULT_BATCH})",
     )
 
 
-def _batch_size(text: str) -> int:
-    if not text.isdigit() or not 1 <= int(text) <= MAX_BATCH:
-        raise argparse.ArgumentTypeError(f"must be an integer in 1..{MAX_BATCH} (got {text!r})")
-    return int(text)
 
 
 def _namespace(text: str) -> object:

@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import httpx
+import pytest
 
 from local_mcp_memory.adapters.faiss_store import FaissNoteStore
 from local_mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey
@@ -29,6 +30,14 @@ def test_a_bad_body_limit_refuses_to_start(tmp_path: Path) -> None:
     server = HttpServer(tmp_path / "home", env={"MCP_MEMORY_HTTP_MAX_BODY": "lots"})
     assert server.process.wait(timeout=30) == 2
     assert "MCP_MEMORY_HTTP_MAX_BODY" in server.log()
+
+
+@pytest.mark.parametrize("port", [99999, -1])
+def test_a_port_outside_0_to_65535_is_a_usage_error(tmp_path: Path, port: int) -> None:
+    server = HttpServer(tmp_path / "home", port=port)
+    assert server.process.wait(timeout=30) == 2
+    assert f"argument --port: must be an integer in 0..65535 (got '{port}')" in server.log()
+    assert "Traceback" not in server.log()
 
 
 def test_a_local_store_that_cannot_be_opened_refuses_to_start(tmp_path: Path) -> None:

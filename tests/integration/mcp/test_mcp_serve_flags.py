@@ -33,6 +33,12 @@ def test_a_bad_max_text_chars_is_a_usage_error(tmp_path: Path) -> None:
     assert env.returncode == 2 and b"MCP_MEMORY_MAX_TEXT_CHARS" in env.stderr
 
 
+def test_a_max_text_chars_setting_in_other_digits_is_a_usage_error_not_a_traceback(tmp_path: Path) -> None:
+    env = subprocess.run([MCP_MEMORY, "serve"], capture_output=True, env=server_env(tmp_path, MCP_MEMORY_MAX_TEXT_CHARS="²"), timeout=30)
+    assert env.returncode == 2 and b"Traceback" not in env.stderr
+    assert "MCP_MEMORY_MAX_TEXT_CHARS must be a positive integer (got '²')" in env.stderr.decode()
+
+
 def test_serve_lists_the_default_tools_and_every_method_with_tools_all(tmp_path: Path) -> None:
     from local_mcp_memory.entrypoints.mcp.tools import DEFAULT_TOOLS
     from local_mcp_memory.entrypoints.methods.table import METHODS
