@@ -14,8 +14,9 @@ its ``env`` holds ``MCP_MEMORY_INSTALLED_BY=install-claude``. A user's own hook 
 ``mcp-memory``, or a server of theirs named ``mcp-memory``, is never changed or removed.
 
 Strict reading: a file that is not UTF-8 JSON, that holds ``NaN``/``Infinity``, a key
-twice in one object, or whose containers are not shaped as Claude Code reads them, is
-reported (``SettingsUnreadable``) and nothing is written, in any file. Numbers are kept as
+twice in one object, or whose containers and hook entries are not shaped as Claude Code
+reads them (``_groups_problem``), is reported (``SettingsUnreadable``) and nothing is
+written, in any file. An empty file is read as ``{}``, as Claude Code reads it. Numbers are kept as
 written (``1e400`` stays ``1e400``), so what was not ours reads back exactly as before;
 the file is written in Claude Code's own layout (two-space indentation). A read-only file
 is refused. A file is written whole or not at all (a temporary file renamed over it),
@@ -26,6 +27,7 @@ twice writes nothing the second time.
 from __future__ import annotations
 
 import json
+import math
 import os
 import shlex
 import shutil
@@ -223,9 +225,44 @@ def _hooks(settings: dict[str, Any], path: Path) -> dict[str, Any]:
     if not isinstance(hooks, dict):
         raise SettingsUnreadable(path, '"hooks" is not a JSON object')
     for event, groups in hooks.items():
-        if not isinstance(groups, list) or not all(isinstance(g, dict) and isinstance(g.get("hooks", []), list) for g in groups):
-            raise SettingsUnreadable(path, f'"hooks.{event}" is not a list of {{"matcher", "hooks": [...]}} objects')
+        if (problem := _groups_problem(groups)) is not None:
+            raise SettingsUnreadable(path, f'"hooks.{event}{problem[0]}" {problem[1]}')
     return hooks
+
+
+def _groups_problem(groups: Any) -> tuple[str, str] | None:
+    """Where, below an event of ``hooks``, the first entry lies that Claude Code would not
+    read, and why; None when every one is read. The rules are the ones Claude Code itself
+    applies (2.1.330 reports such an entry as an invalid setting and ignores it): a list of
+    objects, each with a string ``matcher`` if it has one and a ``hooks`` list of objects,
+    each with a string ``type`` (a command hook a string ``command``) and, if it has one, a
+    positive ``timeout``. Other keys, and types and events this module does not know, are
+    accepted as Claude Code accepts them."""
+    if not isinstance(groups, list):
+        return "", "is not a list"
+    for i, group in enumerate(groups):
+        if not isinstance(group, dict):
+            return f"[{i}]", "is not a JSON object"
+        if "matcher" in group and not isinstance(group["matcher"], str):
+            return f"[{i}].matcher", "is not a string"
+        if not isinstance(group.get("hooks"), list):
+            return f"[{i}].hooks", "is not a list"
+        for j, hook in enumerate(group["hooks"]):
+            at = f"[{i}].hooks[{j}]"
+            if not isinstance(hook, dict):
+                return at, "is not a JSON object"
+            if not isinstance(hook.get("type"), str):
+                return f"{at}.type", "is not a string"
+            if hook["type"] == "command" and not isinstance(hook.get("command"), str):
+                return f"{at}.command", "is not a string"
+            if "timeout" in hook and not _positive(hook["timeout"]):
+                return f"{at}.timeout", "is not a positive number"
+    return None
+
+
+def _positive(value: Any) -> bool:
+    number = json.loads(value.text) if isinstance(value, Number) else value
+    return isinstance(number, (int, float)) and not isinstance(number, bool) and 0 < number < math.inf
 
 
 def _without_ours(groups: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -80,3 +80,14 @@ def test_an_older_installs_session_page_hook_is_left_alone_and_reported(tmp_path
     assert json.loads(settings.read_text())["hooks"]["SessionStart"][0] == older
     run(home, project, "uninstall-claude")
     assert json.loads(settings.read_text()) == {"hooks": {"SessionStart": [older]}}
+
+
+def test_a_hook_entry_claude_code_would_not_read_is_reported_and_nothing_is_written(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    settings = home / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    for content in ('{"hooks":{"Stop":[{"matcher":5,"hooks":[]}]}}', '{"hooks":{"Stop":[{"hooks":[{"type":"command","command":5}]}]}}'):
+        settings.write_text(content)
+        refused = run(home, tmp_path, "install-claude", "--scope", "user")  # HOME is home
+        assert refused.returncode == 1 and f"{settings}: " in refused.stderr and "nothing was written" in refused.stderr
+        assert settings.read_text() == content and not (home / ".claude.json").exists()

@@ -173,7 +173,17 @@ def test_numbers_are_kept_as_written(tmp_path: Path) -> None:
         ('{"a": 1, "a": 2}', "the key 'a' appears twice"),
         ('{"hooks": []}', '"hooks" is not a JSON object'),
         ('{"hooks": {"SessionStart": {"matcher": ""}}}', '"hooks.SessionStart" is not a list'),
-        ('{"hooks": {"Notification": [{"hooks": "echo"}]}}', '"hooks.Notification" is not a list'),
+        ('{"hooks": {"Notification": [{"hooks": "echo"}]}}', '"hooks.Notification[0].hooks" is not a list'),
+        ('{"hooks": {"Stop": [5]}}', '"hooks.Stop[0]" is not a JSON object'),
+        ('{"hooks": {"Stop": [{"matcher": 5, "hooks": []}]}}', '"hooks.Stop[0].matcher" is not a string'),
+        ('{"hooks": {"Stop": [{"matcher": null, "hooks": []}]}}', '"hooks.Stop[0].matcher" is not a string'),
+        ('{"hooks": {"Stop": [{"matcher": "x"}]}}', '"hooks.Stop[0].hooks" is not a list'),
+        ('{"hooks": {"Stop": [{"hooks": [5]}]}}', '"hooks.Stop[0].hooks[0]" is not a JSON object'),
+        ('{"hooks": {"Stop": [{"hooks": [{"command": "echo"}]}]}}', '"hooks.Stop[0].hooks[0].type" is not a string'),
+        ('{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": 5}]}]}}', '"hooks.Stop[0].hooks[0].command" is not a string'),
+        ('{"hooks": {"Stop": [{"hooks": [{"type": "command"}]}]}}', '"hooks.Stop[0].hooks[0].command" is not a string'),
+        ('{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "x", "timeout": "5"}]}]}}', '"hooks.Stop[0].hooks[0].timeout" is not a positive number'),
+        ('{"hooks": {"Stop": [{"hooks": [{"type": "http", "url": "http://x", "timeout": 0}]}]}}', '"hooks.Stop[0].hooks[0].timeout" is not a positive number'),
         ('{"mcpServers": []}', '"mcpServers" is not a JSON object'),
         (b"\xff\xfe{}", "not UTF-8"),
         ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
@@ -195,6 +205,19 @@ def test_a_file_that_cannot_be_read_strictly_is_reported_and_nothing_is_written_
         other = project_servers(tmp_path) if where is project_settings else project_settings(tmp_path)
         assert not other.exists()
         assert os.listdir(path.parent) == [path.name]  # no temporary file left behind
+
+
+def test_hook_entries_of_every_shape_claude_code_reads_are_kept(tmp_path: Path) -> None:
+    theirs = {"hooks": {
+        "PreToolUse": [{"matcher": "", "hooks": [{"type": "command", "command": "./check.sh", "timeout": 1.5, "async": True}], "note": "mine"}],
+        "Stop": [{"hooks": [{"type": "prompt", "prompt": "Done?"}, {"type": "http", "url": "http://127.0.0.1:9/"}]}, {"hooks": []}],
+        "SomeFutureEvent": [{"hooks": [{"type": "some-future-type", "anything": [1]}]}],
+    }}  # fmt: skip
+    path = write(project_settings(tmp_path), theirs)
+    install(tmp_path)
+    assert json.loads(path.read_text())["hooks"]["Stop"] == [*theirs["hooks"]["Stop"], ours("Stop")]
+    uninstall(tmp_path)
+    assert json.loads(path.read_text()) == theirs
 
 
 def test_a_settings_path_that_is_no_regular_file_is_refused_without_reading_it(tmp_path: Path) -> None:
