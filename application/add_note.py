@@ -45,13 +45,13 @@ def add_note(command: AddNote, services: Services) -> NoteAdded:
     note that holds the text (the new one, or the duplicate's holder) after."""
     now = services.clock.now()
     note = new_note(command, services, now)
-    check_superseded(command.supersedes, note.project_id, services, "supersedes")
+    check_superseded(command.supersedes, note.project_id, services, "supersedes", text=note.dedup_key)
     namespace, (vector,) = services.embedding.embed([note.text], "passage")
     similar = possibly_superseded(note.project_id, note.text, note.created_at, namespace, vector, services)
     (holder,) = services.writer.add([(note, vector)], namespace, now)
     duplicate = holder != note.id
     services.counters.duplicates_refused += duplicate
-    supersede(holder, command.supersedes, services)
+    supersede(holder, command.supersedes, services, "supersedes")
     named = () if duplicate else tuple(i for i in map(NoteId, similar) if i not in command.supersedes)
     return NoteAdded(holder, namespace, duplicate, named)
 

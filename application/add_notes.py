@@ -48,14 +48,14 @@ def add_notes(command: AddNotes, services: Services) -> NotesAdded:
     now = services.clock.now()
     notes = [_checked(i, c, services, now) for i, c in enumerate(command.notes)]
     for i, (entry, note) in enumerate(zip(command.notes, notes)):
-        check_superseded(entry.supersedes, note.project_id, services, f"notes[{i}].supersedes")
+        check_superseded(entry.supersedes, note.project_id, services, f"notes[{i}].supersedes", text=note.dedup_key)
     namespace, vectors = services.embedding.embed([n.text for n in notes], "passage")
     similar = superseded_each(notes, namespace, vectors, services)
     holders = at("notes", services.writer.add, list(zip(notes, vectors)), namespace, now)
     duplicates = [i for i, (note, holder) in enumerate(zip(notes, holders)) if holder != note.id]
     services.counters.duplicates_refused += len(duplicates)
-    for entry, holder in zip(command.notes, holders):
-        supersede(holder, entry.supersedes, services)
+    for i, (entry, holder) in enumerate(zip(command.notes, holders)):
+        supersede(holder, entry.supersedes, services, f"notes[{i}].supersedes")
     named = [
         () if i in duplicates else tuple(n for n in map(NoteId, found) if n not in entry.supersedes)
         for i, (entry, found) in enumerate(zip(command.notes, similar))

@@ -4,6 +4,7 @@
     ├── InvalidRequest              a request value out of range (field, rule, value)
     │   └── NamespaceStillHome      an older namespace some notes still call home (homes)
     ├── NoteNotFound                no note has this id (id)
+    ├── SupersessionCycle           a supersedes link would close a cycle (from_id, to_id)
     ├── EmbedderError               the embedder could not give vectors (provider)
     │   ├── EmbedderNotConfigured   missing key, unknown provider or model (hint)
     │   ├── EmbedderUnavailable     unreachable, timed out, failing after retries (url)
@@ -47,6 +48,18 @@ class NoteNotFound(ApplicationError):
     def __init__(self, note_id: str) -> None:
         self.id = note_id
         super().__init__(f"no note has id {note_id}")
+
+
+class SupersessionCycle(ApplicationError):
+    """A ``supersedes`` link from ``from_id`` to ``to_id`` that the store refused: ``to_id``
+    is ``from_id``, or already supersedes it, directly or down a chain. The store decides it
+    under the lock of its write, so concurrent links never close a cycle; the use case names
+    the request's field."""
+
+    def __init__(self, from_id: str, to_id: str) -> None:
+        self.from_id = from_id
+        self.to_id = to_id
+        super().__init__(f"note {to_id} already supersedes note {from_id}, directly or down a chain")
 
 
 class EmbedderError(ApplicationError):

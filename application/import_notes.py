@@ -1,18 +1,20 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections import deque
 from collections.abc import Iterator, Sequence
 
 import attrs
 
 from local_mcp_memory.application import DEFAULT_BATCH, MAX_BATCH
-from local_mcp_memory.application.errors import InvalidRequest
+from local_mcp_memory.application.errors import InvalidRequest, SupersessionCycle
 from local_mcp_memory.application.export_notes import ExportedNote
 from local_mcp_memory.application.ports import Progress, StoredNote, Vector, no_progress
 from local_mcp_memory.application.services import Services
+from local_mcp_memory.application.supersession import CYCLE, reaches, superseded_by
 from local_mcp_memory.domain.identifiers import Namespace, NoteId
-from local_mcp_memory.domain.link import Link
+from local_mcp_memory.domain.link import SUPERSEDES, Link
 from local_mcp_memory.domain.note import GlobalEntry, Note
 
 
@@ -70,7 +72,10 @@ def import_notes(command: ImportNotes, services: Services, progress: Progress = 
     links_written = 0
     for link in links:
         if not any(stored.key == link.key for stored in services.reader.links(link.key.from_id)):
-            services.writer.link(link)
+            try:
+                services.writer.link(link)
+            except SupersessionCycle as exc:  # linked the other way meanwhile, by another process
+                raise InvalidRequest("links", CYCLE, exc.to_id) from None
             links_written += 1
     return Imported(
         namespace=target,
@@ -162,6 +167,25 @@ def _check_links(notes: Sequence[ExportedNote], links: Sequence[Link], gone: set
             projects.append(project)
         if projects[0] != projects[1]:
             raise InvalidRequest(f"links[{index}]", "must link two notes of one project", link.key.to_id.value)
+    _check_cycles(links, gone, services)
+
+
+def _check_cycles(links: Sequence[Link], gone: set[NoteId], services: Services) -> None:
+    """No ``supersedes`` link of the file closes a cycle with the store's links and the file's
+    before it (``InvalidRequest`` at that ``links[i]``): what ``memory.link`` refuses, refused
+    before anything is written."""
+    in_file: dict[NoteId, list[NoteId]] = {}
+    stored = functools.cache(superseded_by(services))
+
+    def targets(note_id: NoteId) -> list[NoteId]:
+        return [*in_file.get(note_id, ()), *stored(note_id)]
+
+    for index, link in enumerate(links):
+        key = link.key
+        if key.relation == SUPERSEDES and key.from_id not in gone and key.to_id not in gone:
+            if reaches(key.to_id, key.from_id, targets):
+                raise InvalidRequest(f"links[{index}]", CYCLE, key.to_id.value)
+            in_file.setdefault(key.from_id, []).append(key.to_id)
 
 
 def _stored_as(current: StoredNote | None, exported: ExportedNote, target: Namespace) -> bool:

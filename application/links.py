@@ -6,11 +6,11 @@ from typing import Literal
 
 import attrs
 
-from local_mcp_memory.application.errors import InvalidRequest, NoteNotFound
+from local_mcp_memory.application.errors import InvalidRequest, NoteNotFound, SupersessionCycle
 from local_mcp_memory.application.get_note import live_note
 from local_mcp_memory.application.ports import StoredNote
 from local_mcp_memory.application.services import Services
-from local_mcp_memory.application.supersession import check_superseded
+from local_mcp_memory.application.supersession import CYCLE, check_superseded
 from local_mcp_memory.domain.identifiers import NoteId
 from local_mcp_memory.domain.link import SUPERSEDES, Link, LinkKey, Relation
 
@@ -53,7 +53,11 @@ def link_notes(command: LinkNotes, services: Services) -> None:
         raise InvalidRequest("to_id", "must name a note of the same project as fromId", key.to_id.value)
     if key.relation == SUPERSEDES:
         check_superseded([key.to_id], source.note.project_id, services, "to_id", newer=key.from_id)
-    if not services.writer.link(Link(key, services.clock.now())):
+    try:
+        linked = services.writer.link(Link(key, services.clock.now()))
+    except SupersessionCycle:  # linked the other way meanwhile, by another process
+        raise InvalidRequest("to_id", CYCLE, key.to_id.value) from None
+    if not linked:
         # A note was deleted between the check and the write: report it as not found.
         missing = key.from_id if services.reader.get(key.from_id) is None else key.to_id
         raise NoteNotFound(missing.value)

@@ -329,7 +329,9 @@ class NoteWriter(Protocol):
         """Add new notes with dedup on write (SPEC §11), all or none: one durable write.
 
         An entry whose ``note.dedup_key`` equals that of a stored note not expired at
-        ``now``, or of an earlier entry of the same call, is not written. Notes a markdown
+        ``now`` and not superseded (by a note not expired at ``now``: restating a replaced
+        fact stores it anew, as the newest), or of an earlier entry of the same call, is not
+        written. Notes a markdown
         sync owns (``Note.origin`` set) hold no key: the next sync of their file may delete
         them, so an entry is never answered with one of them. Returns, per entry
         in order, the id of the note that holds it: the entry's own id when it was written,
@@ -361,7 +363,11 @@ class NoteWriter(Protocol):
     def link(self, link: Link) -> bool:
         """Store ``link`` unless a link with its key is stored (then nothing changes and the
         first one's ``created_at`` stays). False, and nothing written, when either note is
-        not stored (as of the write: a note deleted meanwhile is caught)."""
+        not stored (as of the write: a note deleted meanwhile is caught). A ``supersedes``
+        link of a note to itself, or to a note that already supersedes it (directly or down a
+        chain of ``supersedes`` links): ``SupersessionCycle``, nothing written; decided under
+        the write's lock, after every other process's writes, so two links written at once
+        never close a cycle."""
 
     def unlink(self, key: LinkKey) -> bool:
         """Remove the link with ``key``; False when there was none."""

@@ -8,57 +8,92 @@ Deleting the newer note removes its links, and so restores the older one.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
-from local_mcp_memory.application.errors import InvalidRequest, NoteNotFound
+from local_mcp_memory.application.errors import InvalidRequest, NoteNotFound, SupersessionCycle
 from local_mcp_memory.application.get_note import live_note
 from local_mcp_memory.application.services import Services
 from local_mcp_memory.domain.identifiers import CanonicalProjectId, NoteId
 from local_mcp_memory.domain.link import SUPERSEDES, Link, LinkKey
+from local_mcp_memory.domain.note import DedupKey
 
 CHAIN_LIMIT = 10_000
 """How many notes a cycle check walks at most (a chain longer than this is refused)."""
 
 
 def check_superseded(
-    targets: Sequence[NoteId], project: CanonicalProjectId, services: Services, field: str, newer: NoteId | None = None
+    targets: Sequence[NoteId],
+    project: CanonicalProjectId,
+    services: Services,
+    field: str,
+    newer: NoteId | None = None,
+    text: DedupKey | None = None,
 ) -> None:
     """Every target a live note (``NoteNotFound`` naming it) of ``project``, none of them
-    ``newer`` itself, none superseding ``newer`` already (a cycle): ``InvalidRequest`` at ``field``."""
+    ``newer`` itself, none superseding ``newer`` already (a cycle), none holding ``text``
+    (the dedup key of a note being added, which dedup on write would answer with that very
+    note): ``InvalidRequest`` at ``field``."""
     for target in targets:
         if target == newer:
             raise InvalidRequest(field, "a note cannot supersede itself", target.value)
         stored = live_note(target, services)
         if stored.note.project_id != project:
             raise InvalidRequest(field, "must name notes of the same project", target.value)
-        if newer is not None and _reaches(target, newer, services):
-            raise InvalidRequest(field, "would make a cycle: the note supersedes this one already", target.value)
+        if text is not None and stored.note.dedup_key == text:
+            raise InvalidRequest(field, SAME_TEXT, target.value)
+        if newer is not None and reaches(target, newer, superseded_by(services)):
+            raise InvalidRequest(field, CYCLE, target.value)
 
 
-def supersede(newer: NoteId, targets: Iterable[NoteId], services: Services) -> None:
+def supersede(newer: NoteId, targets: Iterable[NoteId], services: Services, field: str) -> None:
     """Link ``newer`` to each target (checked by ``check_superseded``); a note deleted
-    meanwhile is ``NoteNotFound``."""
+    meanwhile is ``NoteNotFound``. The store refuses a link that would close a cycle as of
+    its write (``SupersessionCycle``: another process linked the other way meanwhile, or
+    ``newer`` is a duplicate's holder, known only once written): ``InvalidRequest`` at
+    ``field``, the links before it kept."""
     now = services.clock.now()
     for target in targets:
-        if target == newer:
-            continue  # a duplicate answered by the very note it supersedes
-        if not services.writer.link(Link(LinkKey(newer, target, SUPERSEDES), now)):
+        try:
+            linked = services.writer.link(Link(LinkKey(newer, target, SUPERSEDES), now))
+        except SupersessionCycle:
+            if target == newer:
+                raise InvalidRequest(field, SELF_DUPLICATE, target.value) from None
+            raise InvalidRequest(field, CYCLE, target.value) from None
+        if not linked:
             missing = newer if services.reader.get(newer) is None else target
             raise NoteNotFound(missing.value)
 
 
-def _reaches(start: NoteId, goal: NoteId, services: Services) -> bool:
-    """Whether ``goal`` is ``start`` or follows it on a chain of ``supersedes`` links."""
+CYCLE = "would make a cycle: the note supersedes this one already"
+SELF_DUPLICATE = "names the note that holds this text: a note cannot supersede itself"
+SAME_TEXT = "names a note of this very text in this group: a note cannot supersede its own text"
+
+
+def superseded_by(services: Services) -> Callable[[NoteId], list[NoteId]]:
+    """The notes a stored note supersedes, as the store holds its links."""
+
+    def targets(note_id: NoteId) -> list[NoteId]:
+        return [
+            link.key.to_id
+            for link in services.reader.links(note_id)
+            if link.key.relation == SUPERSEDES and link.key.from_id == note_id
+        ]
+
+    return targets
+
+
+def reaches(start: NoteId, goal: NoteId, targets: Callable[[NoteId], Iterable[NoteId]]) -> bool:
+    """Whether ``goal`` is ``start`` or follows it on a chain of ``supersedes`` links, each
+    note's being ``targets(note)``; ``InvalidRequest`` past ``CHAIN_LIMIT`` notes."""
     seen, frontier = {start}, [start]
     while frontier:
         current = frontier.pop()
         if current == goal:
             return True
-        for link in services.reader.links(current):
-            key = link.key
-            if key.relation == SUPERSEDES and key.from_id == current and key.to_id not in seen:
+        for target in targets(current):
+            if target not in seen:
                 if len(seen) >= CHAIN_LIMIT:
                     raise InvalidRequest("supersedes", f"the chain of superseded notes is longer than {CHAIN_LIMIT}", start.value)
-                seen.add(key.to_id)
-                frontier.append(key.to_id)
+                seen.add(target)
+                frontier.append(target)
     return False

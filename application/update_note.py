@@ -31,7 +31,7 @@ def update_note(command: UpdateNote, services: Services) -> None:
     check_superseded(command.supersedes, stored.note.project_id, services, "patch.supersedes", newer=command.id)
     if command.patch is not None:
         _apply(command, stored, services)
-    supersede(command.id, command.supersedes, services)
+    supersede(command.id, command.supersedes, services, "patch.supersedes")
 
 
 def _apply(command: UpdateNote, stored: StoredNote, services: Services) -> None:

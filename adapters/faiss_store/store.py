@@ -74,11 +74,11 @@ from local_mcp_memory.adapters.faiss_store.format.records import (
 from local_mcp_memory.adapters.faiss_store.memory import search
 from local_mcp_memory.adapters.faiss_store.persistence.generations import LOCK, Generations
 from local_mcp_memory.adapters.private_files import make_private_dir
-from local_mcp_memory.application.errors import StoreCorrupt, StoreError
+from local_mcp_memory.application.errors import StoreCorrupt, StoreError, SupersessionCycle
 from local_mcp_memory.application.ports import CandidateQuery, Candidates, StoredNote, Vector
 from local_mcp_memory.domain.errors import DomainError, InvalidValue
 from local_mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, Namespace, NoteId
-from local_mcp_memory.domain.link import Link, LinkKey, Relation
+from local_mcp_memory.domain.link import SUPERSEDES, Link, LinkKey, Relation
 from local_mcp_memory.domain.note import DedupKey, GlobalEntry, Note, NoteFilter
 from local_mcp_memory.domain.time import format_instant, parse_instant
 
@@ -277,7 +277,7 @@ class FaissNoteStore:
 
     def link(self, link: Link) -> bool:
         """See ``NoteWriter.link``. ``StoreCorrupt`` when either note is damaged (whether it
-        is stored cannot be known)."""
+        is stored cannot be known). The cycle test reads the links as of the write lock."""
         key = link.key
         record = PutLink(
             source=key.from_id.value, target=key.to_id.value, relation=key.relation.value, created=format_instant(link.created_at)
@@ -289,6 +289,8 @@ class FaissNoteStore:
                 state.damage.check_note(note_id)
                 if note_id not in state.notes.row_of:
                     return False
+            if key.relation == SUPERSEDES and state.links.supersedes(record.source, record.target):
+                raise SupersessionCycle(record.source, record.target)
             if record.key not in state.links:
                 self._commit(record, lines=[line])
             return True

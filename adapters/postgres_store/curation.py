@@ -16,9 +16,10 @@ import psycopg
 
 from local_mcp_memory.adapters.postgres_store import codec
 from local_mcp_memory.adapters.postgres_store.keywords import CHANGED
+from local_mcp_memory.application.errors import SupersessionCycle
 
 from local_mcp_memory.domain.identifiers import CanonicalProjectId, NoteId
-from local_mcp_memory.domain.link import Link, LinkKey, Relation
+from local_mcp_memory.domain.link import SUPERSEDES, Link, LinkKey, Relation
 
 DedupKey = tuple[str, str, bytes]
 """A dedup key as stored: project, group, ``notes.dedup`` (``codec.dedup_hash``)."""
@@ -46,17 +47,19 @@ def lock_dedup_keys(conn: psycopg.Connection, keys: Sequence[DedupKey]) -> None:
 
 def holders(conn: psycopg.Connection, keys: Sequence[DedupKey], now: datetime) -> dict[DedupKey, str]:
     """The id of the note holding each key that one holds: the first written of the notes
-    with that key not expired at ``now`` and not owned by a markdown sync (no ``origin`` in
+    with that key not expired at ``now``, not superseded then (``links_by_to``) and not owned by a markdown sync (no ``origin`` in
     its document; the sync may delete it) (``notes_by_dedup``). The origin is read by the
     codec, not by PostgreSQL's JSON operators, which refuse a document holding ``\\u0000``
     (a NUL is valid note text)."""
     rows = conn.execute(
         """SELECT n.project, n.grp, n.dedup, n.id, n.doc
-           FROM unnest(%s::text[], %s::text[], %s::bytea[]) AS k(project, grp, dedup)
+           FROM unnest(%(projects)s::text[], %(groups)s::text[], %(hashes)s::bytea[]) AS k(project, grp, dedup)
            JOIN notes n ON n.project = k.project AND n.grp = k.grp AND n.dedup = k.dedup
-           WHERE n.expires IS NULL OR n.expires > %s
+           WHERE (n.expires IS NULL OR n.expires > %(now)s)
+             AND NOT EXISTS (SELECT 1 FROM links l JOIN notes s ON s.id = l.from_id
+                             WHERE l.to_id = n.id AND l.relation = 'supersedes' AND (s.expires IS NULL OR s.expires > %(now)s))
            ORDER BY n.project, n.grp, n.dedup, n.written""",
-        ([k[0] for k in keys], [k[1] for k in keys], [k[2] for k in keys], now),
+        {"projects": [k[0] for k in keys], "groups": [k[1] for k in keys], "hashes": [k[2] for k in keys], "now": now},
     ).fetchall()
     found: dict[DedupKey, str] = {}
     for project, grp, dedup, key, doc in rows:
@@ -99,7 +102,37 @@ def purge(conn: psycopg.Connection, now: datetime | None) -> int:
 def add_link(conn: psycopg.Connection, link: Link) -> bool:
     """Store ``link`` unless its key is stored; whether both notes exist. One statement:
     the notes locked ``FOR KEY SHARE`` (a concurrent delete waits, or has committed and the
-    note is not found), the row inserted only when both were found."""
+    note is not found), the row inserted only when both were found. A ``supersedes`` link
+    is written in a transaction holding ``SUPERSEDES_LOCK``, after the test that it closes
+    no cycle (``closes_cycle``): every ``supersedes`` link of the database is written under
+    that lock, so the test sees each one committed before."""
+    key = link.key
+    if key.relation != SUPERSEDES:
+        return _insert_link(conn, link)
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (SUPERSEDES_LOCK,))
+        if closes_cycle(conn, key.from_id.value, key.to_id.value):
+            raise SupersessionCycle(key.from_id.value, key.to_id.value)
+        return _insert_link(conn, link)
+
+
+def closes_cycle(conn: psycopg.Connection, source: str, target: str) -> bool:
+    """Whether ``target`` is ``source`` or supersedes it already, directly or down a chain
+    of ``supersedes`` links (walked from ``target`` along ``links``' primary key, each note once)."""
+    return bool(
+        conn.execute(
+            """WITH RECURSIVE chain (id) AS (
+                   SELECT %(target)s::text
+                   UNION
+                   SELECT l.to_id FROM links l JOIN chain c ON l.from_id = c.id WHERE l.relation = 'supersedes'
+               )
+               SELECT EXISTS (SELECT 1 FROM chain WHERE id = %(source)s)""",
+            {"source": source, "target": target},
+        ).fetchone()[0]
+    )
+
+
+def _insert_link(conn: psycopg.Connection, link: Link) -> bool:
     key = link.key
     ids = sorted({key.from_id.value, key.to_id.value})
     found = conn.execute(
@@ -157,8 +190,13 @@ def _link(from_id: str, to_id: str, relation: str, created: datetime) -> Link:
 
 
 def _lock_number(kind: bytes, *parts: str | bytes) -> int:
-    """A signed 64-bit advisory lock number for ``kind`` (``project``, ``key``) and ``parts``."""
+    """A signed 64-bit advisory lock number for ``kind`` (``project``, ``key``, ``supersedes``) and ``parts``."""
     digest = hashlib.sha256(b"mcp-memory dedup " + kind)
     for part in parts:
         digest.update(b"\0" + (part if isinstance(part, bytes) else part.encode("utf-8", "surrogatepass")))
     return int.from_bytes(digest.digest()[:8], "big", signed=True)
+
+
+SUPERSEDES_LOCK = _lock_number(b"supersedes")
+"""The advisory lock every ``supersedes`` link is written under: a cycle closed by two links
+written at once could be seen by neither's test. Such links are few and written one at a time."""

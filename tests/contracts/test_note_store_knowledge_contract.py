@@ -10,6 +10,7 @@ from datetime import timedelta
 import attrs
 import pytest
 
+from local_mcp_memory.application.errors import SupersessionCycle
 from local_mcp_memory.application.ports import NoteStore
 from local_mcp_memory.domain.link import SUPERSEDES, Link, LinkKey
 from local_mcp_memory.domain.note import LATEST, NoteFilter
@@ -117,6 +118,68 @@ def test_unlinking_restores_the_superseded_note(store: NoteStore) -> None:
     store.link(supersedes(new, old))
     assert store.unlink(LinkKey(new.id, old.id, SUPERSEDES))
     assert ids(store.list_recent(NoteFilter(PROJECT, now=T0), 10)) == [new.id.value, old.id.value]
+
+
+def test_a_supersedes_link_that_would_close_a_cycle_is_refused_and_writes_nothing(opened: tuple[NoteStore, Reopen]) -> None:
+    store, reopen = opened
+    a, b, c = (make_note(text, minutes=i) for i, text in enumerate(("logs go to Loki", "logs go to Datadog", "logs go to Grafana")))
+    for i, note in enumerate((a, b, c)):
+        store.put(note, NS, axis(i))
+    assert store.link(supersedes(b, a)) and store.link(supersedes(c, b))
+    for newer, older in ((a, b), (a, c), (b, c), (a, a)):
+        with pytest.raises(SupersessionCycle) as refused:
+            store.link(supersedes(newer, older))
+        assert (refused.value.from_id, refused.value.to_id) == (newer.id.value, older.id.value)
+    assert store.link(Link(LinkKey(a.id, c.id, attrs.evolve(SUPERSEDES, value="relates_to")), T0))  # another relation: no chain
+    store = reopen()
+    assert {(link.key.from_id, link.key.to_id) for link in store.links(a.id) if link.key.relation == SUPERSEDES} == {(b.id, a.id)}
+    assert ids(store.list_recent(NoteFilter(PROJECT, now=T0), 10)) == [c.id.value]
+    store.delete(b.id)  # the chain is broken: a may supersede c now
+    assert store.link(supersedes(a, c))
+
+
+def test_links_written_at_once_from_two_threads_never_close_a_cycle(store: NoteStore) -> None:
+    pairs = [(make_note(f"fact {i} is so", minutes=2 * i), make_note(f"fact {i} is otherwise", minutes=2 * i + 1)) for i in range(12)]
+    for i, (x, y) in enumerate(pairs):
+        store.put(x, NS, unit(2 * i))
+        store.put(y, NS, unit(2 * i + 1))
+    outcomes: list[bool] = []
+
+    def write(newer, older, start: threading.Barrier) -> None:
+        start.wait()
+        try:
+            outcomes.append(store.link(supersedes(newer, older)))
+        except SupersessionCycle:
+            outcomes.append(False)
+
+    for x, y in pairs:
+        start = threading.Barrier(2)
+        threads = [threading.Thread(target=write, args=args) for args in ((x, y, start), (y, x, start))]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert outcomes.count(True) == len(pairs)  # one of each two, the other refused
+    assert len(store.list_recent(NoteFilter(PROJECT, now=T0), 100)) == len(pairs)
+
+
+def test_dedup_on_write_passes_over_a_superseded_note(store: NoteStore) -> None:
+    old, new = make_note("deploys go through ansible", minutes=1), make_note("deploys go through argo", minutes=2)
+    store.add([(old, axis(0)), (new, axis(1))], NS, T0)
+    store.link(supersedes(new, old))
+    restated = make_note("deploys go through  ansible", minutes=3)  # the same text, as dedup reads it
+    assert store.add([(restated, axis(2))], NS, T0) == [restated.id]  # stored anew, the newest
+    assert ids(store.list_recent(NoteFilter(PROJECT, now=T0), 10)) == [restated.id.value, new.id.value]
+    assert store.add([(make_note("deploys go through ansible", minutes=4), axis(3))], NS, T0) == [restated.id]
+
+
+def test_dedup_answers_a_note_again_once_its_newer_note_expires(store: NoteStore) -> None:
+    old = make_note("the freeze ends in june", minutes=1)
+    new = attrs.evolve(make_note("the freeze ends in july", minutes=2), expires_at=T0 + DAY)
+    store.add([(old, axis(0)), (new, axis(1))], NS, T0)
+    store.link(supersedes(new, old))
+    copy = make_note("the freeze ends in june", minutes=3)
+    assert store.add([(copy, axis(2))], NS, T0 + 2 * DAY) == [old.id]
 
 
 # -- importance -------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ import numpy as np
 
 from local_mcp_memory.adapters.keyword_index import KeywordIndex
 from local_mcp_memory.adapters.text_analysis import document_tokens
-from local_mcp_memory.application.errors import StoreError
+from local_mcp_memory.application.errors import StoreError, SupersessionCycle
 from local_mcp_memory.application.ports import NO_SPREAD, Candidate, CandidateQuery, Candidates, Neighbour, Spread, StoredNote, Vector
 from local_mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, Namespace, NoteId
 from local_mcp_memory.domain.link import SUPERSEDES, Link, LinkKey
@@ -54,7 +54,7 @@ class InMemoryNoteStore:
                 _row(vector, namespace.dim)
             held: dict[DedupKey, NoteId] = {}
             for stored in self._notes.values():  # the first written holder of a key answers
-                if not stored.note.expired(now) and stored.note.origin is None:
+                if not stored.note.expired(now) and stored.note.origin is None and not self._superseded(stored.note.id, now):
                     held.setdefault(stored.note.dedup_key, stored.note.id)
             ids, new = [], []
             for note, vector in notes:
@@ -133,24 +133,42 @@ class InMemoryNoteStore:
         """``where.matches``, and not superseded unless ``where.include_superseded``."""
         if not where.matches(stored.note):
             return False
-        if where.include_superseded:
-            return True
+        return where.include_superseded or not self._superseded(stored.note.id, where.now)
+
+    def _superseded(self, note_id: NoteId, now: datetime | None) -> bool:
+        """Whether a ``supersedes`` link points to the note from a note not expired at ``now``."""
         for link, _order in self._links.values():
             key = link.key
-            if key.relation == SUPERSEDES and key.to_id == stored.note.id:
+            if key.relation == SUPERSEDES and key.to_id == note_id:
                 source = self._notes.get(key.from_id.value)
-                if source is not None and (where.now is None or not source.note.expired(where.now)):
-                    return False
-        return True
+                if source is not None and (now is None or not source.note.expired(now)):
+                    return True
+        return False
 
     def link(self, link: Link) -> bool:
         with self._lock:
             key = link.key
             if key.from_id.value not in self._notes or key.to_id.value not in self._notes:
                 return False
+            if key.relation == SUPERSEDES and self._supersedes(key.from_id, key.to_id):
+                raise SupersessionCycle(key.from_id.value, key.to_id.value)
             if key not in self._links:
                 self._links[key] = (link, next(self._clock))
             return True
+
+    def _supersedes(self, source: NoteId, target: NoteId) -> bool:
+        """Whether ``target`` is ``source`` or reaches it along ``supersedes`` links."""
+        seen, frontier = {target}, [target]
+        while frontier:
+            current = frontier.pop()
+            if current == source:
+                return True
+            for link, _order in self._links.values():
+                key = link.key
+                if key.relation == SUPERSEDES and key.from_id == current and key.to_id not in seen:
+                    seen.add(key.to_id)
+                    frontier.append(key.to_id)
+        return False
 
     def unlink(self, key: LinkKey) -> bool:
         with self._lock:

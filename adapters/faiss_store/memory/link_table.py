@@ -69,6 +69,21 @@ class LinkTable:
         """Each note that a ``supersedes`` link points to, with the links' sources (do not change)."""
         return self._superseding
 
+    def supersedes(self, source: str, target: str) -> bool:
+        """Whether ``target`` is ``source`` or supersedes it already, directly or down a
+        chain of ``supersedes`` links: what a ``supersedes`` link from ``source`` to
+        ``target`` would close into a cycle. Walks the notes superseding ``source``, each once."""
+        seen, frontier = {source}, [source]
+        while frontier:
+            current = frontier.pop()
+            if current == target:
+                return True
+            for newer in self._superseding.get(current, ()):
+                if newer not in seen:
+                    seen.add(newer)
+                    frontier.append(newer)
+        return False
+
     def of(self, note_id: str) -> list[PutLink]:
         """The links from or to a note, newest createdAt first (ties: last written first)."""
         items = [self._links[key] for key in self._of.get(note_id, ())]

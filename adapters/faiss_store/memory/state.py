@@ -349,8 +349,8 @@ class StoreState:
         return [self.stored(row) for row in newest.tolist()]
 
     def duplicates(self, keys: list[DedupKey], now: int) -> list[str | None]:
-        """For each key, the id of a live note not expired at ``now`` (µs) and not owned by a
-        markdown sync holding it (the first written when several do), None when none does. One pass over the hash
+        """For each key, the id of a live note not expired at ``now`` (µs), not superseded
+        then and not owned by a markdown sync holding it (the first written when several do), None when none does. One pass over the hash
         column; only the rows whose hash matches are decoded."""
         if not keys or not len(self.notes):
             return [None] * len(keys)
@@ -363,10 +363,19 @@ class StoreState:
         found: dict[tuple[str, str, str], str] = {}
         for row in rows.tolist():
             fields = notes.fields(row)
-            if fields.origin:  # a note a markdown sync owns holds no key
+            if fields.origin or self._superseded(fields.id, now):  # a note a markdown sync owns holds no key, nor a replaced one
                 continue
             found.setdefault((fields.project, fields.group, stored_dedup_text(fields.text)), fields.id)
         return [found.get((k.project_id, k.group_id, k.text)) for k in keys]
+
+    def _superseded(self, note_id: str, now: int) -> bool:
+        """Whether a ``supersedes`` link points to the note from a stored note not expired at ``now`` (µs)."""
+        row_of, expires = self.notes.row_of, self.notes.expires.values
+        for source in self.links.superseding().get(note_id, ()):
+            row = row_of.get(source)
+            if row is not None and int(expires[row]) > now:
+                return True
+        return False
 
     def links_of(self, note_id: str) -> list[PutLink]:
         """The links from or to a note, newest createdAt first (ties: last written first)."""

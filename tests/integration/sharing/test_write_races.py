@@ -1,6 +1,6 @@
 """Writes of two servers sharing one store (one data directory, one database) never undo each
 other: an update applies only its own patch to the note as it is when it writes, and answers
--32004 when the note is gone meanwhile; an agent's note is never one a sync will delete. The races are made deterministic by an embedder that
+-32004 when the note is gone meanwhile; two marks of supersession never close a cycle; an agent's note is never one a sync will delete. The races are made deterministic by an embedder that
 lets the other server act while the update is being embedded (the window the update has no
 lock in), on the real FAISS store and the real PostgreSQL store."""
 
@@ -123,6 +123,20 @@ def test_a_text_update_searches_by_its_own_text_after_another_servers_fields_upd
     rpc(a, "memory.update", {"id": note_id, "patch": {"text": RACING + " submarine periscope"}})
     found = rpc(b, "memory.search", {"projectId": "race-project", "query": "submarine periscope", "topK": 1})["result"]
     assert [(r["id"], r["tags"]) for r in found["results"]] == [(note_id, ["fruit"])]
+
+
+def test_two_servers_marking_two_notes_as_superseding_each_other_store_one_mark(two_servers) -> None:
+    a, b, factory = two_servers
+    x, y = added(a, "Metrics go to Prometheus"), added(a, "Metrics go to Datadog")
+    factory.meanwhile.append(lambda: rpc(b, "memory.update", {"id": y, "patch": {"supersedes": [x]}})["result"])
+    reply = rpc(a, "memory.update", {"id": x, "patch": {"text": RACING + " Metrics go to Prometheus", "supersedes": [y]}})
+    assert (reply["error"]["code"], reply["error"]["data"]["field"]) == (-32602, "patch.supersedes")
+    assert "cycle" in reply["error"]["message"]
+    for services in (a, b):
+        assert rpc(services, "memory.get", {"id": x})["result"]["supersededBy"] == [y]
+        assert rpc(services, "memory.get", {"id": y})["result"]["supersededBy"] == []
+        listed = rpc(services, "memory.list_recent", {"projectId": "race-project"})["result"]["items"]
+        assert [item["id"] for item in listed] == [y]
 
 
 def test_updates_racing_deletes_answer_ok_or_not_found_and_deleted_notes_stay_deleted(two_servers) -> None:

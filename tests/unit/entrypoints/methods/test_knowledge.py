@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import attrs
 import pytest
 
+from local_mcp_memory.application.errors import InvalidRequest
 from local_mcp_memory.application.export_notes import ExportNotes, export_notes
 from local_mcp_memory.application.import_notes import ImportNotes, import_notes
 from local_mcp_memory.application.services import Services
@@ -127,6 +129,49 @@ def test_supersedes_across_projects_itself_or_in_a_cycle_is_refused(services: Se
     entry = {"projectId": "proj", "groupId": "g", "text": "c", "supersedes": [elsewhere]}
     assert error(rpc(services, "memory.add_notes", {"notes": [entry]})) == (-32602, "notes[0].supersedes")
     assert set(recent(services, includeSuperseded=True)) == {a, b}
+
+
+def test_restating_a_superseded_fact_stores_it_anew_and_never_closes_a_cycle(services: Services) -> None:
+    loki = add(services, "Logs go to Loki.")
+    datadog = add(services, "Logs go to Datadog now.", supersedes=[loki])
+    reply = rpc(services, "memory.add_note", {"projectId": "proj", "groupId": "feature-1", "text": "Logs go to Loki.", "supersedes": [datadog]})
+    again = reply["result"]["id"]
+    assert again != loki and "duplicate" not in reply["result"]  # the replaced note holds no dedup key
+    assert recent(services) == [again]
+    assert get(services, datadog)["supersededBy"] == [again]
+    assert get(services, loki)["supersededBy"] == [datadog]
+    assert found(services, "where do logs go") == [again]
+    plain = rpc(services, "memory.add_notes", {"notes": [{"projectId": "proj", "groupId": "feature-1", "text": "Logs go to Datadog now."}]})
+    assert plain["result"]["duplicates"] == [] and recent(services)[0] == plain["result"]["ids"][0]
+
+
+def test_a_note_cannot_supersede_the_note_holding_its_own_text(services: Services) -> None:
+    held = add(services, "Deploy with ansible.")
+    reply = rpc(services, "memory.add_note", {"projectId": "proj", "groupId": "feature-1", "text": "Deploy  with ansible.", "supersedes": [held]})
+    assert error(reply) == (-32602, "supersedes")
+    assert "own text" in reply["error"]["message"]
+    entry = {"projectId": "proj", "groupId": "feature-1", "text": "Deploy with ansible.", "supersedes": [held]}
+    other = {"projectId": "proj", "groupId": "feature-1", "text": "Deploy on Fridays."}
+    assert error(rpc(services, "memory.add_notes", {"notes": [other, entry]})) == (-32602, "notes[1].supersedes")
+    assert recent(services) == [held] and get(services, held)["supersededBy"] == []
+    elsewhere = rpc(services, "memory.add_note", {"projectId": "proj", "groupId": "g2", "text": "Deploy with ansible.", "supersedes": [held]})
+    assert get(services, held)["supersededBy"] == [elsewhere["result"]["id"]]  # another group: another note
+
+
+def test_import_refuses_a_supersedes_cycle_and_writes_nothing(services: Services, fresh: Services) -> None:
+    old = add(services, "The build uses make")
+    new = add(services, "The build uses bazel", supersedes=[old])
+    export = export_notes(ExportNotes(with_vectors=True), services)
+    (forward,) = export.links
+    backward = attrs.evolve(forward, key=attrs.evolve(forward.key, from_id=forward.key.to_id, to_id=forward.key.from_id))
+    with pytest.raises(InvalidRequest) as refused:
+        import_notes(ImportNotes(list(export.notes), export.globals, links=[forward, backward]), fresh)
+    assert refused.value.field == "links[1]" and "cycle" in refused.value.rule
+    assert recent(fresh, includeSuperseded=True) == []
+    with pytest.raises(InvalidRequest) as refused:  # the reverse of a link the store holds
+        import_notes(ImportNotes([], (), links=[backward]), services)
+    assert refused.value.field == "links[0]"
+    assert recent(services) == [new]
 
 
 def test_memory_link_with_supersedes_marks_a_note_superseded(services: Services) -> None:
