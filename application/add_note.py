@@ -73,4 +73,4 @@ def new_note(command: AddNote, services: Services, now: datetime) -> Note:
         metadata=command.metadata,
         importance=command.importance,
     )
-    return note.with_expiry(command.expires_at)
+    return note.with_expiry(command.expires_at, now)

@@ -72,7 +72,7 @@ def capture_session(command: CaptureSession, services: Services) -> SessionCaptu
         },
         importance=found.importance if found is not None else IMPORTANCE_DEFAULT,
     )
-    note = note.with_expiry(default_expiry(note.importance, now, command.expiry))
+    note = note.with_expiry(default_expiry(note.importance, now, command.expiry), now)
     namespace, (vector,) = services.embedding.embed([note.text], "passage")
     services.writer.put(note, namespace, vector)
     return SessionCaptured(note_id, True)

@@ -41,9 +41,10 @@ def _apply(command: UpdateNote, stored: StoredNote, services: Services) -> None:
     at("patch", command.patch.apply, stored.note)  # a value refused before anything is embedded
 
     def patched(current: Note) -> Note:
-        if current.expired(services.clock.now()):
+        now = services.clock.now()
+        if current.expired(now):
             raise NoteNotFound(command.id.value)
-        return at("patch", command.patch.apply, current)
+        return at("patch", command.patch.apply, current, now)
 
     if command.patch.changes_text:
         namespace, (vector,) = services.embedding.embed([command.patch.text], "passage")

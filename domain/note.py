@@ -104,8 +104,8 @@ class Note:
     """The stored form of a note. Its id and createdAt never change after creation.
 
     ``expires_at``: from that instant on the note is expired — absent from every answer,
-    dropped from disk later. ``expiry_span``: the note's original span, ``expires_at -
-    created_at`` when the expiry was set (None: derive it so); each read moves the expiry
+    dropped from disk later. ``expiry_span``: the note's original span, ``expires_at`` less
+    when the expiry was set (or ``created_at``, if later; None: derive it from ``created_at``); each read moves the expiry
     out by half of it (``prolonged``). ``importance``: 0..1, a weak prior in ranking; at
     ``LASTING`` or more a note gets no default expiry. ``origin``: set on notes a markdown
     sync wrote (never on the wire; export files carry it)."""
@@ -165,11 +165,14 @@ class Note:
         derived = self.expires_at - self.created_at
         return derived if derived > timedelta(0) else None
 
-    def with_expiry(self, expires_at: datetime | None) -> Note:
-        """The note with a newly set expiry, its span recorded from it (SPEC §13)."""
+    def with_expiry(self, expires_at: datetime | None, set_at: datetime | None = None) -> Note:
+        """The note with a newly set expiry, its span recorded from it (SPEC §13): from
+        ``set_at`` (when the expiry is set), or ``created_at`` when that is later or no
+        ``set_at`` is given, so an expiry of one day set on a note written years before (an
+        update, a backdated ``createdAt``) fades by half a day a read, not by years."""
         if expires_at is None:
             return attrs.evolve(self, expires_at=None, expiry_span=None)
-        span = expires_at - self.created_at
+        span = expires_at - (self.created_at if set_at is None else max(self.created_at, set_at))
         return attrs.evolve(self, expires_at=expires_at, expiry_span=span if span > timedelta(0) else None)
 
     def prolonged(self, now: datetime) -> Note | None:
@@ -248,12 +251,13 @@ class NotePatch:
     def changes(self) -> dict[str, Any]:
         return {k: v for k, v in attrs.asdict(self, recurse=False).items() if v is not _UNSET}
 
-    def apply(self, note: Note) -> Note:
-        """The patched note; setting ``expires_at`` records its span anew."""
+    def apply(self, note: Note, now: datetime | None = None) -> Note:
+        """The patched note; setting ``expires_at`` records its span anew, from ``now``
+        (``Note.with_expiry``)."""
         changes = self.changes()
         expiry = changes.pop("expires_at", _UNSET)
         note = attrs.evolve(note, **changes)
-        return note if expiry is _UNSET else note.with_expiry(expiry)
+        return note if expiry is _UNSET else note.with_expiry(expiry, now)
 
     @property
     def changes_text(self) -> bool:

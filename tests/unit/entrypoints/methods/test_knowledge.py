@@ -268,6 +268,21 @@ def test_a_new_expiry_set_by_update_records_a_new_span(services: Services, clock
     assert parse_instant(expiry(services, note)) == start + timedelta(days=60)
 
 
+def test_the_span_counts_from_when_the_expiry_is_set_not_from_a_backdated_creation(services: Services, clock: ManualClock) -> None:
+    start = clock.now()
+    old = add(services, "a fact from long ago", createdAt="2001-01-01T00:00:00Z", expiresAt=format_instant(start + timedelta(days=1)))
+    get(services, old)
+    services.reads.flush()
+    assert parse_instant(expiry(services, old)) == start + timedelta(days=1, hours=12)
+    services.reads.flush()  # the get just above
+    aged = add(services, "a note kept a while")
+    clock.advance(days=80)
+    rpc(services, "memory.update", {"id": aged, "patch": {"expiresAt": format_instant(clock.now() + timedelta(days=2))}})
+    get(services, aged)
+    services.reads.flush()
+    assert parse_instant(expiry(services, aged)) == clock.now() + timedelta(days=3)
+
+
 def test_fading_never_brings_back_a_note_deleted_after_it_was_read(services: Services, clock: ManualClock) -> None:
     note = add(services, "short lived", expiresAt=format_instant(clock.now() + timedelta(days=1)))
     found(services, "short lived")
