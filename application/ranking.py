@@ -218,9 +218,12 @@ ANSWER_SHARED = 3
 of a conversation, the product), not what changed (``suggestions.shared_values``): without
 it, two turns of a conversation naming the other speaker and a place passed for an update."""
 
-ANSWER_APART = timedelta(hours=1)
-"""``ANSWER_Z`` is for two notes written at least this far apart: closer, they are one session
-(a conversation's turns a few lines apart), not a fact and its later update."""
+ONE_SESSION = timedelta(hours=1)
+"""Two notes written less than this apart are one session (a conversation's turns a few lines
+apart), not a fact and its later update."""
+
+ANSWER_APART = ONE_SESSION
+"""``ANSWER_Z`` is for two notes written at least this far apart (``ONE_SESSION``)."""
 
 NEWER_DEPTH = 10
 """How many of the best results ``newer_first`` may reorder, whatever the topK."""
@@ -264,8 +267,8 @@ def newer_first(
     answers to the question) written at least ``answer_apart`` apart, ``answer_subject`` at
     most, when ``answer_values(newer, older)`` holds (default: ``values_changed``). Two notes
     written one right after the other in a group (``adjacent``: each seed's neighbours, as
-    ``with_context`` takes them) are context, the answer after a question, not an update:
-    never a pair. ``cosines``: every two results with a vector
+    ``with_context`` takes them) within ``ONE_SESSION`` are context, the answer after a
+    question, not an update: never a pair (``_context``). ``cosines``: every two results with a vector
     (``StoreMaintenance.cosines``). A result without one
     is a subject of its own; fewer than ``NEWER_MIN_WINDOW`` with one: no change.
     So an update ranks right above what it updates, which moves down one place, and
@@ -276,7 +279,7 @@ def newer_first(
     head = list(ranked[:depth])
     heads = [c.id for c in head if c.id in cosines]
     standing = _standing(cosines, window)
-    context = {(a, b) for a, near in adjacent.items() for b in near}
+    context = _context(adjacent, ranked)
     born = {c.id: c.created_at for c in head}
     low, high = min(subject, changed_subject), max(subject, changed_subject)
     answers = {c.id for c in head[:answer_depth]} if values_changed is not None else set()
@@ -326,6 +329,21 @@ def newer_first(
             order.remove(found)
             order.insert(order.index(older[0]), found)
     return [Candidate(c.id, c.created_at, head[i].score) for i, c in enumerate(order)] + list(ranked[depth:])
+
+
+def _context(adjacent: Mapping[str, Iterable[str]], ranked: Sequence[Candidate]) -> set[tuple[str, str]]:
+    """The pairs of ``adjacent`` (a seed and a note written right before or after it in its
+    group) among ``ranked`` written less than ``ONE_SESSION`` apart: the answer after a
+    question, never a fact and its update. Two neighbours written further apart (a group that
+    gets a note a month) are two facts like any others."""
+    born = {c.id: c.created_at for c in ranked}
+    return {
+        (a, b)
+        for a, near in adjacent.items()
+        if a in born
+        for b in near
+        if b in born and abs(born[a] - born[b]) < ONE_SESSION
+    }
 
 
 def _standing(cosines: Mapping[str, Mapping[str, float]], window: Sequence[str]) -> Callable[[str, str], float]:
@@ -390,7 +408,7 @@ def brought_up(
     ``newer_first``), names a value the seed does not of a kind both name
     (``values_changed(newer, seed)``), and states something (``states``: a question asks,
     it updates nothing). Never a note written right before or after the seed in its group
-    (``adjacent``). The old wording is often closer to the question than the new one ("Where
+    within ``ONE_SESSION`` (``adjacent``, ``_context``). The old wording is often closer to the question than the new one ("Where
     do pipeline failure alerts go?": "Pipeline failures alert the #data-alerts Slack
     channel" first, "Failed DAG runs page the data on-call through Opsgenie" 20th), while
     the two notes stand out as each other's nearest. With ``far_subject``, the rest of the
@@ -402,7 +420,7 @@ def brought_up(
     if len(window) < NEWER_MIN_WINDOW:
         return list(ranked)
     standing = _standing(cosines, window)
-    context = {(a, b) for a, near_ids in adjacent.items() for b in near_ids}
+    context = _context(adjacent, ranked)
     place = {c.id: n for n, c in enumerate(ranked)}
     order = list(ranked)
     moved = False
