@@ -7,6 +7,7 @@ its parser.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -56,7 +57,8 @@ def add_claude_commands(commands: argparse._SubParsersAction, epilog: str) -> No
         "uninstall-claude",
         "remove what install-claude wrote from Claude Code's settings",
         "Remove the hooks and the MCP server that install-claude wrote (recognized by its marker),\n"
-        "and nothing else. Running it again writes nothing.",
+        "and nothing else. A file left holding nothing is deleted, and then the .claude folder\n"
+        "holding the settings file if nothing else is in it. Running it again writes nothing.",
         "  mcp-memory uninstall-claude\n  mcp-memory uninstall-claude --scope user",
     )
     uninstall.set_defaults(handler=uninstall_main)
@@ -121,7 +123,18 @@ def uninstall_main(args: argparse.Namespace) -> int:
     written = _apply(args.command, [(files[0], cs.without_hooks), (files[1], cs.without_server)], sys.stderr)
     if written is None:
         return EXIT_FAILED
-    sys.stdout.write(f"removed install-claude's entries from {', '.join(map(str, written))}\n" if written else "nothing of install-claude's to remove\n")
+    if not written:
+        sys.stdout.write("nothing of install-claude's to remove\n")
+        return EXIT_OK
+    sys.stdout.write(f"removed install-claude's entries from {', '.join(map(str, written))}\n")
+    deleted = [path for path in written if not os.path.lexists(path)]
+    folder = files[0].parent
+    if files[0] in deleted and folder.name == ".claude":
+        with contextlib.suppress(OSError):  # anything else in it keeps it
+            folder.rmdir()
+            deleted.append(folder)
+    if deleted:
+        sys.stdout.write(f"deleted {', '.join(map(str, deleted))}: nothing else was in them\n")
     return EXIT_OK
 
 

@@ -21,7 +21,8 @@ written (``1e400`` stays ``1e400``), so what was not ours reads back exactly as 
 the file is written in Claude Code's own layout (two-space indentation). A read-only file
 is refused. A file is written whole or not at all (a temporary file renamed over it),
 keeping its mode; a symlinked file is written through the link. Running either command
-twice writes nothing the second time.
+twice writes nothing the second time. A file that uninstalling leaves an empty object is
+deleted (``apply``).
 """
 
 from __future__ import annotations
@@ -394,7 +395,7 @@ class SettingsFile:
             raise SettingsUnreadable(path, f"not UTF-8 (byte {exc.start})") from None
         bom = text.startswith(BOM)
         text = text.removeprefix(BOM)
-        identity = (info.st_ino, info.st_size, info.st_mtime_ns)
+        identity = _identity(info)
         if not text.strip():
             return cls(path, {}, exists=True, bom=bom, identity=identity)
         content = parse(text, path)
@@ -421,9 +422,7 @@ class SettingsFile:
                 stream.flush()
                 os.fsync(stream.fileno())
             if self.exists:
-                info = path.stat()
-                if (info.st_ino, info.st_size, info.st_mtime_ns) != self.identity:
-                    raise SettingsUnreadable(self.path, "changed while it was being updated; run the command again")
+                info = self._unchanged(path)
                 os.chmod(temporary, stat.S_IMODE(info.st_mode))
             elif os.path.lexists(path):
                 raise SettingsUnreadable(self.path, "was created while it was being updated; run the command again")
@@ -434,6 +433,22 @@ class SettingsFile:
             if os.path.exists(temporary):
                 os.unlink(temporary)
         _sync_directory(path.parent)
+
+    def remove(self) -> None:
+        """The file deleted, as it holds nothing; refused when it changed since it was read."""
+        self._unchanged(self.path)
+        self.path.unlink()
+        _sync_directory(self.path.parent)
+
+    def _unchanged(self, path: Path) -> os.stat_result:
+        info = path.stat()
+        if _identity(info) != self.identity:
+            raise SettingsUnreadable(self.path, "changed while it was being updated; run the command again")
+        return info
+
+
+def _identity(info: os.stat_result) -> tuple[int, ...]:
+    return (info.st_ino, info.st_size, info.st_mtime_ns)
 
 
 def _sync_directory(directory: Path) -> None:
@@ -449,20 +464,23 @@ Change = Callable[[dict[str, Any], Path], dict[str, Any] | None]
 
 def apply(changes: list[tuple[Path, Change]]) -> list[Path]:
     """Read every file first (one unreadable: nothing is written anywhere), then write those
-    that change; the paths written."""
-    planned = []
+    that change; the paths written. A file that a change leaves an empty object (uninstalling
+    all it held) is deleted instead, unless it is a symlink: that is written ``{}`` through."""
+    planned: list[tuple[SettingsFile, str | None]] = []
     for path, change in changes:
         current = SettingsFile.read(path)
         try:
             new = change(current.content, path)
-            if new is not None:
+            if new == {} and current.exists and not path.is_symlink():
+                planned.append((current, None))
+            elif new is not None:
                 planned.append((current, current.text_of(new)))
         except RecursionError:  # read by json's parser, too deep for the code that compares and writes
             raise SettingsUnreadable(path, "nested too deeply") from None
     written: list[Path] = []
     for current, text in planned:
         try:
-            current.write(text)
+            current.remove() if text is None else current.write(text)
         except SettingsUnreadable as exc:
             raise SettingsUnreadable(exc.path, exc.reason, tuple(written)) from None
         written.append(current.path)

@@ -62,7 +62,7 @@ def test_user_scope_gives_claude_code_the_connected_server_and_uninstall_takes_b
 
     gone = run(home, tmp_path, "uninstall-claude", "--scope", "user", CLAUDE_CONFIG_DIR=str(config_dir))
     assert gone.returncode == 0 and gone.stdout.startswith("removed install-claude's entries from")
-    assert json.loads((config_dir / "settings.json").read_text()) == {}
+    assert not (config_dir / "settings.json").exists()  # it held nothing else
     state_after = json.loads((config_dir / ".claude.json").read_text())
     assert state_after["mcpServers"] == state_before["mcpServers"]
     assert "mcp-memory:" not in claude.run("mcp", "list") and CONNECTED in claude.status_of("theirs")
@@ -91,3 +91,18 @@ def test_a_hook_entry_claude_code_would_not_read_is_reported_and_nothing_is_writ
         refused = run(home, tmp_path, "install-claude", "--scope", "user")  # HOME is home
         assert refused.returncode == 1 and f"{settings}: " in refused.stderr and "nothing was written" in refused.stderr
         assert settings.read_text() == content and not (home / ".claude.json").exists()
+
+
+def test_uninstall_after_install_leaves_an_empty_project_empty_and_keeps_what_else_is_there(tmp_path: Path) -> None:
+    home, project = tmp_path / "home", tmp_path / "app"
+    project.mkdir()
+    assert run(home, project, "install-claude").returncode == 0
+    gone = run(home, project, "uninstall-claude")
+    assert gone.returncode == 0, gone.stderr
+    assert f"deleted {project / '.claude' / 'settings.json'}, {project / '.mcp.json'}, {project / '.claude'}: nothing else was in them" in gone.stdout
+    assert list(project.iterdir()) == []
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.local.json").write_text("{}")
+    run(home, project, "install-claude")
+    run(home, project, "uninstall-claude")
+    assert [p.name for p in project.rglob("*")] == [".claude", "settings.local.json"]

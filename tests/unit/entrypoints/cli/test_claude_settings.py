@@ -108,9 +108,35 @@ def test_installing_or_uninstalling_twice_writes_nothing_the_second_time(tmp_pat
     assert {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in written} == written
     assert uninstall(tmp_path) == list(written)
     assert json.loads(project_settings(tmp_path).read_text()) == {"theme": "dark"}
-    assert json.loads(project_servers(tmp_path).read_text()) == {}
-    stamps = {p: p.stat().st_mtime_ns for p in written}
-    assert uninstall(tmp_path) == [] and {p: p.stat().st_mtime_ns for p in written} == stamps
+    assert not project_servers(tmp_path).exists()
+    stamp = project_settings(tmp_path).stat().st_mtime_ns
+    assert uninstall(tmp_path) == [] and project_settings(tmp_path).stat().st_mtime_ns == stamp
+
+
+def test_uninstall_deletes_a_file_left_holding_nothing_and_keeps_one_with_anything_else(tmp_path: Path) -> None:
+    install(tmp_path)
+    assert uninstall(tmp_path) == [project_settings(tmp_path), project_servers(tmp_path)]
+    assert not project_settings(tmp_path).exists() and not project_servers(tmp_path).exists()
+    write(project_settings(tmp_path), {"hooks": {}})  # an empty hooks object left by our removal goes too
+    write(project_servers(tmp_path), {"mcpServers": {"other": {"command": "x"}}})
+    install(tmp_path)
+    uninstall(tmp_path)
+    assert not project_settings(tmp_path).exists()
+    assert json.loads(project_servers(tmp_path).read_text()) == {"mcpServers": {"other": {"command": "x"}}}
+    kept = write(project_settings(tmp_path), {"hooks": {"Notification": []}})  # the user's own empty event
+    install(tmp_path)
+    uninstall(tmp_path)
+    assert json.loads(kept.read_text()) == {"hooks": {"Notification": []}}
+
+
+def test_a_symlinked_file_left_holding_nothing_is_written_through_the_link_not_deleted(tmp_path: Path) -> None:
+    dotfile = write(tmp_path / "dotfiles" / "settings.json", "{}")
+    path = project_settings(tmp_path / "project")
+    path.parent.mkdir(parents=True)
+    path.symlink_to(dotfile)
+    install(tmp_path / "project")
+    uninstall(tmp_path / "project")
+    assert path.is_symlink() and json.loads(dotfile.read_text()) == {}
 
 
 def test_a_users_own_hooks_running_mcp_memory_are_neither_changed_nor_removed(tmp_path: Path) -> None:
