@@ -230,7 +230,7 @@ def _span(value: Any, _type: Any) -> timedelta | None:
     try:
         return timedelta(seconds=value)
     except (OverflowError, TypeError, ValueError):
-        raise InvalidValue("Note", "expiry_span must be a number of seconds a date can hold", value, "expiry_span") from None
+        raise InvalidValue("Note", "expiry span must be a number of seconds a date can hold", value) from None
 
 
 def _mapping(tags: Callable[[Any, Any], Tags] | None = None, *, omit_expiry: bool, **names: str) -> NoteMapping:

@@ -144,7 +144,8 @@ class Note:
             raise InvalidValue("Note", "expires_at must be timezone-aware", self.expires_at, "expires_at")
         check_importance("Note", self.importance)
         if self.expiry_span is not None and (self.expires_at is None or self.expiry_span <= timedelta(0)):
-            raise InvalidValue("Note", "expiry_span must be positive and needs expires_at", str(self.expiry_span), "expiry_span")
+            seconds = self.expiry_span.total_seconds()
+            raise InvalidValue("Note", "expiry span must be a positive number of seconds, with an expiry", seconds, "expiry_span")
 
     def expired(self, now: datetime) -> bool:
         """Expired means ``now >= expires_at``, decided at read time."""

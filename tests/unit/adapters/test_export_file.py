@@ -176,6 +176,18 @@ def test_a_value_breaking_a_rule_names_its_field(change: dict[str, Any], field: 
     assert (error.line, error.field) == (2, field)
 
 
+@pytest.mark.parametrize(
+    ("span", "rule"),
+    [
+        (-5, "Note expiry span must be a positive number of seconds, with an expiry (got -5.0)"),
+        (1e300, "Note expiry span must be a number of seconds a date can hold (got 1e+300)"),
+    ],
+)
+def test_an_expiry_span_out_of_range_is_told_in_the_file_s_names_and_units(span: float, rule: str) -> None:
+    error = refusal([HEADER, NOTE | {"expiresAt": "2030-01-01T00:00:00Z", "expirySpan": span}])
+    assert str(error) == f"line 2, field expirySpan: {rule}"
+
+
 def test_a_repeated_note_id_is_refused() -> None:
     error = refusal([HEADER, NOTE, NOTE])
     assert (error.line, error.field) == (3, "id")
