@@ -86,6 +86,7 @@ def _limit(text: str) -> int:
 def context_main(args: argparse.Namespace) -> int:
     from local_mcp_memory.entrypoints.composition.adapters import default_project
     from local_mcp_memory.entrypoints.composition.compose import configure_logging
+    from local_mcp_memory.entrypoints.cli.store_directory import local_store_problem
     from local_mcp_memory.entrypoints.composition.settings import ServerOptions, store_problem, store_setting_at_start
     from local_mcp_memory.entrypoints.logs import LOG_LEVEL_ENV
 
@@ -94,6 +95,9 @@ def context_main(args: argparse.Namespace) -> int:
     if (problem := store_problem(store_setting_at_start(options))) is not None:
         sys.stderr.write(f"mcp-memory context: {problem}\n")
         return EXIT_USAGE
+    if (problem := local_store_problem(options)) is not None:
+        sys.stderr.write(f"mcp-memory context: {problem}\n")
+        return EXIT_FAILED
     project = args.project if args.project is not None else default_project(os.getcwd())
     try:
         text = _page(options, project, args.group, args.query, args.limit)

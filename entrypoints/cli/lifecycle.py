@@ -35,6 +35,7 @@ from local_mcp_memory.entrypoints.composition.adapters import export_reader, exp
 from local_mcp_memory.entrypoints.rpc.errors import explain
 from local_mcp_memory.entrypoints.methods.stats import stats_view
 from local_mcp_memory.entrypoints.cli.progress import ProgressBar, StopOnInterrupt
+from local_mcp_memory.entrypoints.cli.store_directory import local_store_problem
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -72,6 +73,12 @@ def run(args: argparse.Namespace) -> int:
     if problem is not None:
         err.write(f"mcp-memory {name}: {problem}\n")
         return EXIT_USAGE
+    if (problem := local_store_problem(options)) is not None:
+        err.write(f"mcp-memory {name}: {problem}\n")
+        return EXIT_FAILED
+    if name == "export" and args.out not in (None, "-") and os.path.isdir(args.out):
+        err.write(f"mcp-memory export: --out {args.out} is a directory; name a file\n")
+        return EXIT_FAILED
 
     def against_the_store() -> int:
         services = compose(options)
@@ -154,7 +161,7 @@ def verify_command(data_dir: Path, out: TextIO) -> int:
     from local_mcp_memory.entrypoints.composition.adapters import check_local_store
 
     if not data_dir.is_dir():
-        out.write(f"{data_dir}: no such directory\n")
+        out.write(f"{data_dir}: {'a file, not a directory' if data_dir.is_file() else 'no such directory'}\n")
         return EXIT_FAILED
     checkup = check_local_store(data_dir)
     for path, problems in checkup.problems.items():
@@ -173,7 +180,10 @@ def salvage_command(data_dir: Path, out: str, *, err: TextIO) -> int:
 
     target = Path(out).absolute()
     if not data_dir.is_dir():
-        err.write(f"mcp-memory salvage: {data_dir}: no such directory\n")
+        err.write(f"mcp-memory salvage: {data_dir}: {'a file, not a directory' if data_dir.is_file() else 'no such directory'}\n")
+        return EXIT_FAILED
+    if target.is_dir():
+        err.write(f"mcp-memory salvage: {out} is a directory; name a file\n")
         return EXIT_FAILED
     if target.resolve().is_relative_to(data_dir.resolve()):
         err.write(f"mcp-memory salvage: {out} is inside the data directory; write it elsewhere\n")
@@ -240,6 +250,10 @@ def _output(path: str | None) -> Iterator[BinaryIO]:
             stream.flush()
             os.fsync(stream.fileno())
         os.replace(partial, target)
+    except OSError as exc:
+        if exc.filename != str(partial):
+            raise
+        raise OSError(exc.errno, exc.strerror, path) from None  # the user named the target, not our temporary file
     finally:
         partial.unlink(missing_ok=True)
 

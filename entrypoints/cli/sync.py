@@ -83,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
     from local_mcp_memory.domain.errors import DomainError
     from local_mcp_memory.entrypoints.composition.adapters import markdown_folder
     from local_mcp_memory.entrypoints.composition.compose import compose, configure_logging
+    from local_mcp_memory.entrypoints.cli.store_directory import local_store_problem
     from local_mcp_memory.entrypoints.composition.settings import ServerOptions, store_problem, store_setting_at_start
     from local_mcp_memory.entrypoints.logs import LOG_LEVEL_ENV
 
@@ -93,6 +94,9 @@ def run(args: argparse.Namespace) -> int:
     if problem is not None:
         err.write(f"mcp-memory sync: {problem}\n")
         return EXIT_USAGE
+    if (problem := local_store_problem(options)) is not None:
+        err.write(f"mcp-memory sync: {problem}\n")
+        return EXIT_FAILED
     try:
         folder, watch = markdown_folder(args.dir)
     except OSError as exc:

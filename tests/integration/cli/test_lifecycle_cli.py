@@ -132,6 +132,35 @@ def test_usage_errors_exit_with_2(tmp_path: Path, args: list[str]) -> None:
     assert local_mcp_memory(tmp_path, *args).returncode == 2
 
 
+def test_export_to_a_directory_says_the_out_path_is_one_and_writes_nothing(tmp_path: Path) -> None:
+    fill(tmp_path, 2)
+    (tmp_path / "somedir").mkdir()
+    refused = local_mcp_memory(tmp_path, "export", "--out", str(tmp_path / "somedir"))
+    assert refused.returncode == 1
+    assert refused.stderr == f"mcp-memory export: --out {tmp_path / 'somedir'} is a directory; name a file\n"
+    assert list((tmp_path / "somedir").iterdir()) == [] and not list(tmp_path.glob(".*partial*"))
+
+
+def test_export_to_a_file_it_cannot_create_names_that_file_not_a_temporary_one(tmp_path: Path) -> None:
+    fill(tmp_path, 2)
+    refused = local_mcp_memory(tmp_path, "export", "--out", str(tmp_path / "missing" / "notes.jsonl"))
+    assert refused.returncode == 1
+    assert refused.stderr == f"mcp-memory export: No such file or directory: {tmp_path / 'missing' / 'notes.jsonl'}\n"
+
+
+@pytest.mark.parametrize("command", [["stats"], ["export"], ["import", "-"], ["reembed"], ["context"], ["sync", "{tmp}"]])
+def test_a_data_directory_that_is_a_file_is_reported_as_one(tmp_path: Path, command: list[str]) -> None:
+    command = [word.format(tmp=tmp_path) for word in command]
+    (tmp_path / "data").write_text("not a directory")
+    header = b'{"format":"mcp-memory-export","version":1,"exportedAt":"2030-01-01T00:00:00Z"}\n'  # import reads its file first
+    refused = local_mcp_memory(tmp_path, *command, stdin=header)
+    name = command[0]
+    assert (refused.returncode, refused.stderr) == (1, f"mcp-memory {name}: the data directory {tmp_path / 'data'} is a file, not a directory\n")
+    nested = local_mcp_memory(tmp_path / "data", *command, stdin=header)  # its data directory: data/data
+    assert nested.returncode == 1
+    assert f"the data directory {tmp_path / 'data' / 'data'} cannot be made: {tmp_path / 'data'} is a file, not a directory" in nested.stderr
+
+
 def test_stats_prints_counts_as_json(tmp_path: Path) -> None:
     fill(tmp_path, 4)
     counted = stats(tmp_path)

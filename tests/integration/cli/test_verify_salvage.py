@@ -102,3 +102,16 @@ def test_salvage_refuses_to_write_into_the_data_directory(tmp_path: Path) -> Non
     done = run(tmp_path, "salvage", str(data / "out.jsonl"), "--data-dir", str(data))
     assert done.returncode == 1 and "inside the data directory" in done.stderr
     assert tree(data) == before
+
+
+def test_a_data_directory_that_is_a_file_is_reported_as_one_and_a_salvage_into_a_directory_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    checked = run(tmp_path, "verify", "--data-dir", str(tmp_path / "file"))
+    assert (checked.returncode, checked.stdout) == (1, f"{tmp_path / 'file'}: a file, not a directory\n")
+    salvaged = run(tmp_path, "salvage", str(tmp_path / "out.jsonl"), "--data-dir", str(tmp_path / "file"))
+    assert (salvaged.returncode, salvaged.stderr) == (1, f"mcp-memory salvage: {tmp_path / 'file'}: a file, not a directory\n")
+    data, _ = small(tmp_path)
+    (tmp_path / "out").mkdir()
+    into_a_folder = run(tmp_path, "salvage", str(tmp_path / "out"), "--data-dir", str(data))
+    assert (into_a_folder.returncode, into_a_folder.stderr) == (1, f"mcp-memory salvage: {tmp_path / 'out'} is a directory; name a file\n")
+    assert list((tmp_path / "out").iterdir()) == []
