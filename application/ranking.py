@@ -249,6 +249,7 @@ def newer_first(
     answer_subject: float = ANSWER_Z,
     answer_values: Callable[[str, str], bool] | None = None,
     answer_apart: timedelta = ANSWER_APART,
+    asks: Callable[[str], bool] | None = None,
 ) -> list[Candidate]:
     """``ranked`` (highest first; the window) with each of its first ``depth`` notes placed
     just above the best-ranked older one of them about the same subject; each of those then
@@ -267,9 +268,9 @@ def newer_first(
     answers to the question) written at least ``answer_apart`` apart, ``answer_subject`` at
     most, when ``answer_values(newer, older)`` holds (default: ``values_changed``). Two notes
     written one right after the other in a group (``adjacent``: each seed's neighbours, as
-    ``with_context`` takes them) within ``ONE_SESSION`` are context, the answer after a
-    question, not an update: never a pair (``_context``). ``cosines``: every two results with a vector
-    (``StoreMaintenance.cosines``). A result without one
+    ``with_context`` takes them) within ``ONE_SESSION``, one of which ``asks`` something
+    (None: any), are context, the answer after a question, not an update: never a pair
+    (``_context``). ``cosines``: every two results with a vector (``StoreMaintenance.cosines``). A result without one
     is a subject of its own; fewer than ``NEWER_MIN_WINDOW`` with one: no change.
     So an update ranks right above what it updates, which moves down one place, and
     everything else keeps its order: a re-rank between two results, never a recency boost."""
@@ -279,7 +280,7 @@ def newer_first(
     head = list(ranked[:depth])
     heads = [c.id for c in head if c.id in cosines]
     standing = _standing(cosines, window)
-    context = _context(adjacent, ranked)
+    context = _context(adjacent, ranked, asks)
     born = {c.id: c.created_at for c in head}
     low, high = min(subject, changed_subject), max(subject, changed_subject)
     answers = {c.id for c in head[:answer_depth]} if values_changed is not None else set()
@@ -331,18 +332,22 @@ def newer_first(
     return [Candidate(c.id, c.created_at, head[i].score) for i, c in enumerate(order)] + list(ranked[depth:])
 
 
-def _context(adjacent: Mapping[str, Iterable[str]], ranked: Sequence[Candidate]) -> set[tuple[str, str]]:
+def _context(
+    adjacent: Mapping[str, Iterable[str]], ranked: Sequence[Candidate], asks: Callable[[str], bool] | None
+) -> set[tuple[str, str]]:
     """The pairs of ``adjacent`` (a seed and a note written right before or after it in its
-    group) among ``ranked`` written less than ``ONE_SESSION`` apart: the answer after a
-    question, never a fact and its update. Two neighbours written further apart (a group that
-    gets a note a month) are two facts like any others."""
+    group) among ``ranked`` written less than ``ONE_SESSION`` apart, one of which asks
+    something (``asks``; None: any): a question and the answer after it, never a fact and
+    its update. Two statements written one after the other ("the limit is 100", then
+    "correction: it is 500") may be a fact and its update; two neighbours written further
+    apart (a group that gets a note a month) are two notes like any others."""
     born = {c.id: c.created_at for c in ranked}
     return {
         (a, b)
         for a, near in adjacent.items()
         if a in born
         for b in near
-        if b in born and abs(born[a] - born[b]) < ONE_SESSION
+        if b in born and abs(born[a] - born[b]) < ONE_SESSION and (asks is None or asks(a) or asks(b))
     }
 
 
@@ -396,6 +401,7 @@ def brought_up(
     subject: float = LIFT_Z,
     depth: int = NEWER_DEPTH,
     far_subject: float | None = None,
+    asks: Callable[[str], bool] | None = None,
 ) -> list[Candidate]:
     """``ranked`` (highest first; the window) with, for each of its first ``seeds`` results,
     a likely update of it from below the first ``depth`` moved to just above it, each result
@@ -408,7 +414,8 @@ def brought_up(
     ``newer_first``), names a value the seed does not of a kind both name
     (``values_changed(newer, seed)``), and states something (``states``: a question asks,
     it updates nothing). Never a note written right before or after the seed in its group
-    within ``ONE_SESSION`` (``adjacent``, ``_context``). The old wording is often closer to the question than the new one ("Where
+    within ``ONE_SESSION`` when one of the two ``asks`` (``adjacent``, ``_context``). The
+    old wording is often closer to the question than the new one ("Where
     do pipeline failure alerts go?": "Pipeline failures alert the #data-alerts Slack
     channel" first, "Failed DAG runs page the data on-call through Opsgenie" 20th), while
     the two notes stand out as each other's nearest. With ``far_subject``, the rest of the
@@ -420,7 +427,7 @@ def brought_up(
     if len(window) < NEWER_MIN_WINDOW:
         return list(ranked)
     standing = _standing(cosines, window)
-    context = _context(adjacent, ranked)
+    context = _context(adjacent, ranked, asks)
     place = {c.id: n for n, c in enumerate(ranked)}
     order = list(ranked)
     moved = False

@@ -163,7 +163,8 @@ def _newer_first(
     newer note naming the older one's values and a number, version or path more counts too:
     ``values_added``), and two of the very best answers need less to be one subject
     (``ranking.ANSWER_DEPTH``) when they name other values than most of the window does
-    (``shared_values``)."""
+    (``shared_values``). Two neighbours in a group are a question and its answer, never a
+    pair, only when one of them asks something (holds a "?")."""
     window = ranked[:NEWER_WINDOW]
     cosines = services.maintenance.cosines([NoteId(c.id) for c in window], namespace)
 
@@ -186,10 +187,13 @@ def _newer_first(
     def states(note_id: str) -> bool:
         return not notes[note_id].note.text.rstrip().endswith("?")
 
+    def asks(note_id: str) -> bool:
+        return "?" in notes[note_id].note.text
+
     if asks_about_past(query):
-        ordered = newer_first(window, cosines, adjacent, changed, PAST_SUBJECT_Z, PAST_CHANGED_Z)
+        ordered = newer_first(window, cosines, adjacent, changed, PAST_SUBJECT_Z, PAST_CHANGED_Z, asks=asks)
     else:
-        window = brought_up(window, cosines, adjacent, lifted_values, states, far_subject=FAR_LIFT_Z)
+        window = brought_up(window, cosines, adjacent, lifted_values, states, far_subject=FAR_LIFT_Z, asks=asks)
         ordered = newer_first(
             window,
             cosines,
@@ -200,6 +204,7 @@ def _newer_first(
             values_changed=other_values,
             answer_depth=ANSWER_DEPTH,
             answer_values=answer_values,
+            asks=asks,
         )
     return ordered + ranked[NEWER_WINDOW:]
 

@@ -7,7 +7,8 @@ Reads ``bench/sets/knowledge_update/{dev,heldout}.json``: projects of several ki
 old/new fact pairs (and a question the new fact answers), related notes that replace nothing
 and unrelated notes. For each set and model a fresh ``mcp-memory serve`` (stdio) stores, per
 project and one ``memory.add_note`` at a time: every old fact (createdAt in January), then the
-related and unrelated notes (March), then every new fact (June). Then each question is asked
+related and unrelated notes (March), then every new fact (June); with ``--order session``, each
+new fact right after its old fact, 30 seconds later (``ORDERS``). Then each question is asked
 (``memory.search``, topK 10) in semantic and in default (hybrid) mode.
 
 Reported, per set: **newer wins** (the new fact ranks above the old one; an absent note ranks
@@ -61,7 +62,14 @@ def _rank(ids: list[str], note_id: str) -> int:
     return ids.index(note_id) if note_id in ids else len(ids) + 1
 
 
-def run_set(client: StdioClient, projects: list[dict[str, Any]]) -> dict[str, Any]:
+ORDERS = ("months", "session")
+"""How ``run_set`` stores a project: ``months``, every old fact (January), the related and
+unrelated notes (March), every new fact (June); ``session``, the related and unrelated notes
+(March), then each old fact with its new fact written 30 seconds after it, in the note
+right after it (an agent correcting itself in one session, June)."""
+
+
+def run_set(client: StdioClient, projects: list[dict[str, Any]], order: str = "months") -> dict[str, Any]:
     seconds: list[float] = []
     suggested: list[bool] = []
     extra: list[bool] = []
@@ -69,15 +77,21 @@ def run_set(client: StdioClient, projects: list[dict[str, Any]]) -> dict[str, An
     asked: list[tuple[str, str, str, str]] = []  # project, question, old id, new id
     for project in projects:
         name = project["name"]
-        old_ids = [_add(client, name, p["old"], OLD_AT + timedelta(minutes=i), seconds)["id"]
-                   for i, p in enumerate(project["pairs"])]
+        pairs = project["pairs"]
+        if order == "months":
+            old_ids = [_add(client, name, p["old"], OLD_AT + timedelta(minutes=i), seconds)["id"] for i, p in enumerate(pairs)]
         others = [("related", t) for t in project["related"]] + [("unrelated", t) for t in project["unrelated"]]
         others.sort(key=lambda kind_text: kind_text[1])  # interleaved, in a fixed order
         for i, (kind, text) in enumerate(others):
             answer = _add(client, name, text, OTHER_AT + timedelta(minutes=i), seconds)
             alarms[kind].append(bool(answer.get("possiblySupersedes")))
-        for i, (pair, old_id) in enumerate(zip(project["pairs"], old_ids)):
-            answer = _add(client, name, pair["new"], NEW_AT + timedelta(minutes=i), seconds)
+        for i, pair in enumerate(pairs):
+            if order == "months":
+                old_id, at = old_ids[i], NEW_AT + timedelta(minutes=i)
+            else:
+                old_id = _add(client, name, pair["old"], NEW_AT + timedelta(minutes=2 * i), seconds)["id"]
+                at = NEW_AT + timedelta(minutes=2 * i, seconds=30)
+            answer = _add(client, name, pair["new"], at, seconds)
             named = answer.get("possiblySupersedes") or []
             suggested.append(old_id in named)
             extra.append(any(n != old_id for n in named))
@@ -118,6 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--models", default=DEFAULT_MODEL, help="comma-separated local models, or 'installed'")
     parser.add_argument("--out", default="knowledge", help="result name under bench/results/")
     parser.add_argument("--store", help="postgresql://… (an empty database) or 'embedded'; default: the local store")
+    parser.add_argument("--order", choices=ORDERS, default="months", help="how each project is stored (ORDERS)")
     args = parser.parse_args(argv)
     names = args.sets.split(",")
     models = installed_models() if args.models == "installed" else args.models.split(",")
@@ -130,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
                 with StdioClient(**({"MCP_MEMORY_STORE": store} if store else {})) as client:
                     run["namespace"] = use_model(client, None if model == DEFAULT_MODEL else model)
                     client.call("memory.search", {"projectId": "warm-up", "query": "warm up"})  # loads the model
-                    run["sets"][name] = run_set(client, load_set(name))
+                    run["sets"][name] = run_set(client, load_set(name), args.order)
                 print(f"  {model} {name}: {run['sets'][name]}", file=sys.stderr)
             runs.append(run)
     rows = []
@@ -141,12 +156,12 @@ def main(argv: list[str] | None = None) -> int:
                          *(f"{res['modes'][m]['newer_wins']:.3f} / {res['modes'][m]['new_first']:.3f}" for m in MODES),
                          s["recall"], s["false_alarms"], s["false_alarms_related"], s["false_alarms_unrelated"], s["extra"],
                          res["add_note_ms"]["p50"], res["add_note_ms"]["p95"]])
-    print(f"Knowledge updates through `mcp-memory serve` (stdio, {'postgresql' if args.store else 'faiss'} store); "
-          "newer wins / new first, topK 10\n")
+    print(f"Knowledge updates through `mcp-memory serve` (stdio, {'postgresql' if args.store else 'faiss'} store, "
+          f"stored by {args.order}); newer wins / new first, topK 10\n")
     print(table(["model", "set", "pairs", "semantic", "hybrid (default)", "suggestion recall", "false alarms",
                  "related", "unrelated", "extra", "add_note p50 ms", "p95 ms"], rows))
     digest = {name: data_digest(SETS / f"{name}.json") for name in names}
-    path = write_result(args.out, {"store": "postgresql" if args.store else "faiss", "top_k": TOP_K, "runs": runs}, digest)
+    path = write_result(args.out, {"store": "postgresql" if args.store else "faiss", "order": args.order, "top_k": TOP_K, "runs": runs}, digest)
     print(f"\nwritten: {path}")
     return 0
 

@@ -143,19 +143,22 @@ def reordered(
     def states(note_id: str) -> bool:
         return not texts[int(note_id)].rstrip().endswith("?")
 
+    def asks(note_id: str) -> bool:
+        return "?" in texts[int(note_id)]
+
     started = time.perf_counter()
     if not past and setting[3] >= 0:
         far = setting[6] if setting[6] >= 0 else None
         window = ranking.brought_up(window, own, adjacent, other_values if far is None else lifted_values, states,
-                                    subject=setting[3], far_subject=far)
+                                    subject=setting[3], far_subject=far, asks=asks)
         if timings is not None:
             timings["brought_up"].append(time.perf_counter() - started)
     if past or setting[2] < 0:
-        out = ranking.newer_first(window, own, adjacent, set(changed).__contains__, subject, subject - CUE_LESS)
+        out = ranking.newer_first(window, own, adjacent, set(changed).__contains__, subject, subject - CUE_LESS, asks=asks)
     else:
         out = ranking.newer_first(window, own, adjacent, set(changed).__contains__, subject, subject - CUE_LESS,
                                   values_changed=other_values, value_subject=setting[2], answer_depth=setting[4],
-                                  answer_subject=setting[5], answer_values=answer_values)
+                                  answer_subject=setting[5], answer_values=answer_values, asks=asks)
     if timings is not None:
         timings["step"].append(time.perf_counter() - started)
     return [int(c.id) for c in out] + ranked[ranking.NEWER_WINDOW :]

@@ -58,3 +58,31 @@ def test_a_read_moves_the_expiry_out_in_the_background_and_it_survives_a_restart
     with StdioServer(tmp_path, *store_args) as server:
         moved = instant(server.result("memory.list_recent", {"projectId": PROJECT})["items"][0]["expiresAt"])
         assert moved == expires + span / 2 + span / 2  # two reads, half the span each
+
+
+FACTS = (
+    "Deploys run from the main branch every weekday at 10:00.",
+    "The staging database is called atlas.",
+    "Code review needs one approval from the owning team.",
+    "Feature flags live in LaunchDarkly.",
+    "The mobile app supports iOS 16 and later.",
+    "Backups are kept for 30 days.",
+)
+
+
+@pytest.mark.parametrize(
+    ("old_at", "new_at"),
+    [(None, None), ("2026-06-01T10:00:00Z", "2026-11-01T10:00:00Z")],
+    ids=["one-session", "months-apart"],
+)
+def test_an_update_written_right_after_its_fact_ranks_above_it_unmarked(tmp_path, store_args, old_at, new_at) -> None:
+    """A statement written right after another in its group may be its update: newer wins,
+    within one session or months later (a question and its answer: ``ranking._context``)."""
+    dated = lambda at: {} if at is None else {"createdAt": at}  # noqa: E731
+    with StdioServer(tmp_path, *store_args) as server:
+        for text in FACTS:
+            add(server, text, createdAt="2026-05-01T10:00:00Z")
+        old = add(server, "We use Jenkins for CI.", **dated(old_at))
+        new = add(server, "We moved CI to GitHub Actions.", **dated(new_at))
+        hits = server.result("memory.search", {"projectId": PROJECT, "query": "which CI do we use?"})["results"]
+        assert [h["id"] for h in hits][:2] == [new, old]

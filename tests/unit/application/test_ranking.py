@@ -186,6 +186,17 @@ def test_neighbours_in_a_group_written_a_session_apart_are_a_fact_and_its_update
     assert newer_first(ranked, cosines, adjacent) == ranked
 
 
+def test_neighbours_of_one_session_are_a_question_and_its_answer_only_when_one_asks() -> None:
+    ranked = [hit(0xA, 0.9, minutes=0), hit(0xB, 0.7, minutes=5), hit(0xC, 0.5, minutes=1)]
+    ranked += [hit(0xE0 + i, 0.3 - i / 100, minutes=3 + i) for i in range(3)]
+    cosines, adjacent = _cosines(_window(ranked, {0: SAME, 2: ALSO_SAME})), {ranked[0].id: [ranked[2].id]}
+    questions: set[str] = set()
+
+    assert ids(newer_first(ranked, cosines, adjacent, asks=questions.__contains__))[:3] == [0xC, 0xA, 0xB]  # two statements
+    questions.add(ranked[0].id)
+    assert newer_first(ranked, cosines, adjacent, asks=questions.__contains__) == ranked
+
+
 def test_when_every_result_is_alike_none_stands_out_as_an_update() -> None:
     ranked = [hit(i, 1.0 - i / 10, minutes=i) for i in range(8)]  # newer ones below
     vectors = {c.id: _unit(1, 0.05 * i) for i, c in enumerate(ranked)}  # all cosines near 1
