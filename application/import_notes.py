@@ -12,7 +12,7 @@ from local_mcp_memory.application.errors import InvalidRequest, SupersessionCycl
 from local_mcp_memory.application.export_notes import ExportedNote
 from local_mcp_memory.application.ports import Progress, StoredNote, Vector, no_progress
 from local_mcp_memory.application.services import Services
-from local_mcp_memory.application.supersession import CYCLE, reaches, superseded_by
+from local_mcp_memory.application.supersession import CYCLE, reaches, superseded_notes
 from local_mcp_memory.domain.identifiers import Namespace, NoteId
 from local_mcp_memory.domain.link import SUPERSEDES, Link
 from local_mcp_memory.domain.note import GlobalEntry, Note
@@ -175,7 +175,7 @@ def _check_cycles(links: Sequence[Link], gone: set[NoteId], services: Services) 
     before it (``InvalidRequest`` at that ``links[i]``): what ``memory.link`` refuses, refused
     before anything is written."""
     in_file: dict[NoteId, list[NoteId]] = {}
-    stored = functools.cache(superseded_by(services))
+    stored = functools.cache(superseded_notes(services))
 
     def targets(note_id: NoteId) -> list[NoteId]:
         return [*in_file.get(note_id, ()), *stored(note_id)]

@@ -41,7 +41,7 @@ def check_superseded(
             raise InvalidRequest(field, "must name notes of the same project", target.value)
         if text is not None and stored.note.dedup_key == text:
             raise InvalidRequest(field, SAME_TEXT, target.value)
-        if newer is not None and reaches(target, newer, superseded_by(services)):
+        if newer is not None and reaches(target, newer, superseded_notes(services)):
             raise InvalidRequest(field, CYCLE, target.value)
 
 
@@ -69,7 +69,7 @@ SELF_DUPLICATE = "names the note that holds this text: a note cannot supersede i
 SAME_TEXT = "names a note of this very text in this group: a note cannot supersede its own text"
 
 
-def superseded_by(services: Services) -> Callable[[NoteId], list[NoteId]]:
+def superseded_notes(services: Services) -> Callable[[NoteId], list[NoteId]]:
     """The notes a stored note supersedes, as the store holds its links."""
 
     def targets(note_id: NoteId) -> list[NoteId]:

@@ -289,7 +289,7 @@ class FaissNoteStore:
                 state.damage.check_note(note_id)
                 if note_id not in state.notes.row_of:
                     return False
-            if key.relation == SUPERSEDES and state.links.supersedes(record.source, record.target):
+            if key.relation == SUPERSEDES and state.links.closes_cycle(record.source, record.target):
                 raise SupersessionCycle(record.source, record.target)
             if record.key not in state.links:
                 self._commit(record, lines=[line])

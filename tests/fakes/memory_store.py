@@ -150,13 +150,13 @@ class InMemoryNoteStore:
             key = link.key
             if key.from_id.value not in self._notes or key.to_id.value not in self._notes:
                 return False
-            if key.relation == SUPERSEDES and self._supersedes(key.from_id, key.to_id):
+            if key.relation == SUPERSEDES and self._closes_cycle(key.from_id, key.to_id):
                 raise SupersessionCycle(key.from_id.value, key.to_id.value)
             if key not in self._links:
                 self._links[key] = (link, next(self._clock))
             return True
 
-    def _supersedes(self, source: NoteId, target: NoteId) -> bool:
+    def _closes_cycle(self, source: NoteId, target: NoteId) -> bool:
         """Whether ``target`` is ``source`` or reaches it along ``supersedes`` links."""
         seen, frontier = {target}, [target]
         while frontier:

@@ -69,7 +69,7 @@ class LinkTable:
         """Each note that a ``supersedes`` link points to, with the links' sources (do not change)."""
         return self._superseding
 
-    def supersedes(self, source: str, target: str) -> bool:
+    def closes_cycle(self, source: str, target: str) -> bool:
         """Whether ``target`` is ``source`` or supersedes it already, directly or down a
         chain of ``supersedes`` links: what a ``supersedes`` link from ``source`` to
         ``target`` would close into a cycle. Walks the notes superseding ``source``, each once."""
