@@ -247,9 +247,11 @@ def _positive(environ: Mapping[str, str], name: str, default: int) -> int:
     raw = environ.get(name)
     if not raw:
         return default
-    if not raw.strip().isdigit() or int(raw) < 1:
+    digits = raw.strip()
+    # ASCII digits only ('²' is a digit to str.isdigit, not to int), and few enough for int to read
+    if not (digits.isascii() and digits.isdigit()) or len(digits) > 18 or int(digits) < 1:
         raise ValueError(f"{name} must be a positive integer (got {raw!r})")
-    return int(raw)
+    return int(digits)
 
 
 def _refuse(message: str, code: int) -> int:

@@ -24,7 +24,7 @@ def test_worker_threads_set_in_the_environment_win_over_the_default() -> None:
     assert Tuning.from_environ({}).workers == default_workers(os.cpu_count())
 
 
-@pytest.mark.parametrize("raw", ["0", "-1", "x", "1.5", " "])
+@pytest.mark.parametrize("raw", ["0", "-1", "x", "1.5", " ", "²", "٣", "9" * 5000])
 def test_worker_threads_that_are_not_a_positive_integer_are_refused_naming_the_variable(raw: str) -> None:
     with pytest.raises(ValueError, match="MCP_MEMORY_HTTP_WORKERS must be a positive integer"):
         Tuning.from_environ({"MCP_MEMORY_HTTP_WORKERS": raw})
