@@ -129,16 +129,6 @@ def test_uninstall_deletes_a_file_left_holding_nothing_and_keeps_one_with_anythi
     assert json.loads(kept.read_text()) == {"hooks": {"Notification": []}}
 
 
-def test_a_symlinked_file_left_holding_nothing_is_written_through_the_link_not_deleted(tmp_path: Path) -> None:
-    dotfile = write(tmp_path / "dotfiles" / "settings.json", "{}")
-    path = project_settings(tmp_path / "project")
-    path.parent.mkdir(parents=True)
-    path.symlink_to(dotfile)
-    install(tmp_path / "project")
-    uninstall(tmp_path / "project")
-    assert path.is_symlink() and json.loads(dotfile.read_text()) == {}
-
-
 def test_a_users_own_hooks_running_mcp_memory_are_neither_changed_nor_removed(tmp_path: Path) -> None:
     mine = [
         {"type": "command", "command": "mcp-memory context --project \"${CLAUDE_PROJECT_DIR:-$PWD}\"", "timeout": 30},
@@ -287,14 +277,17 @@ def test_the_files_permissions_are_kept(tmp_path: Path) -> None:
     assert path.stat().st_mode & 0o777 == 0o600
 
 
-def test_a_symlinked_settings_file_is_written_through_the_link(tmp_path: Path) -> None:
-    dotfile = write(tmp_path / "dotfiles" / "claude.json", '{"theme": "dark"}')
+@pytest.mark.parametrize("own", [{"theme": "dark"}, {}], ids=["with-the-users-keys", "left-holding-nothing"])
+def test_a_symlinked_settings_file_is_written_through_the_link_and_never_deleted(tmp_path: Path, own: dict) -> None:
+    dotfile = write(tmp_path / "dotfiles" / "claude.json", json.dumps(own))
     path = project_settings(tmp_path / "project")
     path.parent.mkdir(parents=True)
     path.symlink_to(dotfile)
     install(tmp_path / "project")
     assert path.is_symlink()
-    assert json.loads(dotfile.read_text())["theme"] == "dark" and "hooks" in json.loads(dotfile.read_text())
+    assert json.loads(dotfile.read_text()) == {**own, "hooks": json.loads(dotfile.read_text())["hooks"]}
+    uninstall(tmp_path / "project")
+    assert path.is_symlink() and json.loads(dotfile.read_text()) == own
 
 
 def test_user_files_follow_claude_config_dir_else_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
