@@ -8,7 +8,8 @@ old/new fact pairs (and a question the new fact answers), related notes that rep
 and unrelated notes. For each set and model a fresh ``mcp-memory serve`` (stdio) stores, per
 project and one ``memory.add_note`` at a time: every old fact (createdAt in January), then the
 related and unrelated notes (March), then every new fact (June); with ``--order session``, each
-new fact right after its old fact, 30 seconds later (``ORDERS``). Then each question is asked
+new fact right after its old fact, 30 seconds later; with ``--order sitting`` as by months, without
+createdAt (``ORDERS``). Then each question is asked
 (``memory.search``, topK 10) in semantic and in default (hybrid) mode.
 
 Reported, per set: **newer wins** (the new fact ranks above the old one; an absent note ranks
@@ -51,8 +52,9 @@ def _iso(instant: datetime) -> str:
     return instant.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _add(client: StdioClient, project: str, text: str, at: datetime, seconds: list[float]) -> dict[str, Any]:
-    params = {"projectId": f"ku-{project}", "groupId": "notes", "text": text, "createdAt": _iso(at)}
+def _add(client: StdioClient, project: str, text: str, at: datetime | None, seconds: list[float]) -> dict[str, Any]:
+    """``at`` None: no createdAt, the server's clock (one sitting)."""
+    params = {"projectId": f"ku-{project}", "groupId": "notes", "text": text, **({} if at is None else {"createdAt": _iso(at)})}
     result, elapsed = client.timed("memory.add_note", params)
     seconds.append(elapsed)
     return result
@@ -62,11 +64,12 @@ def _rank(ids: list[str], note_id: str) -> int:
     return ids.index(note_id) if note_id in ids else len(ids) + 1
 
 
-ORDERS = ("months", "session")
+ORDERS = ("months", "session", "sitting")
 """How ``run_set`` stores a project: ``months``, every old fact (January), the related and
 unrelated notes (March), every new fact (June); ``session``, the related and unrelated notes
 (March), then each old fact with its new fact written 30 seconds after it, in the note
-right after it (an agent correcting itself in one session, June)."""
+right after it (an agent correcting itself in one session, June); ``sitting``, as ``months``
+but without createdAt: every note at the server's clock, one after the other."""
 
 
 def run_set(client: StdioClient, projects: list[dict[str, Any]], order: str = "months") -> dict[str, Any]:
@@ -78,16 +81,18 @@ def run_set(client: StdioClient, projects: list[dict[str, Any]], order: str = "m
     for project in projects:
         name = project["name"]
         pairs = project["pairs"]
-        if order == "months":
-            old_ids = [_add(client, name, p["old"], OLD_AT + timedelta(minutes=i), seconds)["id"] for i, p in enumerate(pairs)]
+        dated = order != "sitting"
+        if order != "session":
+            old_ids = [_add(client, name, p["old"], OLD_AT + timedelta(minutes=i) if dated else None, seconds)["id"]
+                       for i, p in enumerate(pairs)]
         others = [("related", t) for t in project["related"]] + [("unrelated", t) for t in project["unrelated"]]
         others.sort(key=lambda kind_text: kind_text[1])  # interleaved, in a fixed order
         for i, (kind, text) in enumerate(others):
-            answer = _add(client, name, text, OTHER_AT + timedelta(minutes=i), seconds)
+            answer = _add(client, name, text, OTHER_AT + timedelta(minutes=i) if dated else None, seconds)
             alarms[kind].append(bool(answer.get("possiblySupersedes")))
         for i, pair in enumerate(pairs):
-            if order == "months":
-                old_id, at = old_ids[i], NEW_AT + timedelta(minutes=i)
+            if order != "session":
+                old_id, at = old_ids[i], NEW_AT + timedelta(minutes=i) if dated else None
             else:
                 old_id = _add(client, name, pair["old"], NEW_AT + timedelta(minutes=2 * i), seconds)["id"]
                 at = NEW_AT + timedelta(minutes=2 * i, seconds=30)
