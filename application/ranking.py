@@ -223,15 +223,7 @@ ONE_SESSION = timedelta(hours=1)
 apart), not a fact and its later update."""
 
 ANSWER_APART = ONE_SESSION
-"""``ANSWER_Z`` is for two notes written at least this far apart (``ONE_SESSION``), or
-``ANSWER_SPAN`` of the window's times apart."""
-
-ANSWER_SPAN = 0.5
-"""``ANSWER_Z`` is also for two notes written at least this share of the time the window's
-results span apart: notes stored in one sitting (no createdAt given, milliseconds apart)
-have no hour between a fact and its update, but the update comes after most of the other
-results, while two facts written one after the other come close together. Chosen with
-``bench.newer_study``'s orders (docs/retrieval.md): 0.4 to 0.6 alike on dev."""
+"""``ANSWER_Z`` is for two notes written at least this far apart (``ONE_SESSION``)."""
 
 NEWER_DEPTH = 10
 """How many of the best results ``newer_first`` may reorder, whatever the topK."""
@@ -273,8 +265,8 @@ def newer_first(
     ``values_changed(newer, older)`` holds (each names a value the other does not) needs
     ``value_subject`` at most; it is asked only about a pair the other thresholds leave out,
     the newer note first; for two of the first ``answer_depth`` results (both among the best
-    answers to the question) written at least ``answer_apart`` apart (or ``ANSWER_SPAN`` of
-    the time ``ranked`` spans, if less), ``answer_subject`` at most, when ``answer_values(newer, older)`` holds (default: ``values_changed``). Two notes
+    answers to the question) written at least ``answer_apart`` apart, ``answer_subject`` at
+    most, when ``answer_values(newer, older)`` holds (default: ``values_changed``). Two notes
     written one right after the other in a group (``adjacent``: each seed's neighbours, as
     ``with_context`` takes them) within ``ONE_SESSION``, one of which ``asks`` something
     (None: any), are context, the answer after a question, not an update: never a pair
@@ -290,8 +282,6 @@ def newer_first(
     standing = _standing(cosines, window)
     context = _context(adjacent, ranked, asks)
     born = {c.id: c.created_at for c in head}
-    times = [c.created_at for c in ranked]
-    apart = min(answer_apart, (max(times) - min(times)) * ANSWER_SPAN)
     low, high = min(subject, changed_subject), max(subject, changed_subject)
     answers = {c.id for c in head[:answer_depth]} if values_changed is not None else set()
     answer_subject = min(value_subject, answer_subject)
@@ -310,7 +300,7 @@ def newer_first(
             stands >= answer_subject
             and a in answers
             and b in answers
-            and born[b] - born[a] >= apart
+            and born[b] - born[a] >= answer_apart
             and (answer_values or values_changed)(b, a)
         )
 
