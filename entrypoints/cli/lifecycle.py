@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import stat
 import sys
 from datetime import datetime, timezone
 from collections.abc import Callable, Iterator
@@ -76,9 +77,11 @@ def run(args: argparse.Namespace) -> int:
     if (problem := local_store_problem(options)) is not None:
         err.write(f"mcp-memory {name}: {problem}\n")
         return EXIT_FAILED
-    if name == "export" and args.out not in (None, "-") and os.path.isdir(args.out):
-        err.write(f"mcp-memory export: --out {args.out} is a directory; name a file\n")
-        return EXIT_FAILED
+    if name == "export" and args.out not in (None, "-"):
+        if (problem := output_problem(args.out)) is not None:
+            err.write(f"mcp-memory export: --out {args.out} {problem}\n")
+            return EXIT_FAILED
+        args.out = os.path.realpath(args.out)  # through a symlink: the link stays, its file is written
 
     def against_the_store() -> int:
         services = compose(options)
@@ -175,6 +178,25 @@ def verify_command(data_dir: Path, out: TextIO) -> int:
     return EXIT_OK
 
 
+def output_problem(out: str) -> str | None:
+    """Why ``out`` cannot be a file a command writes whole (to a temporary file renamed over
+    it), or None: empty, a directory, or a device, pipe or socket (the rename would put a
+    regular file in its place: ``/dev/null`` for one)."""
+    if not out:
+        return "is empty; name a file"
+    try:
+        mode = os.stat(out).st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc}); name a file"
+    if stat.S_ISDIR(mode):
+        return "is a directory; name a file"
+    if not stat.S_ISREG(mode):
+        return "is not a regular file (a device, a pipe or a socket); name a file"
+    return None
+
+
 def salvage_command(data_dir: Path, out: str, *, err: TextIO) -> int:
     from local_mcp_memory.entrypoints.composition.adapters import salvage_local_store
 
@@ -182,9 +204,10 @@ def salvage_command(data_dir: Path, out: str, *, err: TextIO) -> int:
     if not data_dir.is_dir():
         err.write(f"mcp-memory salvage: {data_dir}: {'a file, not a directory' if data_dir.is_file() else 'no such directory'}\n")
         return EXIT_FAILED
-    if target.is_dir():
-        err.write(f"mcp-memory salvage: {out} is a directory; name a file\n")
+    if (problem := output_problem(out)) is not None:
+        err.write(f"mcp-memory salvage: {out} {problem}\n")
         return EXIT_FAILED
+    target = Path(os.path.realpath(target))
     if target.resolve().is_relative_to(data_dir.resolve()):
         err.write(f"mcp-memory salvage: {out} is inside the data directory; write it elsewhere\n")
         return EXIT_FAILED

@@ -6,7 +6,9 @@ Ollama server on 127.0.0.1."""
 from __future__ import annotations
 
 import json
+import os
 import signal
+import stat
 import subprocess
 import time
 from collections.abc import Iterator
@@ -130,6 +132,20 @@ def test_an_export_of_an_unknown_version_is_refused(tmp_path: Path) -> None:
 @pytest.mark.parametrize("args", [["import"], ["reembed", "--batch", "0"], ["reembed", "--from", "nonsense"], ["export", "--colour"]])
 def test_usage_errors_exit_with_2(tmp_path: Path, args: list[str]) -> None:
     assert local_mcp_memory(tmp_path, *args).returncode == 2
+
+
+def test_export_never_puts_a_file_in_place_of_a_pipe_and_writes_through_a_symlink(tmp_path: Path) -> None:
+    fill(tmp_path, 2)
+    os.mkfifo(tmp_path / "pipe")
+    refused = local_mcp_memory(tmp_path, "export", "--out", str(tmp_path / "pipe"))
+    assert refused.returncode == 1 and "is not a regular file" in refused.stderr
+    assert stat.S_ISFIFO(os.lstat(tmp_path / "pipe").st_mode)
+    assert "is empty" in local_mcp_memory(tmp_path, "export", "--out", "").stderr
+    (tmp_path / "kept.jsonl").write_text("old\n")
+    (tmp_path / "link.jsonl").symlink_to(tmp_path / "kept.jsonl")
+    assert local_mcp_memory(tmp_path, "export", "--out", str(tmp_path / "link.jsonl")).returncode == 0
+    assert (tmp_path / "link.jsonl").is_symlink()
+    assert (tmp_path / "kept.jsonl").read_text().startswith('{"format":"mcp-memory-export"')
 
 
 def test_export_to_a_directory_says_the_out_path_is_one_and_writes_nothing(tmp_path: Path) -> None:
