@@ -332,6 +332,12 @@ def newer_first(
     return [Candidate(c.id, c.created_at, head[i].score) for i, c in enumerate(order)] + list(ranked[depth:])
 
 
+def asks_something(text: str) -> bool:
+    """Whether a note's text asks something (holds a "?"): with the note written right after
+    it in its group, a question and its answer (``_context``)."""
+    return "?" in text
+
+
 def _context(
     adjacent: Mapping[str, Iterable[str]], ranked: Sequence[Candidate], asks: Callable[[str], bool] | None
 ) -> set[tuple[str, str]]:

@@ -22,6 +22,7 @@ from local_mcp_memory.application.ranking import (
     PAST_SUBJECT_Z,
     SPREAD_SAMPLE,
     SUBJECT_Z,
+    asks_something,
     blend,
     brought_up,
     calibrated_neighbours,
@@ -188,7 +189,7 @@ def _newer_first(
         return not notes[note_id].note.text.rstrip().endswith("?")
 
     def asks(note_id: str) -> bool:
-        return "?" in notes[note_id].note.text
+        return asks_something(notes[note_id].note.text)
 
     if asks_about_past(query):
         ordered = newer_first(window, cosines, adjacent, changed, PAST_SUBJECT_Z, PAST_CHANGED_Z, asks=asks)

@@ -144,7 +144,7 @@ def reordered(
         return not texts[int(note_id)].rstrip().endswith("?")
 
     def asks(note_id: str) -> bool:
-        return "?" in texts[int(note_id)]
+        return ranking.asks_something(texts[int(note_id)])
 
     started = time.perf_counter()
     if not past and setting[3] >= 0:

@@ -16,6 +16,7 @@ import psycopg
 
 from local_mcp_memory.adapters.postgres_store import codec
 from local_mcp_memory.adapters.postgres_store.keywords import CHANGED
+from local_mcp_memory.adapters.postgres_store.queries import not_superseded_sql
 from local_mcp_memory.application.errors import SupersessionCycle
 
 from local_mcp_memory.domain.identifiers import CanonicalProjectId, NoteId
@@ -47,17 +48,16 @@ def lock_dedup_keys(conn: psycopg.Connection, keys: Sequence[DedupKey]) -> None:
 
 def holders(conn: psycopg.Connection, keys: Sequence[DedupKey], now: datetime) -> dict[DedupKey, str]:
     """The id of the note holding each key that one holds: the first written of the notes
-    with that key not expired at ``now``, not superseded then (``links_by_to``) and not owned by a markdown sync (no ``origin`` in
-    its document; the sync may delete it) (``notes_by_dedup``). The origin is read by the
+    with that key not expired at ``now``, not superseded then (``queries.not_superseded_sql``)
+    and not owned by a markdown sync (no ``origin`` in its document; the sync may delete it)
+    (``notes_by_dedup``). The origin is read by the
     codec, not by PostgreSQL's JSON operators, which refuse a document holding ``\\u0000``
     (a NUL is valid note text)."""
     rows = conn.execute(
-        """SELECT n.project, n.grp, n.dedup, n.id, n.doc
+        f"""SELECT n.project, n.grp, n.dedup, n.id, n.doc
            FROM unnest(%(projects)s::text[], %(groups)s::text[], %(hashes)s::bytea[]) AS k(project, grp, dedup)
            JOIN notes n ON n.project = k.project AND n.grp = k.grp AND n.dedup = k.dedup
-           WHERE (n.expires IS NULL OR n.expires > %(now)s)
-             AND NOT EXISTS (SELECT 1 FROM links l JOIN notes s ON s.id = l.from_id
-                             WHERE l.to_id = n.id AND l.relation = 'supersedes' AND (s.expires IS NULL OR s.expires > %(now)s))
+           WHERE (n.expires IS NULL OR n.expires > %(now)s) AND {not_superseded_sql("n", at_now=True)}
            ORDER BY n.project, n.grp, n.dedup, n.written""",
         {"projects": [k[0] for k in keys], "groups": [k[1] for k in keys], "hashes": [k[2] for k in keys], "now": now},
     ).fetchall()
@@ -100,8 +100,8 @@ def purge(conn: psycopg.Connection, now: datetime | None) -> int:
 
 
 def add_link(conn: psycopg.Connection, link: Link) -> bool:
-    """Store ``link`` unless its key is stored; whether both notes exist. One statement:
-    the notes locked ``FOR KEY SHARE`` (a concurrent delete waits, or has committed and the
+    """Store ``link`` unless its key is stored; whether both notes exist. One statement
+    (``_insert_link``): the notes locked ``FOR KEY SHARE`` (a concurrent delete waits, or has committed and the
     note is not found), the row inserted only when both were found. A ``supersedes`` link
     is written in a transaction holding ``SUPERSEDES_LOCK``, after the test that it closes
     no cycle (``closes_cycle``): every ``supersedes`` link of the database is written under

@@ -127,9 +127,15 @@ def filter_sql(where: NoteFilter, alias: str, params: dict[str, Any], *, by_id: 
     if where.now is not None:
         parts.append(f"({alias}.expires IS NULL OR {alias}.expires > %(now)s)")
     if not where.include_superseded:
-        superseded = SUPERSEDED_SQL.format(live=_live_source(where))
-        parts.append(f"NOT EXISTS ({superseded} AND l.to_id = {alias}.id)")
+        parts.append(not_superseded_sql(alias, at_now=where.now is not None))
     return " AND ".join(parts)
+
+
+def not_superseded_sql(alias: str, *, at_now: bool) -> str:
+    """The condition that the note of row ``alias`` is not superseded (``SUPERSEDED_SQL``),
+    by a source not expired at ``%(now)s`` when ``at_now``, else by any."""
+    live = "(s.expires IS NULL OR s.expires > %(now)s)" if at_now else "TRUE"
+    return f"NOT EXISTS ({SUPERSEDED_SQL.format(live=live)} AND l.to_id = {alias}.id)"
 
 
 def scope_conditions(where: NoteFilter, alias: str, params: dict[str, Any]) -> list[str]:

@@ -20,6 +20,7 @@ from local_mcp_memory.adapters.keyword_index import KeywordIndex
 from local_mcp_memory.adapters.text_analysis import document_tokens
 from local_mcp_memory.application.errors import StoreError, SupersessionCycle
 from local_mcp_memory.application.ports import NO_SPREAD, Candidate, CandidateQuery, Candidates, Neighbour, Spread, StoredNote, Vector
+from local_mcp_memory.application.supersession import reaches
 from local_mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, Namespace, NoteId
 from local_mcp_memory.domain.link import SUPERSEDES, Link, LinkKey
 from local_mcp_memory.domain.note import DedupKey, GlobalEntry, Note, NoteFilter
@@ -158,17 +159,11 @@ class InMemoryNoteStore:
 
     def _closes_cycle(self, source: NoteId, target: NoteId) -> bool:
         """Whether ``target`` is ``source`` or reaches it along ``supersedes`` links."""
-        seen, frontier = {target}, [target]
-        while frontier:
-            current = frontier.pop()
-            if current == source:
-                return True
-            for link, _order in self._links.values():
-                key = link.key
-                if key.relation == SUPERSEDES and key.from_id == current and key.to_id not in seen:
-                    seen.add(key.to_id)
-                    frontier.append(key.to_id)
-        return False
+
+        def superseded(note_id: NoteId) -> list[NoteId]:
+            return [link.key.to_id for link, _ in self._links.values() if link.key.relation == SUPERSEDES and link.key.from_id == note_id]
+
+        return reaches(target, source, superseded)
 
     def unlink(self, key: LinkKey) -> bool:
         with self._lock:
