@@ -14,6 +14,7 @@ Environment (``options.environ``):
                                   cores, 4 to 8: ``default_workers``)
     MCP_MEMORY_HTTP_BODY_TIMEOUT  seconds a request body may take to arrive (default 30)
     MCP_MEMORY_HTTP_SESSION_IDLE  seconds an MCP session may stay unused (default 3600)
+                                  (each 0.1 to 30 days' worth of seconds)
 
 The token: surrounding whitespace is dropped, and a blank one counts as none (a blank
 ``MCP_MEMORY_HTTP_TOKEN`` leaves ``http.token`` in force). On a non-loopback address the
@@ -33,6 +34,7 @@ import contextlib
 import logging
 import math
 import os
+import re
 import signal
 import sys
 from collections.abc import Iterator, Mapping
@@ -56,6 +58,9 @@ WORKERS_ENV = "MCP_MEMORY_HTTP_WORKERS"
 BODY_TIMEOUT_ENV = "MCP_MEMORY_HTTP_BODY_TIMEOUT"
 SESSION_IDLE_ENV = "MCP_MEMORY_HTTP_SESSION_IDLE"
 MIN_WORKERS, MAX_WORKERS = 4, 8
+MIN_SECONDS, MAX_SECONDS = 0.1, 30 * 86_400
+"""The durations' range: a timeout of less than a tenth of a second refuses every body, and
+more than 30 days is no limit anyone means."""
 
 
 def default_workers(cores: int | None) -> int:
@@ -87,7 +92,8 @@ class Tuning:
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> Tuning:
         """Raises ValueError naming the variable when a value is not a positive integer
-        (or, for the durations, a positive number of seconds)."""
+        (or, for the durations, a number of seconds from ``MIN_SECONDS`` to ``MAX_SECONDS``,
+        written in ASCII digits with or without a fraction)."""
         return cls(
             max_body=_positive(environ, MAX_BODY_ENV, DEFAULT_MAX_BODY),
             workers=_positive(environ, WORKERS_ENV, DEFAULT_WORKERS),
@@ -234,12 +240,11 @@ def _seconds(environ: Mapping[str, str], name: str, default: float) -> float:
     raw = environ.get(name)
     if not raw:
         return default
-    try:
-        value = float(raw)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a positive number of seconds (got {raw!r})")
+    # ASCII decimals only: float() also reads '١٢', '1_0', '1e-300' and 'inf'
+    written = re.fullmatch(r"[0-9]{1,9}(\.[0-9]{1,9})?", raw.strip())
+    value = float(written[0]) if written else math.nan
+    if not MIN_SECONDS <= value <= MAX_SECONDS:
+        raise ValueError(f"{name} must be a number of seconds from {MIN_SECONDS:g} to {MAX_SECONDS:,} (got {raw!r})")
     return value
 
 

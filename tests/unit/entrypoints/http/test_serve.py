@@ -33,11 +33,13 @@ def test_worker_threads_that_are_not_a_positive_integer_are_refused_naming_the_v
 def test_durations_take_fractions_of_a_second() -> None:
     tuning = Tuning.from_environ({"MCP_MEMORY_HTTP_BODY_TIMEOUT": "2.5", "MCP_MEMORY_HTTP_SESSION_IDLE": " 90 "})
     assert (tuning.body_timeout, tuning.session_idle) == (2.5, 90.0)
+    tuning = Tuning.from_environ({"MCP_MEMORY_HTTP_BODY_TIMEOUT": "0.1", "MCP_MEMORY_HTTP_SESSION_IDLE": "2592000"})
+    assert (tuning.body_timeout, tuning.session_idle) == (0.1, 2_592_000.0)
 
 
-@pytest.mark.parametrize("raw", ["0", "-1", "soon", "nan", "inf", "1e999", "0x10"])
+@pytest.mark.parametrize("raw", ["0", "-1", "soon", "nan", "inf", "1e999", "0x10", "1e-300", "0.01", "١٢", "1_0", "2592001", ".5", "5."])
 @pytest.mark.parametrize("name", ["MCP_MEMORY_HTTP_BODY_TIMEOUT", "MCP_MEMORY_HTTP_SESSION_IDLE"])
-def test_a_duration_that_is_not_a_positive_number_is_refused_naming_the_variable(name: str, raw: str) -> None:
+def test_a_duration_not_written_in_ascii_digits_from_a_tenth_of_a_second_to_30_days_is_refused_naming_the_variable(name: str, raw: str) -> None:
     with pytest.raises(ValueError, match=name):
         Tuning.from_environ({name: raw})
 
