@@ -375,7 +375,8 @@ class SettingsFile:
 
     @classmethod
     def read(cls, path: Path) -> SettingsFile:
-        """The file at ``path``; an empty object when there is none, or it is empty."""
+        """The file at ``path``; an empty object when there is none, or it is empty. A
+        symlink to nothing is refused (``SettingsUnreadable``)."""
         try:
             info = path.stat()
             if not stat.S_ISREG(info.st_mode):  # a FIFO would block the read
@@ -386,6 +387,8 @@ class SettingsFile:
                 raise SettingsUnreadable(path, f"read-only (mode {stat.S_IMODE(info.st_mode):04o})")
             raw = path.read_bytes()
         except FileNotFoundError:
+            if path.is_symlink():  # writing would create the link's target, and its folders
+                raise SettingsUnreadable(path, f"is a symlink to {os.readlink(path)}, which does not exist") from None
             return cls(path, {}, exists=False)
         except OSError as exc:
             raise SettingsUnreadable(path, exc.strerror or str(exc)) from None

@@ -290,6 +290,16 @@ def test_a_symlinked_settings_file_is_written_through_the_link_and_never_deleted
     assert path.is_symlink() and json.loads(dotfile.read_text()) == own
 
 
+def test_a_symlink_to_nothing_is_refused_and_nothing_is_created(tmp_path: Path) -> None:
+    path = project_settings(tmp_path / "project")
+    path.parent.mkdir(parents=True)
+    missing = tmp_path / "gone" / "deeper" / "settings.json"
+    path.symlink_to(missing)
+    with pytest.raises(SettingsUnreadable, match="symlink to .* which does not exist"):
+        install(tmp_path / "project")
+    assert path.is_symlink() and not (tmp_path / "gone").exists()
+
+
 def test_user_files_follow_claude_config_dir_else_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert user_settings({"CLAUDE_CONFIG_DIR": str(tmp_path / "cfg")}) == tmp_path / "cfg" / "settings.json"
     assert user_servers({"CLAUDE_CONFIG_DIR": str(tmp_path / "cfg")}) == tmp_path / "cfg" / ".claude.json"
