@@ -170,10 +170,14 @@ class Note:
         """The note with a newly set expiry, its span recorded from it (SPEC §13): from
         ``set_at`` (when the expiry is set), or ``created_at`` when that is later or no
         ``set_at`` is given, so an expiry of one day set on a note written years before (an
-        update, a backdated ``createdAt``) fades by half a day a read, not by years."""
+        update, a backdated ``createdAt``) fades by half a day a read, not by years. A
+        ``createdAt`` later than the expiry (dated ahead) counts from ``set_at``: such a note
+        fades as any other, instead of never."""
         if expires_at is None:
             return attrs.evolve(self, expires_at=None, expiry_span=None)
         span = expires_at - (self.created_at if set_at is None else max(self.created_at, set_at))
+        if span <= timedelta(0) and set_at is not None:
+            span = expires_at - set_at
         return attrs.evolve(self, expires_at=expires_at, expiry_span=span if span > timedelta(0) else None)
 
     def prolonged(self, now: datetime) -> Note | None:

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import pytest
 from hypothesis import given
@@ -144,3 +144,17 @@ def test_a_field_error_is_placed_inside_the_request_path() -> None:
     error = InvalidValue("Note", "text must be a non-blank string", "", "text")
     assert error.at("patch").field == "patch.text"
     assert InvalidValue("GroupId", "rule", "a b").at("groupId").at("notes[0]").field == "notes[0].groupId"
+
+
+def test_an_expiry_fades_by_half_its_span_from_when_it_was_set() -> None:
+    written_long_ago = Note(NoteId.new(), CanonicalProjectId("p"), GroupId("g"), "t", datetime(2001, 1, 1, tzinfo=timezone.utc))
+    faded = written_long_ago.with_expiry(T0 + timedelta(days=2), T0).prolonged(T0)
+    assert faded is not None and faded.expires_at == T0 + timedelta(days=3)
+
+
+def test_a_note_dated_after_its_expiry_fades_from_when_the_expiry_was_set() -> None:
+    dated_ahead = Note(NoteId.new(), CanonicalProjectId("p"), GroupId("g"), "t", T0 + timedelta(days=365))
+    note = dated_ahead.with_expiry(T0 + timedelta(days=10), T0)
+    assert note.span == timedelta(days=10)
+    faded = note.prolonged(T0 + timedelta(days=1))
+    assert faded is not None and faded.expires_at == T0 + timedelta(days=15)
