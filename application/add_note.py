@@ -7,7 +7,7 @@ import attrs
 
 from local_mcp_memory.application.services import Services
 from local_mcp_memory.application.suggestions import possibly_superseded
-from local_mcp_memory.application.supersession import check_superseded, supersede
+from local_mcp_memory.application.supersession import check_superseded, supersede_each
 from local_mcp_memory.domain.identifiers import GroupId, Namespace, NoteId
 from local_mcp_memory.domain.note import IMPORTANCE_DEFAULT, Note, Tags, require_future, require_within_size
 
@@ -51,7 +51,8 @@ def add_note(command: AddNote, services: Services) -> NoteAdded:
     (holder,) = services.writer.add([(note, vector)], namespace, now)
     duplicate = holder != note.id
     services.counters.duplicates_refused += duplicate
-    supersede(holder, command.supersedes, services, "supersedes")
+    if command.supersedes:
+        supersede_each([(holder, command.supersedes, "supersedes")], services)
     named = () if duplicate else tuple(i for i in map(NoteId, similar) if i not in command.supersedes)
     return NoteAdded(holder, namespace, duplicate, named)
 

@@ -9,7 +9,7 @@ from local_mcp_memory.application.add_note import AddNote, new_note
 from local_mcp_memory.application.errors import InvalidRequest
 from local_mcp_memory.application.services import Services, at
 from local_mcp_memory.application.suggestions import superseded_each
-from local_mcp_memory.application.supersession import check_superseded, supersede
+from local_mcp_memory.application.supersession import check_superseded, supersede_each
 from local_mcp_memory.domain.errors import InvalidValue
 from local_mcp_memory.domain.identifiers import Namespace, NoteId
 from local_mcp_memory.domain.note import Note
@@ -42,7 +42,10 @@ class NotesAdded:
 
 def add_notes(command: AddNotes, services: Services) -> NotesAdded:
     """All or nothing: every note is checked before any is embedded, all are embedded in one
-    call and written in one durable store write, with dedup on write (SPEC §11). Each entry's
+    call and written in one durable store write, with dedup on write (SPEC §11). The
+    ``supersedes`` links are written after, from each entry's holder, once all are checked
+    (``supersede_each``): a cycle only a duplicate's holder closes is known then, and refused
+    with no link written; the notes the call wrote stay (a retry answers them as duplicates). Each entry's
     suggestions come from the store searched before the write, all entries' at once: the
     stored notes it likely replaces, not other entries of the batch."""
     now = services.clock.now()
@@ -54,8 +57,8 @@ def add_notes(command: AddNotes, services: Services) -> NotesAdded:
     holders = at("notes", services.writer.add, list(zip(notes, vectors)), namespace, now)
     duplicates = [i for i, (note, holder) in enumerate(zip(notes, holders)) if holder != note.id]
     services.counters.duplicates_refused += len(duplicates)
-    for i, (entry, holder) in enumerate(zip(command.notes, holders)):
-        supersede(holder, entry.supersedes, services, f"notes[{i}].supersedes")
+    links = [(holder, entry.supersedes, f"notes[{i}].supersedes") for i, (entry, holder) in enumerate(zip(command.notes, holders))]
+    supersede_each([link for link in links if link[1]], services)
     named = [
         () if i in duplicates else tuple(n for n in map(NoteId, found) if n not in entry.supersedes)
         for i, (entry, found) in enumerate(zip(command.notes, similar))

@@ -64,6 +64,29 @@ def supersede(newer: NoteId, targets: Iterable[NoteId], services: Services, fiel
             raise NoteNotFound(missing.value)
 
 
+def supersede_each(links: Sequence[tuple[NoteId, Sequence[NoteId], str]], services: Services) -> None:
+    """``supersede`` each ``(newer, targets, field)`` of one call, in order, once every link of
+    it is checked against the stored links and the call's earlier ones: a cycle closed by
+    any of them (a duplicate's holder naming a note that, stored or by an earlier entry,
+    supersedes it) is ``InvalidRequest`` at its field before a link is written, so a refused
+    call leaves none of its links."""
+    stored = superseded_notes(services)
+    planned: dict[NoteId, list[NoteId]] = {}
+
+    def targets(note_id: NoteId) -> list[NoteId]:
+        return [*stored(note_id), *planned.get(note_id, ())]
+
+    for newer, wanted, field in links:
+        for target in wanted:
+            if target == newer:
+                raise InvalidRequest(field, SELF_DUPLICATE, target.value)
+            if reaches(target, newer, targets):
+                raise InvalidRequest(field, CYCLE, target.value)
+            planned.setdefault(newer, []).append(target)
+    for newer, wanted, field in links:
+        supersede(newer, wanted, services, field)
+
+
 CYCLE = "would make a cycle: the note supersedes this one already"
 SELF_DUPLICATE = "names the note that holds this text: a note cannot supersede itself"
 SAME_TEXT = "names a note of this very text in this group: a note cannot supersede its own text"

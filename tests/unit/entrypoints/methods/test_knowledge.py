@@ -145,6 +145,20 @@ def test_restating_a_superseded_fact_stores_it_anew_and_never_closes_a_cycle(ser
     assert plain["result"]["duplicates"] == [] and recent(services)[0] == plain["result"]["ids"][0]
 
 
+def test_a_refused_cycle_of_duplicates_leaves_none_of_the_calls_links(services: Services) -> None:
+    make, bazel, ninja = add(services, "The build uses make."), add(services, "The build uses bazel."), add(services, "Ninja builds it.")
+    # each entry restates a stored note (its holder) and names the other's: the second link closes a cycle
+    first = {"projectId": "proj", "groupId": "feature-1", "text": "The build uses make.", "supersedes": [ninja, bazel]}
+    second = {"projectId": "proj", "groupId": "feature-1", "text": "The build uses bazel.", "supersedes": [make]}
+    assert error(rpc(services, "memory.add_notes", {"notes": [first, second]})) == (-32602, "notes[1].supersedes")
+    assert set(recent(services)) == {make, bazel, ninja}
+    assert [get(services, n)["supersededBy"] for n in (make, bazel, ninja)] == [[], [], []]
+    first["supersedes"] = [ninja]
+    assert rpc(services, "memory.add_notes", {"notes": [first, second]})["result"]["duplicates"] == [0, 1]
+    assert recent(services) == [bazel]
+    assert (get(services, make)["supersededBy"], get(services, ninja)["supersededBy"]) == ([bazel], [make])
+
+
 def test_a_note_cannot_supersede_the_note_holding_its_own_text(services: Services) -> None:
     held = add(services, "Deploy with ansible.")
     reply = rpc(services, "memory.add_note", {"projectId": "proj", "groupId": "feature-1", "text": "Deploy  with ansible.", "supersedes": [held]})
