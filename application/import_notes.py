@@ -12,7 +12,7 @@ from local_mcp_memory.application.errors import InvalidRequest, SupersessionCycl
 from local_mcp_memory.application.export_notes import ExportedNote
 from local_mcp_memory.application.ports import Progress, StoredNote, Vector, no_progress
 from local_mcp_memory.application.services import Services
-from local_mcp_memory.application.supersession import CYCLE, reaches, superseded_notes
+from local_mcp_memory.application.supersession import CYCLE, reaches, superseding_notes
 from local_mcp_memory.domain.identifiers import Namespace, NoteId
 from local_mcp_memory.domain.link import SUPERSEDES, Link
 from local_mcp_memory.domain.note import GlobalEntry, Note
@@ -174,18 +174,18 @@ def _check_cycles(links: Sequence[Link], gone: set[NoteId], services: Services) 
     """No ``supersedes`` link of the file closes a cycle with the store's links and the file's
     before it (``InvalidRequest`` at that ``links[i]``): what ``memory.link`` refuses, refused
     before anything is written."""
-    in_file: dict[NoteId, list[NoteId]] = {}
-    stored = functools.cache(superseded_notes(services))
+    in_file: dict[NoteId, list[NoteId]] = {}  # per older note, the file's newer ones
+    stored = functools.cache(superseding_notes(services))
 
-    def targets(note_id: NoteId) -> list[NoteId]:
+    def above(note_id: NoteId) -> list[NoteId]:
         return [*in_file.get(note_id, ()), *stored(note_id)]
 
     for index, link in enumerate(links):
         key = link.key
         if key.relation == SUPERSEDES and key.from_id not in gone and key.to_id not in gone:
-            if reaches(key.to_id, key.from_id, targets):
+            if reaches(key.from_id, key.to_id, above, f"links[{index}]"):
                 raise InvalidRequest(f"links[{index}]", CYCLE, key.to_id.value)
-            in_file.setdefault(key.from_id, []).append(key.to_id)
+            in_file.setdefault(key.to_id, []).append(key.from_id)
 
 
 def _stored_as(current: StoredNote | None, exported: ExportedNote, target: Namespace) -> bool:

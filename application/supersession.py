@@ -18,7 +18,9 @@ from local_mcp_memory.domain.link import SUPERSEDES, Link, LinkKey
 from local_mcp_memory.domain.note import DedupKey
 
 CHAIN_LIMIT = 10_000
-"""How many notes a cycle check walks at most (a chain longer than this is refused)."""
+"""How many notes a cycle check walks at most: a link whose newer note has more notes above
+it (superseding it, and those superseding them) is refused. Walking up from the newer note,
+the usual link — a new note on top of a chain of any length — walks one note."""
 
 
 def check_superseded(
@@ -41,7 +43,7 @@ def check_superseded(
             raise InvalidRequest(field, "must name notes of the same project", target.value)
         if text is not None and stored.note.dedup_key == text:
             raise InvalidRequest(field, SAME_TEXT, target.value)
-        if newer is not None and reaches(target, newer, superseded_notes(services)):
+        if newer is not None and reaches(newer, target, superseding_notes(services), field):
             raise InvalidRequest(field, CYCLE, target.value)
 
 
@@ -70,19 +72,19 @@ def supersede_each(links: Sequence[tuple[NoteId, Sequence[NoteId], str]], servic
     any of them (a duplicate's holder naming a note that, stored or by an earlier entry,
     supersedes it) is ``InvalidRequest`` at its field before a link is written, so a refused
     call leaves none of its links."""
-    stored = superseded_notes(services)
-    planned: dict[NoteId, list[NoteId]] = {}
+    stored = superseding_notes(services)
+    planned: dict[NoteId, list[NoteId]] = {}  # per older note, the call's newer ones
 
-    def targets(note_id: NoteId) -> list[NoteId]:
+    def above(note_id: NoteId) -> list[NoteId]:
         return [*stored(note_id), *planned.get(note_id, ())]
 
     for newer, wanted, field in links:
         for target in wanted:
             if target == newer:
                 raise InvalidRequest(field, SELF_DUPLICATE, target.value)
-            if reaches(target, newer, targets):
+            if reaches(newer, target, above, field):
                 raise InvalidRequest(field, CYCLE, target.value)
-            planned.setdefault(newer, []).append(target)
+            planned.setdefault(target, []).append(newer)
     for newer, wanted, field in links:
         supersede(newer, wanted, services, field)
 
@@ -92,31 +94,33 @@ SELF_DUPLICATE = "names the note that holds this text: a note cannot supersede i
 SAME_TEXT = "names a note of this very text in this group: a note cannot supersede its own text"
 
 
-def superseded_notes(services: Services) -> Callable[[NoteId], list[NoteId]]:
-    """The notes a stored note supersedes, as the store holds its links."""
+def superseding_notes(services: Services) -> Callable[[NoteId], list[NoteId]]:
+    """The notes that supersede a stored note, as the store holds its links."""
 
-    def targets(note_id: NoteId) -> list[NoteId]:
+    def newer(note_id: NoteId) -> list[NoteId]:
         return [
-            link.key.to_id
+            link.key.from_id
             for link in services.reader.links(note_id)
-            if link.key.relation == SUPERSEDES and link.key.from_id == note_id
+            if link.key.relation == SUPERSEDES and link.key.to_id == note_id
         ]
 
-    return targets
+    return newer
 
 
-def reaches(start: NoteId, goal: NoteId, targets: Callable[[NoteId], Iterable[NoteId]]) -> bool:
-    """Whether ``goal`` is ``start`` or follows it on a chain of ``supersedes`` links, each
-    note's being ``targets(note)``; ``InvalidRequest`` past ``CHAIN_LIMIT`` notes."""
+def reaches(start: NoteId, goal: NoteId, step: Callable[[NoteId], Iterable[NoteId]], field: str) -> bool:
+    """Whether ``goal`` is ``start`` or follows it on a chain of ``supersedes`` links, the
+    notes next to each being ``step(note)``. A link from ``newer`` to ``older`` closes a cycle
+    when ``reaches(newer, older, <the notes superseding a note>)``: ``older`` supersedes
+    ``newer`` already. ``InvalidRequest`` at ``field`` past ``CHAIN_LIMIT`` notes."""
     seen, frontier = {start}, [start]
     while frontier:
         current = frontier.pop()
         if current == goal:
             return True
-        for target in targets(current):
-            if target not in seen:
+        for following in step(current):
+            if following not in seen:
                 if len(seen) >= CHAIN_LIMIT:
-                    raise InvalidRequest("supersedes", f"the chain of superseded notes is longer than {CHAIN_LIMIT}", start.value)
-                seen.add(target)
-                frontier.append(target)
+                    raise InvalidRequest(field, f"the chain of supersedes links from this note is longer than {CHAIN_LIMIT:,} notes", start.value)
+                seen.add(following)
+                frontier.append(following)
     return False

@@ -163,7 +163,7 @@ class InMemoryNoteStore:
         def superseded(note_id: NoteId) -> list[NoteId]:
             return [link.key.to_id for link, _ in self._links.values() if link.key.relation == SUPERSEDES and link.key.from_id == note_id]
 
-        return reaches(target, source, superseded)
+        return reaches(target, source, superseded, "supersedes")
 
     def unlink(self, key: LinkKey) -> bool:
         with self._lock:

@@ -188,6 +188,23 @@ def test_import_refuses_a_supersedes_cycle_and_writes_nothing(services: Services
     assert recent(services) == [new]
 
 
+def test_a_chain_longer_than_the_walk_limit_passes_the_import_check_in_one_step_a_link(services: Services) -> None:
+    from datetime import datetime, timezone
+
+    from local_mcp_memory.application.import_notes import _check_cycles
+    from local_mcp_memory.application.supersession import CHAIN_LIMIT
+    from local_mcp_memory.domain.link import SUPERSEDES, Link, LinkKey
+
+    at = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    chain = [NoteId.new() for _ in range(CHAIN_LIMIT + 50)]
+    links = [Link(LinkKey(newer, older, SUPERSEDES), at) for older, newer in zip(chain, chain[1:])]
+    _check_cycles(links, set(), services)  # each newer note has nothing above it yet: one step each
+    closing = Link(LinkKey(chain[0], chain[-1], SUPERSEDES), at)
+    with pytest.raises(InvalidRequest) as refused:
+        _check_cycles([*links, closing], set(), services)
+    assert refused.value.field == f"links[{len(links)}]"
+
+
 def test_memory_link_with_supersedes_marks_a_note_superseded(services: Services) -> None:
     old, new = add(services, "logs go to syslog"), add(services, "logs go to journald")
     rpc(services, "memory.link", {"fromId": new, "toId": old, "relation": "supersedes"})
