@@ -22,6 +22,8 @@ time and held on the paraphrase set (``bench.retrieval_study``: bench/results/re
 
 from __future__ import annotations
 
+import re
+
 import heapq
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import timedelta
@@ -333,9 +335,13 @@ def newer_first(
 
 
 def asks_something(text: str) -> bool:
-    """Whether a note's text asks something (holds a "?"): with the note written right after
-    it in its group, a question and its answer (``_context``)."""
-    return "?" in text
+    """Whether a note's text asks something: a "?" that ends a word ("ready?", "(why?)",
+    "¿Qué?"), not one inside code ("WHERE id = ?", "/search?q=1"). With the note written
+    right after it in its group, a question and its answer (``_context``)."""
+    return _QUESTION.search(text) is not None
+
+
+_QUESTION = re.compile(r"\w[)\]\"'»”’!]*[?？]+(?=[\s)\]\"'»”’.,;:!]|$)")
 
 
 def _context(

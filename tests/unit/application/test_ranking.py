@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
+import pytest
 from hypothesis import given, strategies as st
 
 from local_mcp_memory.application.ports import Candidate, Spread
 from local_mcp_memory.application.query_dates import Period
-from local_mcp_memory.application.ranking import KEYWORD_EVIDENCE, SPREAD_MIN_NOTES, blend, calibrated_scores, dated, with_context
+from local_mcp_memory.application.ranking import KEYWORD_EVIDENCE, asks_something, SPREAD_MIN_NOTES, blend, calibrated_scores, dated, with_context
 
 
 T0 = datetime(2024, 1, 15, 10, 30, tzinfo=timezone.utc)
@@ -379,3 +380,23 @@ def test_the_rest_of_the_head_brings_up_only_at_the_far_bar() -> None:
     assert ids(out)[6:8] == [0xAB, 0xA6]
     assert [c.score for c in out] == [c.score for c in ranked]
     assert brought_up(ranked, cosines, {}, _always, depth=6, far_subject=1.0) == ranked  # the 7th is beyond a head of 6
+
+
+@pytest.mark.parametrize(
+    ("text", "asks"),
+    [
+        ("Is the API ready?", True),
+        ("Ready? Then ship it.", True),
+        ("Really!? Yes.", True),
+        ("We chose it (why?) for speed.", True),
+        ("¿Qué pasa?", True),
+        ("テストは通った？", True),
+        ('He asked "done?" twice.', True),
+        ("The query is SELECT * FROM notes WHERE id = ?", False),
+        ("Search lives at /search?q=term", False),
+        ("The flag is x=? by default.", False),
+        ("The rate limit is 500 requests per minute.", False),
+    ],
+)
+def test_a_note_asks_something_when_a_question_mark_ends_a_word(text: str, asks: bool) -> None:
+    assert asks_something(text) is asks
