@@ -51,8 +51,7 @@ def add_note(command: AddNote, services: Services) -> NoteAdded:
     (holder,) = services.writer.add([(note, vector)], namespace, now)
     duplicate = holder != note.id
     services.counters.duplicates_refused += duplicate
-    if command.supersedes:
-        supersede_each([(holder, command.supersedes, "supersedes")], services)
+    supersede_each([(holder, command.supersedes, "supersedes")], services)
     named = () if duplicate else tuple(i for i in map(NoteId, similar) if i not in command.supersedes)
     return NoteAdded(holder, namespace, duplicate, named)
 

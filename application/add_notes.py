@@ -57,8 +57,7 @@ def add_notes(command: AddNotes, services: Services) -> NotesAdded:
     holders = at("notes", services.writer.add, list(zip(notes, vectors)), namespace, now)
     duplicates = [i for i, (note, holder) in enumerate(zip(notes, holders)) if holder != note.id]
     services.counters.duplicates_refused += len(duplicates)
-    links = [(holder, entry.supersedes, f"notes[{i}].supersedes") for i, (entry, holder) in enumerate(zip(command.notes, holders))]
-    supersede_each([link for link in links if link[1]], services)
+    supersede_each([(holder, entry.supersedes, f"notes[{i}].supersedes") for i, (entry, holder) in enumerate(zip(command.notes, holders))], services)
     named = [
         () if i in duplicates else tuple(n for n in map(NoteId, found) if n not in entry.supersedes)
         for i, (entry, found) in enumerate(zip(command.notes, similar))

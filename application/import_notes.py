@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import contextlib
-import functools
 from collections import deque
 from collections.abc import Iterator, Sequence
 
@@ -12,7 +11,7 @@ from local_mcp_memory.application.errors import InvalidRequest, SupersessionCycl
 from local_mcp_memory.application.export_notes import ExportedNote
 from local_mcp_memory.application.ports import Progress, StoredNote, Vector, no_progress
 from local_mcp_memory.application.services import Services
-from local_mcp_memory.application.supersession import CYCLE, reaches, superseding_notes
+from local_mcp_memory.application.supersession import CYCLE, PlannedLinks
 from local_mcp_memory.domain.identifiers import Namespace, NoteId
 from local_mcp_memory.domain.link import SUPERSEDES, Link
 from local_mcp_memory.domain.note import GlobalEntry, Note
@@ -174,18 +173,12 @@ def _check_cycles(links: Sequence[Link], gone: set[NoteId], services: Services) 
     """No ``supersedes`` link of the file closes a cycle with the store's links and the file's
     before it (``InvalidRequest`` at that ``links[i]``): what ``memory.link`` refuses, refused
     before anything is written."""
-    in_file: dict[NoteId, list[NoteId]] = {}  # per older note, the file's newer ones
-    stored = functools.cache(superseding_notes(services))
-
-    def above(note_id: NoteId) -> list[NoteId]:
-        return [*in_file.get(note_id, ()), *stored(note_id)]
-
+    planned = PlannedLinks(services)
     for index, link in enumerate(links):
         key = link.key
         if key.relation == SUPERSEDES and key.from_id not in gone and key.to_id not in gone:
-            if reaches(key.from_id, key.to_id, above, f"links[{index}]"):
+            if planned.closes_cycle(key.from_id, key.to_id, f"links[{index}]"):
                 raise InvalidRequest(f"links[{index}]", CYCLE, key.to_id.value)
-            in_file.setdefault(key.to_id, []).append(key.from_id)
 
 
 def _stored_as(current: StoredNote | None, exported: ExportedNote, target: Namespace) -> bool:

@@ -22,9 +22,8 @@ time and held on the paraphrase set (``bench.retrieval_study``: bench/results/re
 
 from __future__ import annotations
 
-import re
-
 import heapq
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import timedelta
 

@@ -8,6 +8,7 @@ Deleting the newer note removes its links, and so restores the older one.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Sequence
 
 from local_mcp_memory.application.errors import InvalidRequest, NoteNotFound, SupersessionCycle
@@ -72,21 +73,35 @@ def supersede_each(links: Sequence[tuple[NoteId, Sequence[NoteId], str]], servic
     any of them (a duplicate's holder naming a note that, stored or by an earlier entry,
     supersedes it) is ``InvalidRequest`` at its field before a link is written, so a refused
     call leaves none of its links."""
-    stored = superseding_notes(services)
-    planned: dict[NoteId, list[NoteId]] = {}  # per older note, the call's newer ones
-
-    def above(note_id: NoteId) -> list[NoteId]:
-        return [*stored(note_id), *planned.get(note_id, ())]
-
+    planned = PlannedLinks(services)
     for newer, wanted, field in links:
         for target in wanted:
             if target == newer:
                 raise InvalidRequest(field, SELF_DUPLICATE, target.value)
-            if reaches(newer, target, above, field):
+            if planned.closes_cycle(newer, target, field):
                 raise InvalidRequest(field, CYCLE, target.value)
-            planned.setdefault(target, []).append(newer)
     for newer, wanted, field in links:
         supersede(newer, wanted, services, field)
+
+
+class PlannedLinks:
+    """``supersedes`` links checked one by one before any is written (one call's, one import's):
+    each against the stored links and the ones accepted before it."""
+
+    def __init__(self, services: Services) -> None:
+        self._stored = functools.cache(superseding_notes(services))
+        self._planned: dict[NoteId, list[NoteId]] = {}  # per older note, the newer ones planned
+
+    def closes_cycle(self, newer: NoteId, older: NoteId, field: str) -> bool:
+        """Whether a link from ``newer`` to ``older`` would close a cycle; if not, it is
+        planned. ``InvalidRequest`` at ``field`` past ``CHAIN_LIMIT`` notes."""
+        if reaches(newer, older, self._above, field):
+            return True
+        self._planned.setdefault(older, []).append(newer)
+        return False
+
+    def _above(self, note_id: NoteId) -> list[NoteId]:
+        return [*self._planned.get(note_id, ()), *self._stored(note_id)]
 
 
 CYCLE = "would make a cycle: the note supersedes this one already"
