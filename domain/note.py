@@ -216,7 +216,7 @@ def default_expiry(importance: float, created_at: datetime, lifetime: timedelta 
 def require_future(expires_at: datetime | None, now: datetime) -> None:
     """An ``expiresAt`` a request sets must lie after ``now`` (None clears it)."""
     if expires_at is not None and expires_at <= now:
-        raise InvalidValue("Note", "expiry must lie in the future", expires_at, "expires_at")
+        raise InvalidValue("Expiry", "must lie in the future", expires_at, "expires_at")
 
 
 def require_within_size(type_name: str, field: str, value: Any) -> None:

@@ -11,6 +11,8 @@ from local_mcp_memory.domain.errors import InvalidValue
 
 _DATE_ONLY = re.compile(r"\d{4}-\d{2}-\d{2}")
 _HAS_ZONE = re.compile(r"(Z|[+-]\d{2}:?\d{2})$", re.IGNORECASE)
+_LONG_YEAR = re.compile(r"\d{5}")  # 10000-01-01T…: a year past 9999, not a malformed instant
+_YEARS_RULE = "must fall within the years 1..9999 once converted to UTC"
 
 
 def parse_instant(text: str) -> datetime:
@@ -29,6 +31,8 @@ def parse_instant(text: str) -> datetime:
             raise InvalidValue("Instant", "must be a valid calendar date", text) from None
     if not _HAS_ZONE.search(text):
         raise InvalidValue("Instant", "must end with Z or a UTC offset such as +09:00", text)
+    if _LONG_YEAR.match(text):
+        raise InvalidValue("Instant", _YEARS_RULE, text)
     try:
         parsed = datetime.fromisoformat(text)
     except ValueError:
@@ -36,7 +40,7 @@ def parse_instant(text: str) -> datetime:
     try:
         return parsed.astimezone(timezone.utc)
     except OverflowError:
-        raise InvalidValue("Instant", "must fall within the years 1..9999 once converted to UTC", text) from None
+        raise InvalidValue("Instant", _YEARS_RULE, text) from None
 
 
 def format_instant(moment: datetime) -> str:

@@ -221,7 +221,7 @@ def _namespace(text: str) -> object:
     try:
         return Namespace.parse(text)
     except InvalidValue as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+        raise argparse.ArgumentTypeError(f"{exc.rule} (got {text!r})") from None
 
 
 def _add_path_flags(parser: argparse.ArgumentParser) -> None:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 if TYPE_CHECKING:
     from local_mcp_memory.application.ports import MarkdownFolder, Progress
     from local_mcp_memory.application.services import Services
-    from local_mcp_memory.application.sync_folder import FolderSynced, SyncFolder, SyncMemo
+    from local_mcp_memory.application.sync_folder import FolderSynced, SyncFolder
 
 DEFAULT_GROUP = "kb"
 BAR_FROM_FILES = 200  # a folder with fewer files syncs without a progress bar ...
@@ -75,7 +75,7 @@ def _group(text: str) -> str:
     try:
         return GroupId(text).value
     except InvalidValue as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+        raise argparse.ArgumentTypeError(f"{exc.rule} (got {text!r})") from None
 
 
 def run(args: argparse.Namespace) -> int:

@@ -94,13 +94,28 @@ def _refused_value(exc: InvalidValue, sent: Any) -> RpcError:
     secret = field is not None and _SECRET.search(field) is not None  # never told back, however refused
     raw = _UNSENT if field is None or secret else sent_at(sent, field)
     shown = "***" if secret else _shown(exc.value if raw is _UNSENT else raw)
-    message = f"Invalid params: {exc.type_name} {exc.rule} (got {shown})" + (f" at {field}" if field else "")
-    data: dict[str, Any] = {"field": field, "rule": f"{exc.type_name} {exc.rule}"}
+    rule = _field_rule(exc)
+    message = f"Invalid params: {field or exc.type_name} {rule} (got {shown})"
+    data: dict[str, Any] = {"field": field, "rule": rule}
     if raw is not _UNSENT and (raw is None or isinstance(raw, (bool, int, float)) or (isinstance(raw, str) and len(raw) <= _SHOWN_MAX)):
         data["value"] = raw
     return RpcError(INVALID_PARAMS, message, data)
 
 
+def _field_rule(exc: InvalidValue) -> str:
+    """A value object's rule as said of the request's field ("groupId must match …", not the
+    class's "GroupId must match …"): a rule that names the attribute the field is ("text must
+    be …" at ``notes[1].text``) does not name it twice. Without a field, the rule as it is."""
+    if exc.field is None:
+        return exc.rule
+    attribute = _LAST_STEP.split(exc.field)[-1]
+    for said in (attribute, attribute.replace("_", " ")):
+        if exc.rule.startswith(said + " "):
+            return exc.rule[len(said) + 1 :]
+    return exc.rule
+
+
+_LAST_STEP = re.compile(r"[.\[]")
 _SECRET = re.compile(r"(?i)api_?key|token|password|secret")
 _STEP = re.compile(r"\.?([^.\[\]]+)|\[(\d+)\]")
 

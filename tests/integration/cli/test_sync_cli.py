@@ -140,7 +140,7 @@ def test_a_folder_that_is_not_one_and_a_bad_group_are_refused(tmp_path: Path) ->
     assert missing.returncode == 1 and "missing: not a directory" in missing.stderr
     (tmp_path / "kb").mkdir()
     bad = sync(home, tmp_path / "kb", "--group", "no spaces")
-    assert bad.returncode == 2 and "GroupId must match [A-Za-z0-9_-]+" in bad.stderr
+    assert bad.returncode == 2 and "argument --group: must match [A-Za-z0-9_-]+ (got 'no spaces')" in bad.stderr
 
 
 def test_watch_syncs_an_edit_and_exits_0_on_sigint(tmp_path: Path) -> None:

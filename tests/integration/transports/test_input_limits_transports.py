@@ -37,7 +37,7 @@ def store(request: pytest.FixtureRequest) -> list[str]:
 def test_stdio_refuses_metadata_over_the_limit_even_far_over_it(tmp_path: Path, store: list[str]) -> None:
     with StdioServer(tmp_path, *store) as server:
         past = server.call("memory.add_note", {**note("past", None), "expiresAt": "2001-01-01T00:00:00Z"})
-        assert past["error"]["data"] == {"field": "expiresAt", "rule": "Note expiry must lie in the future", "value": "2001-01-01T00:00:00Z"}
+        assert past["error"]["data"] == {"field": "expiresAt", "rule": "must lie in the future", "value": "2001-01-01T00:00:00Z"}
         assert_refused_at_metadata(server.call("memory.add_note", note("over", OVER)))
         assert_refused_at_metadata(server.call("memory.add_note", note("far over", {"blob": "m" * 15_000_000})))
         kept = server.result("memory.add_note", note("within", WITHIN))["id"]

@@ -10,6 +10,7 @@ import pytest
 
 from local_mcp_memory.application.errors import DimensionChanged, InvalidRequest, NamespaceStillHome
 from local_mcp_memory.application.services import Services
+from local_mcp_memory.domain.errors import InvalidValue
 from local_mcp_memory.entrypoints.build_defaults import DEFAULT_TRANSPORT
 from local_mcp_memory.entrypoints.rpc.errors import DIMENSION_MISMATCH, INVALID_PARAMS, explain, to_rpc_error
 from local_mcp_memory.entrypoints.mcp import McpOptions
@@ -43,6 +44,31 @@ def test_a_refused_request_names_its_field_as_the_caller_wrote_it(
     assert error["code"] == INVALID_PARAMS
     assert error["data"]["field"] == field
     assert error["message"] == f"Invalid params: {field} {error['data']['rule']}"
+
+
+@pytest.mark.parametrize(
+    ("params", "field", "rule"),
+    [
+        ({"groupId": "a b"}, "groupId", "must match [A-Za-z0-9_-]+"),
+        ({"text": "  "}, "text", "must be a non-blank string"),
+        ({"createdAt": "10000-01-01T00:00:00Z"}, "createdAt", "must fall within the years 1..9999 once converted to UTC"),
+        ({"expiresAt": "2001-01-01T00:00:00Z"}, "expiresAt", "must lie in the future"),
+        ({"importance": 2}, "importance", "must be a number in 0..1"),
+    ],
+)
+def test_a_refused_value_is_told_of_its_field_not_of_the_class_that_holds_it(
+    services: Services, params: dict[str, Any], field: str, rule: str
+) -> None:
+    note = {"projectId": "p", "groupId": "g", "text": "a note", **params}
+    error = rpc(services, "memory.add_note", note)["error"]
+    assert (error["code"], error["data"]["field"], error["data"]["rule"]) == (INVALID_PARAMS, field, rule)
+    assert error["message"] == f"Invalid params: {field} {rule} (got {json.dumps(params[field])})"
+
+
+def test_a_refused_batch_entry_is_told_at_its_path() -> None:
+    error = to_rpc_error(InvalidValue("Note", "text must be a non-blank string", " ", "text").at("notes[2]"), sent={"notes": [{}, {}, {"text": " "}]})
+    assert error.message == 'Invalid params: notes[2].text must be a non-blank string (got " ")'
+    assert error.data == {"field": "notes[2].text", "rule": "must be a non-blank string", "value": " "}
 
 
 def test_a_refused_request_is_told_in_wire_names_on_the_command_line_too() -> None:
