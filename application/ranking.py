@@ -235,6 +235,13 @@ NEWER_WINDOW = 25
 NEWER_MIN_WINDOW = 5
 """Fewer results with vectors than this say nothing of a spread: ``newer_first`` leaves them."""
 
+VALUE_MIN_WINDOW = 10
+"""Fewer results with vectors than this, and two notes naming other values of one kind are
+held to the bars of any other two (``newer_first``'s ``value_subject`` and ``answer_subject``
+off): among six notes about limits, each naming a number ("Uploads are capped at 25 MB",
+"Sessions expire after 2 hours"), every newer one stood out enough from the others to pass
+for an update of "The API rate limit is 500 requests per minute" and slid it down."""
+
 
 def newer_first(
     ranked: Sequence[Candidate],
@@ -251,6 +258,7 @@ def newer_first(
     answer_values: Callable[[str, str], bool] | None = None,
     answer_apart: timedelta = ANSWER_APART,
     asks: Callable[[str], bool] | None = None,
+    rivals: Callable[[str, str], bool] | None = None,
 ) -> list[Candidate]:
     """``ranked`` (highest first; the window) with each of its first ``depth`` notes placed
     just above the best-ranked older one of them about the same subject; each of those then
@@ -267,7 +275,9 @@ def newer_first(
     ``value_subject`` at most; it is asked only about a pair the other thresholds leave out,
     the newer note first; for two of the first ``answer_depth`` results (both among the best
     answers to the question) written at least ``answer_apart`` apart, ``answer_subject`` at
-    most, when ``answer_values(newer, older)`` holds (default: ``values_changed``). Two notes
+    most, when ``answer_values(newer, older)`` holds (default: ``values_changed``); two such
+    notes written closer in time (one sitting) only when ``rivals(newer, older)`` holds too:
+    they name different tools of one kind (``tool_kinds.rivals``). Two notes
     written one right after the other in a group (``adjacent``: each seed's neighbours, as
     ``with_context`` takes them) within ``ONE_SESSION``, one of which ``asks`` something
     (None: any), are context, the answer after a question, not an update: never a pair
@@ -284,6 +294,8 @@ def newer_first(
     context = _context(adjacent, ranked, asks)
     born = {c.id: c.created_at for c in head}
     low, high = min(subject, changed_subject), max(subject, changed_subject)
+    if len(window) < VALUE_MIN_WINDOW:
+        values_changed = None  # too few notes to tell a subject from a project's way of writing
     answers = {c.id for c in head[:answer_depth]} if values_changed is not None else set()
     answer_subject = min(value_subject, answer_subject)
     if values_changed is not None:
@@ -301,8 +313,8 @@ def newer_first(
             stands >= answer_subject
             and a in answers
             and b in answers
-            and born[b] - born[a] >= answer_apart
             and (answer_values or values_changed)(b, a)
+            and (born[b] - born[a] >= answer_apart or (rivals is not None and rivals(b, a)))
         )
 
     for a in heads:

@@ -7,6 +7,7 @@ from typing import ClassVar, Literal
 
 import attrs
 
+from local_mcp_memory.application import tool_kinds
 from local_mcp_memory.application.errors import InvalidRequest
 from local_mcp_memory.application.ports import Candidate, CandidateQuery, Candidates, Hit, PendingVector, StoredNote
 from local_mcp_memory.application.query_dates import asks_about_past, named_period
@@ -191,6 +192,9 @@ def _newer_first(
     def asks(note_id: str) -> bool:
         return asks_something(notes[note_id].note.text)
 
+    def rivals(newer: str, older: str) -> bool:
+        return tool_kinds.rivals(notes[newer].note.text, notes[older].note.text)
+
     if asks_about_past(query):
         ordered = newer_first(window, cosines, adjacent, changed, PAST_SUBJECT_Z, PAST_CHANGED_Z, asks=asks)
     else:
@@ -206,6 +210,7 @@ def _newer_first(
             answer_depth=ANSWER_DEPTH,
             answer_values=answer_values,
             asks=asks,
+            rivals=rivals,
         )
     return ordered + ranked[NEWER_WINDOW:]
 

@@ -33,8 +33,10 @@ def store_args(request: pytest.FixtureRequest) -> tuple[str, ...]:
     return ()
 
 
-def add(server: StdioServer, text: str, when: str) -> dict:
-    return server.result("memory.add_note", {"projectId": PROJECT, "groupId": "g", "text": text, "createdAt": when})
+def add(server: StdioServer, text: str, when: str | None) -> dict:
+    """``when`` None: no createdAt, the server's clock."""
+    dated = {} if when is None else {"createdAt": when}
+    return server.result("memory.add_note", {"projectId": PROJECT, "groupId": "g", "text": text, **dated})
 
 
 def ranked(server: StdioServer, mode: str) -> list[str]:
@@ -42,12 +44,13 @@ def ranked(server: StdioServer, mode: str) -> list[str]:
     return [hit["id"] for hit in server.result("memory.search", params)["results"]]
 
 
-def store_project(server: StdioServer, old: list[str], others: list[str], new: list[str]) -> list[str]:
-    """Old facts (January), the others sorted (March), new facts (June), as the benchmark stores them."""
-    ids = [add(server, text, f"2026-01-12T09:{n:02}:00Z")["id"] for n, text in enumerate(old)]
+def store_project(server: StdioServer, old: list[str], others: list[str], new: list[str], dated: bool = True) -> list[str]:
+    """Old facts (January), the others sorted (March), new facts (June), as the benchmark stores
+    them; not ``dated``: in that order, in one sitting (no createdAt, milliseconds apart)."""
+    ids = [add(server, text, f"2026-01-12T09:{n:02}:00Z" if dated else None)["id"] for n, text in enumerate(old)]
     for n, text in enumerate(sorted(others)):
-        add(server, text, f"2026-03-16T09:{n:02}:00Z")
-    return ids + [add(server, text, f"2026-06-15T09:{n:02}:00Z")["id"] for n, text in enumerate(new)]
+        add(server, text, f"2026-03-16T09:{n:02}:00Z" if dated else None)
+    return ids + [add(server, text, f"2026-06-15T09:{n:02}:00Z" if dated else None)["id"] for n, text in enumerate(new)]
 
 
 def ranked_for(server: StdioServer, query: str, mode: str, top_k: int) -> list[str]:
@@ -185,11 +188,15 @@ HANDBOOK_NEW = [
 ]
 
 
+@pytest.mark.parametrize("dated", [True, False], ids=["months-apart", "one-sitting"])
 def test_the_newer_of_two_best_answers_naming_other_tools_wins_though_they_share_little(
-    tmp_path: Path, store_args: tuple[str, ...]
+    tmp_path: Path, store_args: tuple[str, ...], dated: bool
 ) -> None:
+    """Months apart, or in one sitting: two of the best answers written within the hour pass
+    for a fact and its update only when they name different tools of one kind (Jekyll and
+    Docusaurus: documentation sites), never for two notes that each name a number."""
     with StdioServer(tmp_path, *store_args) as server:
-        ids = store_project(server, HANDBOOK_OLD, HANDBOOK_OTHERS, HANDBOOK_NEW)
+        ids = store_project(server, HANDBOOK_OLD, HANDBOOK_OTHERS, HANDBOOK_NEW, dated)
         old, new = ids[0], ids[len(HANDBOOK_OLD)]  # Jekyll -> Docusaurus 3
         query = "What static site generator builds the handbook?"
         semantic = ranked_for(server, query, "semantic", 10)
@@ -242,3 +249,23 @@ def test_an_update_naming_the_old_value_and_a_new_path_comes_up_from_below_the_t
         assert semantic.index(old) < semantic.index(new)
         hybrid = ranked_for(server, query, "hybrid", 19)
         assert hybrid.index(new) < min(10, hybrid.index(old))  # among the ten best, above the old fact
+
+
+SMALL_PROJECT = [
+    "The API rate limit is 500 requests per minute.",
+    "Kubernetes pods have a memory limit of 512 MiB.",
+    "Backups are kept for 30 days in a second region.",
+    "A full build takes about 12 minutes on the CI runners.",
+    "Sessions expire after 2 hours without a request.",
+    "Uploads are capped at 25 MB per file.",
+]
+
+
+def test_in_one_sitting_newer_notes_that_each_name_a_number_do_not_slide_the_answer_down(
+    tmp_path: Path, store_args: tuple[str, ...]
+) -> None:
+    """Newer notes of other subjects naming a number each are no updates of the one note asked
+    for, however close in time: only rival tools lift the hour between two best answers."""
+    with StdioServer(tmp_path, *store_args) as server:
+        asked = [add(server, text, None)["id"] for text in SMALL_PROJECT][0]
+        assert ranked_for(server, "What is the API rate limit?", "hybrid", 6)[0] == asked

@@ -9,7 +9,7 @@ from hypothesis import given, strategies as st
 
 from local_mcp_memory.application.ports import Candidate, Spread
 from local_mcp_memory.application.query_dates import Period
-from local_mcp_memory.application.ranking import KEYWORD_EVIDENCE, asks_something, SPREAD_MIN_NOTES, blend, calibrated_scores, dated, with_context
+from local_mcp_memory.application.ranking import KEYWORD_EVIDENCE, SPREAD_MIN_NOTES, VALUE_MIN_WINDOW, asks_something, blend, calibrated_scores, dated, with_context
 
 
 T0 = datetime(2024, 1, 15, 10, 30, tzinfo=timezone.utc)
@@ -264,7 +264,7 @@ def test_whether_a_note_speaks_of_a_change_is_asked_only_where_it_decides_a_pair
 
 def test_two_notes_naming_other_values_of_one_kind_need_only_the_value_bar() -> None:
     ranked = [hit(0xA, 0.9, minutes=0), hit(0xB, 0.7, minutes=1), hit(0xC, 0.5, minutes=10)]
-    ranked += [hit(0xE0 + i, 0.3 - i / 100, minutes=3 + i) for i in range(3)]
+    ranked += [hit(0xE0 + i, 0.3 - i / 100, minutes=3 + i) for i in range(7)]  # ten results: VALUE_MIN_WINDOW
     cosines = _cosines(_window(ranked, {0: SAME, 2: ALSO_SAME}))
     asked: list[tuple[str, str]] = []
 
@@ -279,13 +279,27 @@ def test_two_notes_naming_other_values_of_one_kind_need_only_the_value_bar() -> 
     assert asked and all(newer == ranked[2].id for newer, _ in asked)  # asked of the newer of a pair only
     asked.clear()
     assert ids(newer_first(ranked, cosines, {}, subject=1.0, values_changed=other_values, value_subject=0.5))[:3] == [0xC, 0xA, 0xB]
-    assert asked == []  # a pair the subject bar takes asks nothing more
+    assert (ranked[2].id, ranked[0].id) not in asked  # a pair the subject bar takes asks nothing more
 
+
+
+def test_among_fewer_than_ten_results_other_values_of_one_kind_lower_no_bar() -> None:
+    def window(fillers: int) -> tuple[list[Candidate], dict[str, dict[str, float]]]:
+        ranked = [hit(0xA, 0.9, minutes=0), hit(0xB, 0.7, minutes=1), hit(0xC, 0.5, minutes=10)]
+        ranked += [hit(0xE0 + i, 0.3 - i / 100, minutes=3 + i) for i in range(fillers)]
+        return ranked, _cosines(_window(ranked, {0: SAME, 2: ALSO_SAME}))
+
+    def other_values(newer: str, older: str) -> bool:
+        return True
+
+    bars = {"subject": 100.0, "changed_subject": 100.0, "value_subject": 1.0, "values_changed": other_values}
+    assert ids(newer_first(*window(VALUE_MIN_WINDOW - 3), {}, **bars))[:3] == [0xC, 0xA, 0xB]
+    assert ids(newer_first(*window(VALUE_MIN_WINDOW - 4), {}, **bars))[:3] == [0xA, 0xB, 0xC]
 
 
 def test_two_of_the_best_answers_naming_other_values_of_one_kind_need_only_the_answer_bar() -> None:
     ranked = [hit(0xA, 0.9, minutes=0), hit(0xB, 0.7, minutes=1), hit(0xC, 0.5, minutes=60)]
-    ranked += [hit(0xE0 + i, 0.3 - i / 100, minutes=3 + i) for i in range(3)]
+    ranked += [hit(0xE0 + i, 0.3 - i / 100, minutes=3 + i) for i in range(7)]  # ten results: VALUE_MIN_WINDOW
     cosines = _cosines(_window(ranked, {0: SAME, 2: ALSO_SAME}))
 
     def other_values(newer: str, older: str) -> bool:
@@ -309,6 +323,10 @@ def test_two_of_the_best_answers_naming_other_values_of_one_kind_need_only_the_a
     assert ids(newer_first(ranked, cosines, {}, **lower, values_changed=other_values, answer_depth=3, answer_values=never))[:3] == [0xC, 0xA, 0xB]
     # written within the hour of each other: one session, not a fact and its update
     assert ids(newer_first(ranked, cosines, {}, **bars, values_changed=other_values, answer_depth=3, answer_apart=timedelta(minutes=61)))[:3] == [0xA, 0xB, 0xC]
+    # ... unless the two name rival tools of one kind (one sitting: "Jekyll", then "Docusaurus")
+    within = {**bars, "values_changed": other_values, "answer_depth": 3, "answer_apart": timedelta(minutes=61)}
+    assert ids(newer_first(ranked, cosines, {}, **within, rivals=other_values))[:3] == [0xC, 0xA, 0xB]
+    assert ids(newer_first(ranked, cosines, {}, **within, rivals=never))[:3] == [0xA, 0xB, 0xC]
 
 
 # -- brought_up: a likely update from below the head moves just above the result it updates --
