@@ -113,11 +113,17 @@ READ_CHARS = 500
 """How much of a text ``tools`` reads, as ``suggestions.READ_CHARS``."""
 
 
-@functools.lru_cache(maxsize=8192)
 def tools(text: str) -> dict[str, frozenset[str]]:
     """The tools ``text`` names (its first ``READ_CHARS``), by kind: per kind, the names in
     lower case. The longest name at each word wins ("Amazon Redshift", not "Amazon")."""
-    words = [match.group().rstrip(".'") for match in _TOKEN.finditer(text, 0, READ_CHARS)]
+    return _tools_of_head(text[:READ_CHARS])
+
+
+@functools.lru_cache(maxsize=8192)
+def _tools_of_head(text: str) -> dict[str, frozenset[str]]:
+    """Kept for the next searches, whose windows mostly hold the same notes; keyed by at most
+    ``READ_CHARS`` characters, so the cache stays small whatever the notes' size."""
+    words = [match.group().rstrip(".'") for match in _TOKEN.finditer(text)]
     found: dict[str, set[str]] = {}
     for start in range(len(words)):
         for length in range(min(_LONGEST, len(words) - start), 0, -1):
