@@ -11,7 +11,7 @@ from local_mcp_memory.domain.errors import InvalidValue
 
 _DATE_ONLY = re.compile(r"\d{4}-\d{2}-\d{2}")
 _HAS_ZONE = re.compile(r"(Z|[+-]\d{2}:?\d{2})$", re.IGNORECASE)
-_LONG_YEAR = re.compile(r"\d{5}")  # 10000-01-01T…: a year past 9999, not a malformed instant
+_LONG_YEAR = re.compile(r"\d{5,}-")  # 10000-01-01T…: a year past 9999, not a malformed instant (nor 20240101T…)
 _YEARS_RULE = "must fall within the years 1..9999 once converted to UTC"
 
 

@@ -104,7 +104,7 @@ def ask(sock: Path, request: dict[str, Any], deadline: float, start: Callable[[i
         connection.close()
     try:
         decoded = json.loads(answer)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise ServiceUnavailable("an answer that is not JSON (the service stopped mid-answer)") from None
     if not isinstance(decoded, dict):
         raise ServiceUnavailable("an answer that is not a JSON object")
@@ -303,7 +303,7 @@ def _answer(connection: socket.socket, handle: Callable[[dict[str, Any]], str], 
         request = json.loads(_read_line(connection))
         if not isinstance(request, dict):
             raise ValueError("not a JSON object")
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         log("service_bad_request", error=type(exc).__name__)
         return
     try:

@@ -65,7 +65,7 @@ def store_setting_at_start(options: ServerOptions) -> str | None:
     try:
         data = json.loads(options.config_path.read_bytes())
         url = data.get("store", {}).get("url")
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, AttributeError, RecursionError):  # nested past the interpreter's depth: not a config
         return None
     return url if isinstance(url, str) else None
 

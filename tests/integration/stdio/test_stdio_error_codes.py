@@ -165,3 +165,19 @@ def test_a_search_failing_in_both_the_embedder_and_the_store_answers_the_embedde
     assert error["code"] == -32003  # the query is embedded first, as ever
     assert store_error["code"] == -32006
     assert len(found["results"]) == 1
+
+
+@pytest.mark.parametrize("nesting", ["[" * 100_000 + "]" * 100_000, '{"store":' + '{"a":' * 100_000 + "1" + "}" * 100_001])
+def test_a_config_file_nested_past_any_reader_is_32006_naming_it_and_the_commands_say_so(tmp_path: Path, nesting: str) -> None:
+    import subprocess
+
+    from tests.integration.serve import MCP_MEMORY, server_env
+
+    tmp_path.mkdir(exist_ok=True)
+    (tmp_path / "config.json").write_text(nesting)
+    with StdioServer(tmp_path) as server:
+        error = server.call("memory.stats")["error"]
+        assert server.call("memory.stats")["error"]["code"] == -32006  # and it keeps serving
+    assert error["code"] == -32006 and error["data"] == {"path": str(tmp_path / "config.json")}
+    stats = subprocess.run([MCP_MEMORY, "stats"], env=server_env(tmp_path), capture_output=True, text=True, timeout=60)
+    assert stats.returncode != 0 and "config file is not valid" in stats.stderr and "Traceback" not in stats.stderr
