@@ -97,10 +97,13 @@ class JsonFileConfigRepository:
         return None if store is msgspec.UNSET else store.url
 
     def update(self, change: Callable[[Settings], Settings]) -> Settings:
-        with exclusive_lock(self._path.with_name(f".{self._path.name}.lock")):
-            stored = self._read()
-            settings = change(_settings(stored))
-            self._write(settings, stored)
+        try:
+            with exclusive_lock(self._path.with_name(f".{self._path.name}.lock")):
+                stored = self._read()
+                settings = change(_settings(stored))
+                self._write(settings, stored)
+        except OSError as exc:  # a full disk, a read-only folder: the file as it was, told as the store's error
+            raise ConfigFileError(f"cannot write the config file: {exc.strerror or exc}", str(self._path)) from exc
         return settings
 
     def _read(self) -> _File:

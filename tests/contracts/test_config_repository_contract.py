@@ -117,3 +117,25 @@ def test_a_bad_file_is_a_clear_error(tmp_path: Path, content: str, message: str)
     path.write_text(content)
     with pytest.raises(ConfigFileError, match=message):
         JsonFileConfigRepository(path).load()
+
+
+def test_a_write_the_disk_refuses_is_the_config_files_error_and_leaves_the_file_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    from local_mcp_memory.adapters import json_config
+
+    path = tmp_path / "config.json"
+    repository = JsonFileConfigRepository(path)
+    repository.update(lambda s: attrs.evolve(s, embedder=attrs.evolve(s.embedder, model="first")))
+    before = path.read_bytes()
+
+    def full(target: Path, data: bytes) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(json_config, "replace_durably", full)
+    with pytest.raises(ConfigFileError, match="cannot write the config file: No space left on device") as refused:
+        repository.update(lambda s: attrs.evolve(s, embedder=attrs.evolve(s.embedder, model="second")))
+    assert refused.value.path == str(path)
+    assert path.read_bytes() == before
