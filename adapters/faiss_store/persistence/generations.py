@@ -171,13 +171,13 @@ class Generations:
             try:
                 journal = Journal.open(self.root / manifest.journal, manifest.generation)
             except FileNotFoundError:
-                manifest = self._read_manifest()
+                manifest = self._moved_on(manifest, manifest.journal)
                 continue
             try:
                 state = load_snapshot(self.root, manifest.snapshot, manifest.generation, manifest.sidecar_crc)
             except FileNotFoundError:
                 journal.close()
-                manifest = self._read_manifest()
+                manifest = self._moved_on(manifest, manifest.snapshot)
                 continue
             break
         else:
@@ -195,6 +195,19 @@ class Generations:
             notes=len(state),
             seconds=round(time.perf_counter() - started, 3),
         )
+
+    def _moved_on(self, manifest: Manifest, missing: str) -> Manifest:
+        """The manifest read again after ``missing``, a file ``manifest`` names, was not found: a
+        compaction in between removed it (the new manifest names others), or it is gone for
+        good, which a retry never mends: then the store is unavailable, naming the file."""
+        current = self._read_manifest()
+        if current.generation == manifest.generation:
+            raise StoreError(
+                f"{missing}, which the manifest names, is missing; `mcp-memory verify` tells what is left and "
+                "`mcp-memory salvage OUT` exports every note that still reads",
+                str(self.root / missing),
+            )
+        return current
 
     def compact(self) -> None:
         """Write the state as the next generation's snapshot (large spaces partitioned

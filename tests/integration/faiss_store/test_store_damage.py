@@ -87,6 +87,19 @@ def test_a_damaged_manifest_or_sidecar_is_refused_naming_the_file(small, name: s
     assert raised.value.path == str(path)
 
 
+@pytest.mark.parametrize("what", ["journal", "snapshot"])
+def test_a_journal_or_snapshot_gone_for_good_is_refused_naming_it_not_as_a_compaction_to_retry(small, what: str) -> None:
+    from local_mcp_memory.application.errors import StoreError
+
+    data, _written = small
+    missing = data / json.loads((data / "MANIFEST.json").read_text())["rec"][what]
+    shutil.rmtree(missing) if missing.is_dir() else missing.unlink()
+    with pytest.raises(StoreError) as raised:
+        FaissNoteStore(data)
+    assert raised.value.path == str(missing)
+    assert "is missing" in str(raised.value) and "salvage" in str(raised.value) and "retry" not in str(raised.value)
+
+
 def test_damage_is_answered_32006_naming_the_file_not_32603(small, tmp_path: Path) -> None:
     data, written = small
     sidecar = snapshot_of(data) / "sidecar.json"
