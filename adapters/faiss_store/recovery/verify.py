@@ -16,7 +16,7 @@ from pathlib import Path
 import attrs
 
 from local_mcp_memory.adapters.faiss_store.format.framing import Damaged
-from local_mcp_memory.adapters.faiss_store.format.journal import lines_of
+from local_mcp_memory.adapters.faiss_store.format.journal import Journal, lines_of
 from local_mcp_memory.adapters.faiss_store.memory.state import StoreState
 from local_mcp_memory.adapters.faiss_store.persistence.generations import LOCK, MANIFEST, read_manifest
 from local_mcp_memory.adapters.faiss_store.persistence.snapshot import load_snapshot
@@ -55,6 +55,12 @@ def verify(root: Path) -> Checkup:
         )
         state = StoreState()
     journal = root / manifest.journal
+    try:  # the header as the server checks it when it opens the store
+        Journal.open(journal, manifest.generation, writable=False).close()
+    except StoreError as exc:
+        found.problems[str(journal)].append(str(exc))
+    except OSError:
+        pass  # told by the replay below
     records = _replay(journal, state, found)
     for path, what in state.damage.reports:
         found.problems[path].append(what)

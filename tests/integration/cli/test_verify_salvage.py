@@ -54,6 +54,15 @@ def test_verify_reports_each_damaged_file_and_what_it_affects(tmp_path: Path) ->
     assert tree(data) == before
 
 
+def test_verify_fails_a_journal_without_its_header_as_the_server_refuses_it(tmp_path: Path) -> None:
+    data, _written = small(tmp_path)
+    (journal,) = data.glob("journal-*.jsonl")
+    journal.write_bytes(b"")
+    done = run(tmp_path, "verify", "--data-dir", str(data))
+    assert done.returncode == 1, done.stdout
+    assert f"{journal} has no header line" in done.stdout
+
+
 def salvaged_into_a_new_store(home: Path, data: Path) -> tuple[subprocess.CompletedProcess[str], FaissNoteStore]:
     out = home / "rescued.jsonl"
     done = run(home, "salvage", str(out), "--data-dir", str(data))
