@@ -48,6 +48,7 @@ from local_mcp_memory.entrypoints.composition.compose import LazyServices
 from local_mcp_memory.entrypoints.composition.settings import ServerOptions, http_section
 from local_mcp_memory.entrypoints.http.app import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY, HttpApp
 from local_mcp_memory.entrypoints.http.guard import Policy, is_loopback
+from local_mcp_memory.entrypoints.http.protocol import TimedHeadersProtocol
 from local_mcp_memory.entrypoints.http.streamable import DEFAULT_SESSION_IDLE
 from local_mcp_memory.entrypoints.rpc.dispatcher import Dispatcher
 from local_mcp_memory.entrypoints.logs import get_logger
@@ -169,7 +170,7 @@ def uvicorn_config(app: HttpApp, host: str, port: int) -> uvicorn.Config:
         app,
         host=host,
         port=port,
-        http="h11",
+        http=TimedHeadersProtocol,
         loop="asyncio",
         ws="none",
         interface="asgi3",

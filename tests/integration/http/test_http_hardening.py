@@ -122,3 +122,29 @@ def test_a_bad_duration_refuses_to_start(tmp_path: Path, name: str) -> None:
     server = HttpServer(tmp_path / "home", env={name: "0"})
     assert server.process.wait(timeout=30) == 2
     assert name in server.log()
+
+
+def test_connections_whose_headers_never_end_get_408_and_stop_holding_every_place(tmp_path: Path) -> None:
+    from local_mcp_memory.entrypoints.http.protocol import HEADERS_SECONDS
+    from local_mcp_memory.entrypoints.http.serve import MAX_CONNECTIONS
+
+    with HttpServer(tmp_path / "home") as server, server.client() as client:
+        opened = time.monotonic()
+        stalled = [socket.create_connection(("127.0.0.1", server.port), timeout=30) for _ in range(MAX_CONNECTIONS + 4)]
+        try:
+            for sock in stalled:
+                sock.sendall(f"POST /rpc HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n".encode())
+            assert client.get("/health").status_code == 503  # every place held
+            received = read_until_closed(stalled[0])
+            waited = time.monotonic() - opened
+            head, _, body = received.partition(b"\r\n\r\n")
+            assert head.startswith(b"HTTP/1.1 408") and b"content-type: application/json" in head.lower()
+            assert json.loads(body)["error"]["reason"] == "headers_timeout"
+            assert HEADERS_SECONDS - 1 <= waited < HEADERS_SECONDS + 10
+            deadline = time.monotonic() + 10
+            while client.get("/health").status_code != 200:
+                assert time.monotonic() < deadline, "the stalled connections still hold every place"
+                time.sleep(0.2)
+        finally:
+            for sock in stalled:
+                sock.close()

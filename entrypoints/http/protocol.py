@@ -1,0 +1,65 @@
+"""uvicorn's h11 protocol with a deadline on a request's headers.
+
+uvicorn times a kept-alive connection that sends nothing, and ``HttpApp`` times the body, but
+nothing timed headers that never end: 256 connections each sending ``POST /rpc HTTP/1.1`` and
+a ``Host`` line, then nothing, held every one of uvicorn's ``limit_concurrency`` places, and
+every other client got 503 for as long as they stayed open. A connection whose request line
+and headers are not complete within ``HEADERS_SECONDS`` of its first byte (or of its opening)
+is answered 408, as JSON, and closed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import h11
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+HEADERS_SECONDS = 10.0
+"""How long a request's line and headers may take to arrive."""
+
+
+def _late_answer() -> bytes:
+    message = f"the request's headers did not arrive within {HEADERS_SECONDS:g} s"
+    body = json.dumps({"error": {"status": 408, "reason": "headers_timeout", "message": message}}).encode()
+    head = f"HTTP/1.1 408 Request Timeout\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\nconnection: close\r\n\r\n"
+    return head.encode("ascii") + body
+
+
+class TimedHeadersProtocol(H11Protocol):
+    """``H11Protocol`` whose connections must finish each request's headers in time."""
+
+    _headers_due: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm()
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if self.conn.their_state is h11.IDLE and data:
+            if self._headers_due is None:  # the first bytes of a kept-alive connection's next request
+                self._arm()
+        else:
+            self._disarm()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def _arm(self) -> None:
+        self._disarm()
+        self._headers_due = self.loop.call_later(HEADERS_SECONDS, self._late)
+
+    def _disarm(self) -> None:
+        if self._headers_due is not None:
+            self._headers_due.cancel()
+            self._headers_due = None
+
+    def _late(self) -> None:
+        self._headers_due = None
+        waiting = self.cycle is None or self.cycle.response_complete  # no request of this connection is being answered
+        if self.conn.their_state is h11.IDLE and waiting and not self.transport.is_closing():
+            self.transport.write(_late_answer())
+            self.transport.close()
