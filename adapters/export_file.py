@@ -46,7 +46,7 @@ import numpy as np
 from msgspec import UNSET, Struct, UnsetType
 
 from local_mcp_memory.adapters.json_converter import CAMEL
-from local_mcp_memory.adapters.msgspec_errors import field_and_rule, wire_path
+from local_mcp_memory.adapters.msgspec_errors import field_and_rule, shown_as_json, wire_path
 from local_mcp_memory.application.errors import ImportFileInvalid
 from local_mcp_memory.application.export_notes import Export, ExportedNote, ExportFile
 from local_mcp_memory.application.services import at
@@ -248,7 +248,9 @@ def _checked(number: int, build: Any, line: Any) -> Any:
     try:
         return build(line)
     except InvalidValue as exc:
-        raise ImportFileInvalid(number, wire_path(exc.field), str(exc)) from None
+        field = wire_path(exc.field)
+        subject = "" if field else f"{exc.type_name} "
+        raise ImportFileInvalid(number, field, f"{subject}{exc.field_rule()} (got {shown_as_json(exc.value, 80)})") from None
 
 
 def _first(seen: dict[object, int], key: object, number: int, field: str, rule: str) -> None:
@@ -320,3 +322,4 @@ class JsonLinesExportFile:
 
 
 EXPORT_FILE = JsonLinesExportFile()
+

@@ -1,10 +1,13 @@
 """Where and why a msgspec decode failed, told in the wire's field names: shared by the
 JSON-RPC errors (``entrypoints.rpc.errors``) and the export file (``adapters.export_file``).
-Imports the standard library only, so the edge loads it at start-up for free."""
+Imports the standard library only (``shown_as_json`` takes msgspec when first called), so the
+edge loads it at start-up for free."""
 
 from __future__ import annotations
 
 import re
+from datetime import datetime
+from typing import Any
 
 _AT = re.compile(r"^(?P<rule>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.DOTALL)
 _NAMED = re.compile(r"(?:missing required|unknown) field `(?P<name>[^`]+)`")
@@ -27,3 +30,19 @@ _SNAKE = re.compile(r"_([a-z0-9])")
 def wire_path(path: str | None) -> str | None:
     """A field path in wire names: the domain's ``notes[2].created_at`` is ``notes[2].createdAt``."""
     return None if path is None else _SNAKE.sub(lambda m: m.group(1).upper(), path)
+
+
+def shown_as_json(value: Any, limit: int) -> str:
+    """A refused value told back as JSON writes it (an instant in ISO 8601), never as a
+    Python repr where JSON can say it, cut to ``limit`` characters."""
+    import msgspec
+
+    from local_mcp_memory.domain.time import format_instant
+
+    if isinstance(value, datetime):
+        value = format_instant(value)
+    try:
+        text = msgspec.json.encode(value).decode()
+    except (TypeError, ValueError, OverflowError, msgspec.EncodeError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 
@@ -28,6 +29,19 @@ class InvalidValue(DomainError):
         self.value = value
         self.field = field
         super().__init__(f"{type_name} {rule} (got {_preview(value)})")
+
+    def field_rule(self) -> str:
+        """The rule as said of the field the value sits at ("must match …" for ``groupId``):
+        a rule that names the attribute the field ends in ("text must be …" at
+        ``notes[1].text``) does not name it twice. Without a field, the rule as it is (the
+        type's name is then its subject)."""
+        if self.field is None:
+            return self.rule
+        attribute = re.split(r"[.\[]", self.field)[-1]
+        for said in (attribute, attribute.replace("_", " ")):
+            if self.rule.startswith(said + " "):
+                return self.rule[len(said) + 1 :]
+        return self.rule
 
     def at(self, field: str) -> InvalidValue:
         """The same error, placed at ``field``; a field it already names becomes a path

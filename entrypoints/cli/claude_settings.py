@@ -328,8 +328,6 @@ def parse(text: str, path: Path) -> Any:
     except json.JSONDecodeError as exc:
         raise SettingsUnreadable(path, f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
     except RecursionError:
-        raise SettingsUnreadable(path, "nested deeper than JSON can be read here") from None
-    except RecursionError:
         raise SettingsUnreadable(path, "nested too deeply") from None
 
 

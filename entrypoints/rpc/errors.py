@@ -14,15 +14,13 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime
 from typing import Any
 
 import msgspec
 
-from local_mcp_memory.adapters.msgspec_errors import field_and_rule, wire_path
+from local_mcp_memory.adapters.msgspec_errors import field_and_rule, shown_as_json, wire_path
 from local_mcp_memory.application import errors as app
 from local_mcp_memory.domain.errors import InvalidValue
-from local_mcp_memory.domain.time import format_instant
 from local_mcp_memory.entrypoints.logs import get_logger
 
 PARSE_ERROR = -32700
@@ -93,8 +91,8 @@ def _refused_value(exc: InvalidValue, sent: Any) -> RpcError:
     field = wire_path(exc.field)
     secret = field is not None and _SECRET.search(field) is not None  # never told back, however refused
     raw = _UNSENT if field is None or secret else sent_at(sent, field)
-    shown = "***" if secret else _shown(exc.value if raw is _UNSENT else raw)
-    rule = _field_rule(exc)
+    shown = "***" if secret else shown_as_json(exc.value if raw is _UNSENT else raw, _SHOWN_MAX)
+    rule = exc.field_rule()
     message = f"Invalid params: {field or exc.type_name} {rule} (got {shown})"
     data: dict[str, Any] = {"field": field, "rule": rule}
     if raw is not _UNSENT and (raw is None or isinstance(raw, (bool, int, float)) or (isinstance(raw, str) and len(raw) <= _SHOWN_MAX)):
@@ -102,20 +100,6 @@ def _refused_value(exc: InvalidValue, sent: Any) -> RpcError:
     return RpcError(INVALID_PARAMS, message, data)
 
 
-def _field_rule(exc: InvalidValue) -> str:
-    """A value object's rule as said of the request's field ("groupId must match …", not the
-    class's "GroupId must match …"): a rule that names the attribute the field is ("text must
-    be …" at ``notes[1].text``) does not name it twice. Without a field, the rule as it is."""
-    if exc.field is None:
-        return exc.rule
-    attribute = _LAST_STEP.split(exc.field)[-1]
-    for said in (attribute, attribute.replace("_", " ")):
-        if exc.rule.startswith(said + " "):
-            return exc.rule[len(said) + 1 :]
-    return exc.rule
-
-
-_LAST_STEP = re.compile(r"[.\[]")
 _SECRET = re.compile(r"(?i)api_?key|token|password|secret")
 _STEP = re.compile(r"\.?([^.\[\]]+)|\[(\d+)\]")
 
@@ -132,17 +116,6 @@ def sent_at(sent: Any, path: str) -> Any:
         else:
             return _UNSENT
     return value
-
-
-def _shown(value: Any) -> str:
-    """A value as JSON would write it (an instant in ISO 8601), cut to ``_SHOWN_MAX``."""
-    if isinstance(value, datetime):
-        value = format_instant(value)
-    try:
-        text = msgspec.json.encode(value).decode()
-    except (TypeError, ValueError, OverflowError, msgspec.EncodeError):
-        text = repr(value)
-    return text if len(text) <= _SHOWN_MAX else text[: _SHOWN_MAX - 1] + "…"
 
 
 def to_rpc_error(exc: BaseException, method: str | None = None, sent: Any = None) -> RpcError:
