@@ -17,6 +17,9 @@ from local_mcp_memory.application.redaction import mask_url, redact
         ("http://us%40er:p@ss@host/x", "http://***@host/x"),
         ("http://localhost:11434", "http://localhost:11434"),
         ("https://host/v1?mail=a@b.c", "https://host/v1?mail=a@b.c"),
+        ("https://az.example/openai?api-version=2024-02-01&api-key=s3cr3t", "https://az.example/openai?api-version=2024-02-01&api-key=***"),
+        ("http://proxy/v1?key=abc#top", "http://proxy/v1?key=***#top"),
+        ("http://proxy/v1?access_token=t&sig=x&page=2", "http://proxy/v1?access_token=***&sig=***&page=2"),
     ],
 )
 def test_mask_url_hides_userinfo_and_keeps_the_rest_exactly(url: str, shown: str) -> None:
