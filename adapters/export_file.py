@@ -322,4 +322,3 @@ class JsonLinesExportFile:
 
 
 EXPORT_FILE = JsonLinesExportFile()
-
