@@ -5,11 +5,12 @@ firmware is built with the Arduino IDE"; "Opsgenie handles paging" and "Alerts p
 on-call via PagerDuty") — an update, not two neighbouring facts that each name a number.
 General knowledge of the field, written for any project, not fitted to any set of notes."""
 
-
 from __future__ import annotations
 
 import functools
 import re
+
+from local_mcp_memory.application.suggestions import READ_CHARS
 
 KINDS: dict[str, str] = {
     "language": "Python|Java|Kotlin|Swift|Objective-C|Go|Golang|Rust|Ruby|PHP|JavaScript|TypeScript|C#|C++|Scala|Elixir|Erlang|Haskell|Clojure|Dart|Lua|Perl|Julia|OCaml|F#|Groovy|Visual Basic|COBOL|Fortran|Zig|Nim|Crystal",
@@ -109,8 +110,6 @@ def _entries() -> dict[str, tuple[str, frozenset[str]]]:
 _ENTRIES = _entries()
 _LONGEST = max(len(key.split()) for key in _ENTRIES)
 _TOKEN = re.compile(r"[A-Za-z0-9][\w.+#/&'-]*[\w+#]|[A-Za-z0-9]")
-READ_CHARS = 500
-"""How much of a text ``tools`` reads, as ``suggestions.READ_CHARS``."""
 
 
 def tools(text: str) -> dict[str, frozenset[str]]:

@@ -46,21 +46,11 @@ def add_session_commands(
         help="the project: a path or an opaque id, as the methods take it (default: the main worktree of the "
         "git repository holding the working directory, else the working directory)",
     )
-    context.add_argument("--group", type=_group, metavar="G", help="only notes of this groupId (the settings are shown whatever the group)")
+    context.add_argument("--group", type=subcommands.group_id, metavar="G", help="only notes of this groupId (the settings are shown whatever the group)")
     context.add_argument("--query", type=_query, metavar="Q", help="also list the notes most relevant to Q (embeds Q)")
     context.add_argument("--limit", type=_limit, metavar="N", help="notes in total, 1..100 (default: 20)")
     add_path_flags(context)
     context.set_defaults(handler=context_main)
-
-
-def _group(text: str) -> str:
-    from local_mcp_memory.domain.errors import InvalidValue
-    from local_mcp_memory.domain.identifiers import GroupId
-
-    try:
-        return GroupId(text).value
-    except InvalidValue as exc:
-        raise argparse.ArgumentTypeError(f"{exc.rule} (got {text!r})") from None
 
 
 def _query(text: str) -> str:

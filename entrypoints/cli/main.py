@@ -215,13 +215,9 @@ def _add_batch_flag(parser: argparse.ArgumentParser) -> None:
 
 
 def _namespace(text: str) -> object:
-    from local_mcp_memory.domain.errors import InvalidValue
     from local_mcp_memory.domain.identifiers import Namespace
 
-    try:
-        return Namespace.parse(text)
-    except InvalidValue as exc:
-        raise argparse.ArgumentTypeError(f"{exc.rule} (got {text!r})") from None
+    return subcommands.domain_value(lambda: Namespace.parse(text), text)
 
 
 def _add_path_flags(parser: argparse.ArgumentParser) -> None:

@@ -1,11 +1,13 @@
 """One way to add a command to the ``mcp-memory`` parser: its one-line summary, its description
-and examples shown by ``--help``, and the exit codes after them; and one way to read a whole
-number from a flag. Imports argparse only."""
+and examples shown by ``--help``, and the exit codes after them; one way to read a whole
+number from a flag, and one to read a domain value (``--group``, ``--namespace``). Imports
+argparse only; the domain when a value is read."""
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from typing import Any
 
 
 def add(commands: argparse._SubParsersAction, name: str, summary: str, description: str, examples: str, epilog: str) -> argparse.ArgumentParser:
@@ -35,3 +37,21 @@ def integer(low: int, high: int | None = None) -> Callable[[str], int]:
         return value
 
     return parse
+
+
+def group_id(text: str) -> str:
+    """An argparse ``type`` for ``--group``: a groupId, or ``ArgumentTypeError`` saying its rule."""
+    from local_mcp_memory.domain.identifiers import GroupId
+
+    return domain_value(lambda: GroupId(text).value, text)
+
+
+def domain_value(build: Callable[[], Any], text: str) -> Any:
+    """``build()``, a domain value read from ``text``; its refusal (``InvalidValue``) raised as
+    ``ArgumentTypeError`` saying the rule and the text, which argparse reports as a usage error."""
+    from local_mcp_memory.domain.errors import InvalidValue
+
+    try:
+        return build()
+    except InvalidValue as exc:
+        raise argparse.ArgumentTypeError(f"{exc.rule} (got {text!r})") from None

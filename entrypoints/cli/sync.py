@@ -20,6 +20,8 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import TYPE_CHECKING, Any, TextIO
 
+from local_mcp_memory.entrypoints.cli import subcommands
+
 if TYPE_CHECKING:
     from local_mcp_memory.application.ports import MarkdownFolder, Progress
     from local_mcp_memory.application.services import Services
@@ -62,20 +64,10 @@ def add_parser(commands: argparse._SubParsersAction, add_path_flags: Callable[[a
         help="the project the notes belong to: a path or an opaque id, as the methods take it "
         "(default: the main worktree of the git repository holding the working directory, else the working directory)",
     )
-    sync.add_argument("--group", type=_group, default=DEFAULT_GROUP, metavar="G", help=f"the notes' groupId (default: {DEFAULT_GROUP})")
+    sync.add_argument("--group", type=subcommands.group_id, default=DEFAULT_GROUP, metavar="G", help=f"the notes' groupId (default: {DEFAULT_GROUP})")
     sync.add_argument("--watch", action="store_true", help="then follow changes until Ctrl-C (SIGINT), syncing again ~1 s after each")
     sync.add_argument("--json", action="store_true", help="print one JSON object per sync instead of the summary line")
     add_path_flags(sync)
-
-
-def _group(text: str) -> str:
-    from local_mcp_memory.domain.errors import InvalidValue
-    from local_mcp_memory.domain.identifiers import GroupId
-
-    try:
-        return GroupId(text).value
-    except InvalidValue as exc:
-        raise argparse.ArgumentTypeError(f"{exc.rule} (got {text!r})") from None
 
 
 def run(args: argparse.Namespace) -> int:

@@ -38,7 +38,7 @@ class TimedHeadersProtocol(H11Protocol):
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
-        if self.conn.their_state is h11.IDLE and data:
+        if self.conn.their_state is h11.IDLE:
             if self._headers_due is None:  # the first bytes of a kept-alive connection's next request
                 self._arm()
         else:
