@@ -21,6 +21,8 @@ can encode. Whatever they raise is answered through ``entrypoints.rpc.errors.to_
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -64,10 +66,23 @@ def decode_message(data: bytes) -> Any:
         raise RpcError(PARSE_ERROR, "Parse error: the message is not valid UTF-8") from None
     except msgspec.ValidationError:  # the only one an untyped decode raises: a number beyond float
         raise RpcError(PARSE_ERROR, "Parse error: a number in the message is out of range") from None
-    except msgspec.DecodeError:
-        raise RpcError(PARSE_ERROR, "Parse error: the message is not valid JSON") from None
+    except msgspec.DecodeError as exc:
+        raise RpcError(PARSE_ERROR, f"Parse error: the message is not valid JSON ({_reason(exc, data)})") from None
     except RecursionError:  # the bound above keeps this away; kept as a second line
         raise RpcError(INVALID_REQUEST, "Invalid request: the message is nested too deep") from None
+
+
+_LONE_SURROGATE = re.compile(rb"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])")
+
+
+def _reason(exc: msgspec.DecodeError, data: bytes) -> str:
+    """What msgspec found wrong, in its words without its prefix ("trailing comma in object
+    (byte 7)"); a lone high surrogate escape, which msgspec calls truncated input, by its name
+    (a lone low one it names itself)."""
+    reason = str(exc).removeprefix("JSON is malformed: ")
+    if reason == "Input data was truncated" and (lone := _LONE_SURROGATE.search(data)):
+        return f"{lone.group().decode()} is a lone surrogate escape, not a character"
+    return reason[:1].lower() + reason[1:]
 
 
 def error_reply(error: RpcError, request_id: Any = None) -> bytes:

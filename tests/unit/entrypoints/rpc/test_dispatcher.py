@@ -147,6 +147,20 @@ def test_bytes_that_cannot_be_a_request_get_an_error_with_null_id(raw: bytes, co
     assert call('{"jsonrpc": "2.0", "id": 2, "method": "echo", "params": [1]}')["result"] == [1]
 
 
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        (b'{"jsonrpc": "2.0", "id": 1, "method": "echo", "params": {"a": 1,}}', "(trailing comma in object (byte 64))"),
+        (b'{"jsonrpc": "2.0", "id": 1, "met', "(input data was truncated)"),
+        (b'{"jsonrpc": "2.0", "id": 1, "method": "echo", "params": {"a": "x\\ud800y"}}', "(\\ud800 is a lone surrogate escape, not a character)"),
+        (b'{"jsonrpc": "2.0", "id": 1, "method": "echo", "params": {"a": "\\udc00"}}', "(invalid utf-16 surrogate pair (byte 69))"),
+    ],
+    ids=["trailing comma", "truncated", "lone high surrogate", "lone low surrogate"],
+)
+def test_a_parse_error_says_what_is_wrong_and_where(raw: bytes, reason: str) -> None:
+    assert call(raw)["error"]["message"] == "Parse error: the message is not valid JSON " + reason
+
+
 def test_a_message_nested_as_deep_as_allowed_is_served() -> None:
     reply = call(_nested(MAX_DEPTH))
     assert reply["id"] == 1 and "result" in reply
