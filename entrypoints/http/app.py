@@ -8,7 +8,8 @@
 Every request first passes ``guard.check`` (Host, Origin, CORS preflight, token; the
 dashboard's files need no token, the page's calls to ``/rpc`` do). Then:
 unknown path 404; other method 405 with ``Allow``; a POST body that is not
-``application/json`` (a ``charset=utf-8`` parameter is fine) 415; a body over
+``application/json`` (a ``charset=utf-8`` parameter is fine), or one with a
+``Content-Encoding`` (gzip, …), 415; a body over
 ``max_body`` bytes 413, a body not complete within ``body_timeout`` seconds 408 (for
 both the connection is closed rather than drained).
 
@@ -155,6 +156,10 @@ class HttpApp:
         if not _is_json(content_type):
             got = (content_type or "none")[:100]
             message = f"Unsupported Media Type: send the body as application/json (got {got})"
+            return responses.refusal(path, 415, "unsupported_media_type", message)
+        encoding = (headers.get("content-encoding") or "identity").strip().lower()
+        if encoding != "identity":
+            message = f"Unsupported Media Type: send the body unencoded (got Content-Encoding {encoding[:100]})"
             return responses.refusal(path, 415, "unsupported_media_type", message)
         length = headers.get("content-length")
         if length is not None and length.strip().isdigit() and int(length) > self._max_body:

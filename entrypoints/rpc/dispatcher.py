@@ -80,6 +80,8 @@ def _reason(exc: msgspec.DecodeError, data: bytes) -> str:
     (byte 7)"); a lone high surrogate escape, which msgspec calls truncated input, by its name
     (a lone low one it names itself)."""
     reason = str(exc).removeprefix("JSON is malformed: ")
+    if not data.strip():
+        return "it is empty"
     if reason == "Input data was truncated" and (lone := _LONE_SURROGATE.search(data)):
         return f"{lone.group().decode()} is a lone surrogate escape, not a character"
     return reason[:1].lower() + reason[1:]

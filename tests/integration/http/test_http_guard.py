@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gzip
+
 from collections.abc import Iterator
 
 import httpx
@@ -104,6 +106,23 @@ def test_a_body_that_is_not_json_by_content_type_is_refused_with_415(open_server
             assert error_reason(response) == "unsupported_media_type"
         missing = client.post("/rpc", content=body)
         assert missing.status_code == 415
+
+
+def test_an_encoded_body_is_refused_with_415_naming_the_encoding(open_server: HttpServer) -> None:
+    body = gzip.compress(httpx.Request("POST", "/", json=get_config()).content)
+    with open_server.client() as client:
+        refused = client.post("/rpc", content=body, headers={"content-type": "application/json", "content-encoding": "gzip"})
+        plain = client.post("/rpc", json=get_config(), headers={"content-encoding": "identity"})
+    assert refused.status_code == 415 and error_reason(refused) == "unsupported_media_type"
+    assert "Content-Encoding gzip" in refused.json()["error"]["message"]
+    assert plain.status_code == 200 and "result" in plain.json()
+
+
+def test_an_empty_body_is_a_parse_error_saying_so(open_server: HttpServer) -> None:
+    with open_server.client() as client:
+        response = client.post("/rpc", content=b"", headers={"content-type": "application/json"})
+    assert response.status_code == 200
+    assert response.json()["error"] == {"code": -32700, "message": "Parse error: the message is not valid JSON (it is empty)"}
 
 
 def test_a_json_content_type_with_a_utf8_charset_is_accepted(open_server: HttpServer) -> None:
