@@ -1,11 +1,12 @@
-"""uvicorn's h11 protocol with a deadline on a request's headers.
+"""uvicorn's h11 protocol with a deadline on a request's headers, answering in JSON.
 
 uvicorn times a kept-alive connection that sends nothing, and ``HttpApp`` times the body, but
 nothing timed headers that never end: 256 connections each sending ``POST /rpc HTTP/1.1`` and
 a ``Host`` line, then nothing, held every one of uvicorn's ``limit_concurrency`` places, and
 every other client got 503 for as long as they stayed open. A connection whose request line
 and headers are not complete within ``HEADERS_SECONDS`` of its first byte (or of its opening)
-is answered 408, as JSON, and closed.
+is answered 408, as JSON, and closed. Bytes that are no HTTP request are answered 400 as
+JSON too, in the shape of the app's other refusals, where uvicorn wrote a plain-text line.
 """
 
 from __future__ import annotations
@@ -20,11 +21,16 @@ HEADERS_SECONDS = 10.0
 """How long a request's line and headers may take to arrive."""
 
 
+def _closing_answer(status: int, phrase: str, reason: str, message: str) -> bytes:
+    """A whole response that ends the connection, written before (or instead of) h11's state."""
+    body = json.dumps({"error": {"status": status, "reason": reason, "message": message}}).encode()
+    head = f"HTTP/1.1 {status} {phrase}\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\nconnection: close\r\n\r\n"
+    return head.encode("ascii") + body
+
+
 def _late_answer() -> bytes:
     message = f"the request's headers did not arrive within {HEADERS_SECONDS:g} s"
-    body = json.dumps({"error": {"status": 408, "reason": "headers_timeout", "message": message}}).encode()
-    head = f"HTTP/1.1 408 Request Timeout\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\nconnection: close\r\n\r\n"
-    return head.encode("ascii") + body
+    return _closing_answer(408, "Request Timeout", "headers_timeout", message)
 
 
 class TimedHeadersProtocol(H11Protocol):
@@ -43,6 +49,12 @@ class TimedHeadersProtocol(H11Protocol):
                 self._arm()
         else:
             self._disarm()
+
+    def send_400_response(self, msg: str) -> None:
+        """uvicorn's answer to bytes h11 cannot read as a request (``msg``: its one line), as JSON."""
+        message = "Bad Request: the bytes received are not an HTTP/1.1 request (request line, headers, then a body of the length said)"
+        self.transport.write(_closing_answer(400, "Bad Request", "bad_http_request", message))
+        self.transport.close()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()

@@ -148,3 +148,19 @@ def test_connections_whose_headers_never_end_get_408_and_stop_holding_every_plac
         finally:
             for sock in stalled:
                 sock.close()
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [b"GARBAGE\r\n\r\n", b"POST /rpc HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: -5\r\n\r\n{}", b"POST /rpc HTTP/1.1\r\nno colon\r\n\r\n"],
+    ids=["no request line", "negative length", "header without colon"],
+)
+def test_bytes_that_are_no_http_request_get_a_json_400_and_the_server_goes_on(server: HttpServer, raw: bytes) -> None:
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as sock:
+        sock.sendall(raw)
+        received = read_until_closed(sock)
+    head, _, body = received.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400") and b"content-type: application/json" in head.lower()
+    assert json.loads(body)["error"]["reason"] == "bad_http_request"
+    with server.client() as client:
+        assert client.post("/rpc", json=rpc("ping")).json()["result"] == {}
