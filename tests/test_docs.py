@@ -109,7 +109,7 @@ def test_the_link_check_sees_a_broken_file_and_a_broken_anchor(tmp_path: Path) -
 def test_slugs_follow_github() -> None:
     assert slug("Claude Code: the SessionStart hook") == "claude-code-the-sessionstart-hook"
     assert slug("`memory.context`") == "memorycontext"
-    assert slug("Data directory (format 4)") == "data-directory-format-4"
+    assert slug("Data directory (format 6)") == "data-directory-format-6"
     assert slug("Café & Crème!") == "café--crème"
 
 

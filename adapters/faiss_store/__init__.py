@@ -2,7 +2,7 @@
 importing only the floors below it (an import-linter contract in ``pyproject.toml``):
 
 ``format/``
-    the bytes on disk: ``records`` (every record and file structure, format 5; 2 to 4
+    the bytes on disk: ``records`` (every record and file structure, format 6; 2 to 5
     still read), ``framing`` (checksummed lines: journal records, the manifest, a
     snapshot's globals and links; the read-back check), ``files`` (removal, sizes, the
     writers' ``flock``), ``journal`` (the append-only log of one generation).

@@ -1,6 +1,6 @@
 """``FaissNoteStore``: the store ports (``NoteStore``) on local disk, shared by several processes.
 
-Layout of ``data_dir`` (format 5, see ``format.records`` and ``persistence.snapshot``)::
+Layout of ``data_dir`` (format 6, see ``format.records`` and ``persistence.snapshot``)::
 
     LOCK                      flock'd by a writer for each write and each compaction
     MANIFEST.json             one checksummed line: {"format":5,"generation":g,"snapshot":…,"journal":…,"sidecar_crc":…}
@@ -33,7 +33,7 @@ Guarantees:
 * Expiry is decided at read time (``NoteFilter.now``) from a column of expiry instants:
   no note is decoded to leave out the expired ones. ``get`` returns an expired note.
 * Damage (``memory.damage``) fails only the answers that depend on it, with ``StoreCorrupt``;
-  the rest is served. A format 2 to 4 store is upgraded by compacting it when a writer
+  the rest is served. A format 2 to 5 store is upgraded by compacting it when a writer
   opens it.
 
 Failure modes: ``StoreError`` for I/O errors and wrong vector lengths, ``StoreCorrupt``
@@ -56,8 +56,9 @@ import structlog
 
 from local_mcp_memory.adapters.cosines import cosine_rows
 from local_mcp_memory.adapters.faiss_store.format.files import FileLock, tree_bytes
-from local_mcp_memory.adapters.faiss_store.format.framing import checked_line
+from local_mcp_memory.adapters.faiss_store.format.framing import batch_line, checked_line
 from local_mcp_memory.adapters.faiss_store.format.records import (
+    BATCH_FORMAT,
     FORMAT,
     Delete,
     DeleteLink,
@@ -158,9 +159,17 @@ class FaissNoteStore:
             log.warning("store.compaction_failed", path=str(self._root), reason=str(exc), retry_after_records=self._retry_records)
 
     def _commit(self, *records: Record, lines: Sequence[bytes] | None = None) -> None:
-        """Append ``records`` (their ``lines``, if already checked) and apply them."""
+        """Append ``records`` (their ``lines``, if already checked) and apply them. Several
+        records share one line from format 6 on (``batch_line``): all or none survive a
+        writer killed mid-write. A store not yet upgraded (its upgrade failed: a full disk,
+        a read-only copy) keeps one line per record, which its older readers can read."""
         assert self._live.journal is not None
-        self._live.journal.append(lines if lines is not None else [checked_line(r) for r in records])
+        if lines is None:
+            lines = [checked_line(r) for r in records]
+        if len(records) > 1 and self._live.format >= BATCH_FORMAT:
+            self._live.journal.append([batch_line(records)], len(records))
+        else:
+            self._live.journal.append(lines)
         for record in records:
             self._live.state.apply(record)
 

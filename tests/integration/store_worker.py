@@ -2,6 +2,8 @@
 
     python store_worker.py write DATA_DIR TAG START COUNT COMPACT_AFTER
         put notes TAG/START.. one by one, printing each index once put has returned
+    python store_worker.py batches DATA_DIR TAG START SIZE COMPACT_AFTER
+        put_many notes TAG/START.. SIZE at a time, printing each batch's first index once put_many has returned
     python store_worker.py share DATA_DIR TAG COUNT COMPACT_AFTER OTHER_TAG
         write COUNT notes, then wait to see the other writer's COUNT too, print "ok"
     python store_worker.py compact DATA_DIR STOP_FILE
@@ -58,6 +60,14 @@ def expected_vector(tag: str, index: int) -> np.ndarray:
 
 def write(data_dir: str, tag: str, start: int, count: int, compact_after: int) -> None:
     write_with(FaissNoteStore(Path(data_dir), compact_after_records=compact_after), tag, start, count)
+
+
+def batches(data_dir: str, tag: str, start: int, size: int, compact_after: int) -> None:
+    store = FaissNoteStore(Path(data_dir), compact_after_records=compact_after)
+    while True:
+        store.put_many([(expected_note(tag, i), expected_vector(tag, i)) for i in range(start, start + size)], NS)
+        print(start, flush=True)
+        start += size
 
 
 def share(data_dir: str, tag: str, count: int, compact_after: int, other: str) -> None:
@@ -142,6 +152,8 @@ if __name__ == "__main__":
     mode, *args = sys.argv[1:]
     if mode == "write":
         write(args[0], args[1], int(args[2]), int(args[3]), int(args[4]))
+    elif mode == "batches":
+        batches(args[0], args[1], int(args[2]), int(args[3]), int(args[4]))
     elif mode == "share":
         share(args[0], args[1], int(args[2]), int(args[3]), args[4])
     elif mode == "add":

@@ -1,6 +1,7 @@
 """Checksummed lines: how journal records, the manifest and a snapshot's globals are framed.
 
-Journal line, formats 3 and 4 (one record per line, UTF-8, ``\\n``-terminated)::
+Journal line, formats 3 to 6 (one record per line, UTF-8, ``\\n``-terminated; in format 6 a
+``batch`` record holds the records of one write)::
 
     {"crc":"1a2b3c4d","acrc":"5e6f7a8b","about":{"notes":["<id>"]},"rec":{"type":"put",...}}
 
@@ -18,11 +19,13 @@ that would not decode equal is refused at the field that differs, and nothing is
 from __future__ import annotations
 
 import zlib
+from collections.abc import Sequence
 
 import attrs
 import msgspec
 
 from local_mcp_memory.adapters.faiss_store.format.records import (
+    Batch,
     Delete,
     DeleteLink,
     Drop,
@@ -79,6 +82,15 @@ def about(entry: msgspec.Struct) -> About:
         return About(namespace=entry.namespace)
     if isinstance(entry, (PutLink, DeleteLink)):
         return About(links=(entry.key,))
+    if isinstance(entry, Batch):
+        parts = [about(record) for record in entry.records]
+        namespaces = {part.namespace for part in parts if part.namespace is not None}
+        return About(
+            notes=tuple(dict.fromkeys(n for part in parts for n in part.notes)),
+            globals=tuple(dict.fromkeys(g for part in parts for g in part.globals)),
+            namespace=min(namespaces) if len(namespaces) == 1 else None,
+            links=tuple(dict.fromkeys(k for part in parts for k in part.links)),
+        )
     return About()
 
 
@@ -175,6 +187,12 @@ def decode_manifest(data: bytes, path: str) -> Manifest:
         raise StoreCorrupt(f"{path} has format {manifest.format} in the frame of another format", path)
     check_format(manifest.format, path)
     return manifest
+
+
+def batch_line(records: Sequence[Record]) -> bytes:
+    """One line holding ``records``, each already read back from its own line
+    (``checked_line``): a ``Batch`` of them decodes equal as its parts do."""
+    return encode_line(Batch(records=tuple(records)))
 
 
 def checked_line(record: Record) -> bytes:

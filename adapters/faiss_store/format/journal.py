@@ -1,7 +1,8 @@
 """The append-only journal of one generation: one checksummed JSON record per line.
 
 Writers append under the store's file lock, one ``write`` per batch of records followed
-by ``fdatasync``; a write is acknowledged only after both. Readers consume only complete
+by ``fdatasync``; a write is acknowledged only after both. From format 6 the records of
+one write share one line (``Batch``), so a write killed half-way leaves none of them. Readers consume only complete
 (newline-terminated) lines and remember the byte offset after the last one, so a record
 being written by another process is simply not seen yet.
 
@@ -26,7 +27,7 @@ import structlog
 
 from local_mcp_memory.adapters.durable_files import fsync_dir
 from local_mcp_memory.adapters.faiss_store.format.framing import PREFIX, About, Damaged, decode_line, encode_line, read_line
-from local_mcp_memory.adapters.faiss_store.format.records import FORMAT, READS, Header, Record
+from local_mcp_memory.adapters.faiss_store.format.records import FORMAT, READS, Batch, Header, Record, JournalEntry
 from local_mcp_memory.application.errors import StoreCorrupt
 
 log = structlog.get_logger()
@@ -125,10 +126,11 @@ class Journal:
             os.ftruncate(self._fd, self.offset)
         os.fsync(self._fd)
 
-    def append(self, lines: Sequence[bytes]) -> None:
-        """Write records' lines (``framing.checked_line``) in one write and make them durable
-        with one sync. Call with the lock held, caught up. A crash before the sync may leave
-        some of them, never a partial one (a torn line is not applied)."""
+    def append(self, lines: Sequence[bytes], records: int | None = None) -> None:
+        """Write records' lines (``framing.checked_line``, ``batch_line``) in one write and
+        make them durable with one sync; ``records`` they hold (default: one a line). Call
+        with the lock held, caught up. A crash before the sync may leave some of the lines,
+        never a partial one (a torn line is not applied): a batch line is all or none."""
         line = b"".join(lines)
         view = memoryview(line)
         try:
@@ -139,7 +141,7 @@ class Journal:
             _truncate_quietly(self._fd, self.offset)
             raise
         self.offset += len(line)
-        self.records += len(lines)
+        self.records += len(lines) if records is None else records
 
     def close(self) -> None:
         os.close(self._fd)
@@ -160,8 +162,7 @@ def entries(line: bytes, offset: int, path: str) -> Iterator[Record | Damaged]:
     also without its last byte (that newline); a ``Damaged`` for each part that fails."""
     entry = decode_line(line)
     if entry is not None:
-        if not isinstance(entry, Header):
-            yield entry
+        yield from _records(entry)
         return
     starts = sorted({0, *_occurrences(line, PREFIX)})
     for number, start in enumerate(starts):
@@ -171,8 +172,17 @@ def entries(line: bytes, offset: int, path: str) -> Iterator[Record | Damaged]:
             entry = decode_line(part[:-1])
         if entry is None:
             yield Damaged(path, offset + start, read_line(part)[1])
-        elif not isinstance(entry, Header):
-            yield entry
+        else:
+            yield from _records(entry)
+
+
+def _records(entry: JournalEntry) -> tuple[Record, ...]:
+    """The records of one decoded line: none for a header, a batch's in order."""
+    if isinstance(entry, Header):
+        return ()
+    if isinstance(entry, Batch):
+        return entry.records
+    return (entry,)
 
 
 def _occurrences(data: bytes, marker: bytes) -> Iterator[int]:

@@ -1,5 +1,12 @@
-"""On-disk formats of the FAISS store, version 5 (versions 2 to 4 still read): journal
+"""On-disk formats of the FAISS store, version 6 (versions 2 to 5 still read): journal
 records, snapshot, manifest.
+
+Format 6 is format 5 with one more journal record, ``Batch`` (``"batch"``): the records of
+one write (an ``add_notes`` call, an import's batch, the notes one search prolongs) on one
+checksummed line, so that a writer killed or a power cut mid-write leaves all of them or
+none (a torn line is never applied). A reader applies them in order, as if each had its
+own line. A format 5 store is upgraded by its first writer, as below; until it is, its
+writers write one line per record, which a format 5 reader still reads.
 
 Format 5 is format 4 whose note fields (``NoteFields``) may carry ``importance`` (0..1,
 absent when 0.5) and ``span`` (the expiry's original span in seconds, absent when not
@@ -42,9 +49,11 @@ from local_mcp_memory.application.errors import StoreCorrupt, StoreError
 from local_mcp_memory.domain.identifiers import Namespace
 from local_mcp_memory.domain.note import Note
 
-FORMAT = 5
-READS = (2, 3, 4, 5)
-"""Formats this code reads: format 2 to 4 stores are upgraded by the first writer that opens them."""
+FORMAT = 6
+READS = (2, 3, 4, 5, 6)
+"""Formats this code reads: format 2 to 5 stores are upgraded by the first writer that opens them."""
+BATCH_FORMAT = 6
+"""The first format whose journal holds ``Batch`` records."""
 
 NEVER = np.iinfo(np.int64).max
 """The ``expires`` of a note that never expires (µs)."""
@@ -122,7 +131,15 @@ class DeleteLink(msgspec.Struct, tag="unlink", **_STRUCT):
 
 
 Record = Union[Put, Rehome, Delete, Drop, PutGlobal, PutLink, DeleteLink]
-JournalEntry = Union[Header, Put, Rehome, Delete, Drop, PutGlobal, PutLink, DeleteLink]
+
+
+class Batch(msgspec.Struct, tag="batch", **_STRUCT):
+    """Format 6: the records of one write, applied all or none, in order."""
+
+    records: tuple[Record, ...]
+
+
+JournalEntry = Union[Header, Put, Rehome, Delete, Drop, PutGlobal, PutLink, DeleteLink, Batch]
 
 
 class SpaceFile(msgspec.Struct, **_STRUCT):

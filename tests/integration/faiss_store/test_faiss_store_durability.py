@@ -60,6 +60,34 @@ def test_acknowledged_writes_survive_kill_9_at_random_instants(tmp_path: Path) -
         assert_holds(data, "crash", acknowledged)
 
 
+def test_a_batch_killed_at_random_instants_is_all_there_or_not_at_all(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    rng = random.Random(20261203)
+    acknowledged: list[int] = []
+    start, size = 0, 300
+    for _cycle in range(8):
+        worker = run_worker("batches", data, "all-or-none", start, size, rng.choice([5, 100_000]))
+        first = worker.stdout.readline()
+        time.sleep(rng.uniform(0.0, 0.2))
+        worker.send_signal(signal.SIGKILL)
+        output = first + worker.stdout.read()
+        worker.wait()
+        written = [int(line) for line in output.split(b"\n")[:-1]]
+        assert written, "the worker acknowledged nothing before being killed"
+        acknowledged += [i for batch in written for i in range(batch, batch + size)]
+        unacknowledged = range(written[-1] + size, written[-1] + 2 * size)
+        store = FaissNoteStore(data)
+        try:
+            present = [store.get(expected_note("all-or-none", i).id) is not None for i in unacknowledged]
+        finally:
+            store.close()
+        assert all(present) or not any(present), f"{sum(present)} of a batch of {size}"
+        if all(present):
+            acknowledged += list(unacknowledged)
+        start = acknowledged[-1] + 1
+        assert_holds(data, "all-or-none", acknowledged)
+
+
 def test_a_journal_cut_mid_line_is_read_up_to_the_cut_and_then_repaired(tmp_path: Path) -> None:
     data = tmp_path / "data"
     store = FaissNoteStore(data)
@@ -77,6 +105,60 @@ def test_a_journal_cut_mid_line_is_read_up_to_the_cut_and_then_repaired(tmp_path
     assert_holds(data, "torn", [0, 1, 3])
     lines = journal.read_bytes().split(b"\n")
     assert lines[-1] == b"" and all(decode_line(line) is not None for line in lines[:-1])
+
+
+def batch_of(tag: str, indexes: range) -> list:
+    return [(expected_note(tag, i), expected_vector(tag, i)) for i in indexes]
+
+
+def test_a_batch_is_one_line_and_a_cut_anywhere_in_it_leaves_none_of_it(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    store = FaissNoteStore(data)
+    store.put(expected_note("batch", 0), NS, expected_vector("batch", 0))
+    before = journal_of(data).stat().st_size
+    store.put_many(batch_of("batch", range(1, 41)), NS)
+    store.close()
+    journal = journal_of(data)
+    whole = journal.read_bytes()
+    assert whole[before:].count(b"\n") == 1, "the 40 notes of one write share one line"
+    assert_holds(data, "batch", list(range(41)))
+    for cut in (before + 1, before + 200, (before + len(whole)) // 2, len(whole) - 2):
+        journal.write_bytes(whole[:cut])  # a writer killed, or the power cut, mid-write
+        assert_holds(data, "batch", [0])
+        store = FaissNoteStore(data)
+        try:
+            assert all(store.get(expected_note("batch", i).id) is None for i in range(1, 41)), cut
+            store.put(expected_note("batch", 41), NS, expected_vector("batch", 41))  # the writer cuts the torn line
+        finally:
+            store.close()
+        assert_holds(data, "batch", [0, 41])
+        lines = journal.read_bytes().split(b"\n")
+        assert lines[-1] == b"" and all(decode_line(line) is not None for line in lines[:-1])
+    journal.write_bytes(whole[:-1])  # the whole batch, its newline lost: completed, every note kept
+    store = FaissNoteStore(data)
+    store.put(expected_note("batch", 42), NS, expected_vector("batch", 42))
+    store.close()
+    assert_holds(data, "batch", [*range(41), 42])
+
+
+def test_a_damaged_batch_line_fails_each_of_its_notes_and_nothing_else(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    store = FaissNoteStore(data)
+    store.put_many(batch_of("dmg", range(0, 3)), NS)
+    store.put_many(batch_of("dmg", range(3, 6)), NS)
+    store.put(expected_note("dmg", 6), NS, expected_vector("dmg", 6))
+    store.close()
+    journal = journal_of(data)
+    lines = journal.read_bytes().split(b"\n")
+    flip_byte(journal, sum(len(line) + 1 for line in lines[:2]) + len(lines[2]) - 10)  # inside the second batch's vectors
+    store = FaissNoteStore(data)
+    try:
+        for index in (3, 4, 5):
+            with pytest.raises(StoreCorrupt):
+                store.get(expected_note("dmg", index).id)
+    finally:
+        store.close()
+    assert_holds(data, "dmg", [0, 1, 2, 6])
 
 
 def test_a_complete_last_line_failing_its_checksum_is_damage_kept_and_never_truncated(tmp_path: Path) -> None:

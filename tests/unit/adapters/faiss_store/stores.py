@@ -89,6 +89,12 @@ def as_format_4(data: Path) -> None:
     _relabel(data, msgspec.structs.replace(sidecar, format=4))
 
 
+def as_format_5(data: Path) -> None:
+    """Label a compacted store as format 5 (format 6 only adds a journal record)."""
+    sidecar = decode_sidecar((snapshot_of(data) / "sidecar.json").read_bytes(), "sidecar.json")
+    _relabel(data, msgspec.structs.replace(sidecar, format=5))
+
+
 def _relabel(data: Path, sidecar) -> None:
     """Write ``sidecar`` and give the manifest and the journal's header its format."""
     sidecar_bytes = encode(sidecar)

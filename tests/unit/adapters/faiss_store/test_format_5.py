@@ -31,7 +31,7 @@ def test_a_format_4_store_is_read_with_default_importance_and_upgraded_by_its_fi
     store = FaissNoteStore(data)  # a writer upgrades it
     try:
         assert snapshot_of(data) != snapshot
-        assert decode_sidecar((snapshot_of(data) / "sidecar.json").read_bytes(), "sidecar.json").format == FORMAT == 5
+        assert decode_sidecar((snapshot_of(data) / "sidecar.json").read_bytes(), "sidecar.json").format == FORMAT
         assert [s.note for s in store.list_recent(NoteFilter(PROJECT, now=T0), 10)] == [new]
         weighty = attrs.evolve(new, importance=0.9).with_expiry(new.created_at + timedelta(days=2))
         store.put(weighty, NS, None)
