@@ -27,7 +27,7 @@ import structlog
 
 from local_mcp_memory.adapters.durable_files import fsync_dir
 from local_mcp_memory.adapters.faiss_store.format.framing import PREFIX, About, Damaged, decode_line, encode_line, read_line
-from local_mcp_memory.adapters.faiss_store.format.records import FORMAT, READS, Batch, Header, Record, JournalEntry
+from local_mcp_memory.adapters.faiss_store.format.records import FORMAT, READS, Batch, Header, JournalEntry, Record
 from local_mcp_memory.application.errors import StoreCorrupt
 
 log = structlog.get_logger()
