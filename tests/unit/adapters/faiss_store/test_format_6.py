@@ -20,6 +20,14 @@ def records_in(data: Path) -> list[type]:
     return [type(decode_line(line)) for line in lines]
 
 
+def assert_reopened_holds(data: Path, count: int) -> None:
+    reopened = FaissNoteStore(data)
+    try:
+        assert [reopened.get(note(i).id).note for i in range(count)] == [note(i) for i in range(count)]
+    finally:
+        reopened.close()
+
+
 def compacted_format_5(data: Path) -> None:
     store = FaissNoteStore(data)
     store.put_many([(note(0), vector(0)), (note(1), vector(1))], NS)
@@ -39,11 +47,7 @@ def test_a_format_5_store_is_upgraded_by_its_first_writer_whose_batches_are_one_
         assert records_in(data) == [Batch, Put]
     finally:
         store.close()
-    reopened = FaissNoteStore(data)
-    try:
-        assert [reopened.get(note(i).id).note for i in range(6)] == [note(i) for i in range(6)]
-    finally:
-        reopened.close()
+    assert_reopened_holds(data, 6)
 
 
 def test_a_format_5_store_that_cannot_be_upgraded_keeps_one_line_per_record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -61,8 +65,4 @@ def test_a_format_5_store_that_cannot_be_upgraded_keeps_one_line_per_record(tmp_
     finally:
         store.close()
     monkeypatch.undo()
-    reopened = FaissNoteStore(data)
-    try:
-        assert [reopened.get(note(i).id).note for i in range(5)] == [note(i) for i in range(5)]
-    finally:
-        reopened.close()
+    assert_reopened_holds(data, 5)
