@@ -140,7 +140,7 @@ class Generations:
             if following is not None:
                 self._catch_up()  # final: the manifest moved on
                 self.journal.close()
-                self.journal, self.generation = following, manifest.generation
+                self.journal, self.generation, self.format = following, manifest.generation, manifest.format
                 self._rebase(manifest)
                 log.debug("store.generation_followed", generation=manifest.generation)
                 return
@@ -163,7 +163,6 @@ class Generations:
             return
         state.adopt_derived(self.state)
         self.state = state
-        self.format = manifest.format
 
     def _reload(self, manifest: Manifest) -> None:
         started = time.perf_counter()

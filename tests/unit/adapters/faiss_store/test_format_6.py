@@ -20,6 +20,11 @@ def records_in(data: Path) -> list[type]:
     return [type(decode_line(line)) for line in lines]
 
 
+def full_disk(self: Generations) -> None:
+    """A compaction, and so an upgrade, that cannot be written."""
+    raise OSError(28, "No space left on device")
+
+
 def assert_reopened_holds(data: Path, count: int) -> None:
     reopened = FaissNoteStore(data)
     try:
@@ -53,10 +58,6 @@ def test_a_format_5_store_is_upgraded_by_its_first_writer_whose_batches_are_one_
 def test_a_format_5_store_that_cannot_be_upgraded_keeps_one_line_per_record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     data = tmp_path / "data"
     compacted_format_5(data)
-
-    def full_disk(self: Generations) -> None:
-        raise OSError(28, "No space left on device")
-
     monkeypatch.setattr(Generations, "compact", full_disk)
     store = FaissNoteStore(data)
     try:
@@ -66,3 +67,19 @@ def test_a_format_5_store_that_cannot_be_upgraded_keeps_one_line_per_record(tmp_
         store.close()
     monkeypatch.undo()
     assert_reopened_holds(data, 5)
+
+
+def test_a_writer_left_at_format_5_follows_another_writers_upgrade_and_batches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = tmp_path / "data"
+    compacted_format_5(data)
+    with monkeypatch.context() as patched:
+        patched.setattr(Generations, "compact", full_disk)
+        behind = FaissNoteStore(data)  # its upgrade failed: it stays at format 5
+    upgrader = FaissNoteStore(data)
+    try:
+        behind.put_many([(note(i), vector(i)) for i in (2, 3, 4)], NS)  # follows on into the format 6 generation
+        assert records_in(data) == [Batch]
+        assert [upgrader.get(note(i).id).note for i in (2, 3, 4)] == [note(i) for i in (2, 3, 4)]
+    finally:
+        behind.close()
+        upgrader.close()
