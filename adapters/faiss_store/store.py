@@ -158,16 +158,17 @@ class FaissNoteStore:
             self._compact_due_at = (journal.records if journal is not None else 0) + self._retry_records
             log.warning("store.compaction_failed", path=str(self._root), reason=str(exc), retry_after_records=self._retry_records)
 
-    def _commit(self, *records: Record, lines: Sequence[bytes] | None = None) -> None:
-        """Append ``records`` (their ``lines``, if already checked) and apply them. Several
-        records share one line from format 6 on (``batch_line``): all or none survive a
-        writer killed mid-write. A store not yet upgraded (its upgrade failed: a full disk,
-        a read-only copy) keeps one line per record, which its older readers can read."""
+    def _commit(self, *records: Record, lines: Sequence[bytes] | None = None, batch: bytes | None = None) -> None:
+        """Append ``records`` (their ``lines``, if already checked; ``batch``, their batch
+        line, if already made) and apply them. Several records share one line from format 6
+        on (``batch_line``): all or none survive a writer killed mid-write. A store not yet
+        upgraded (its upgrade failed: a full disk, a read-only copy) keeps one line per
+        record, which its older readers can read."""
         assert self._live.journal is not None
         if lines is None:
             lines = [checked_line(r) for r in records]
         if len(records) > 1 and self._live.format >= BATCH_FORMAT:
-            self._live.journal.append([batch_line(records)], len(records))
+            self._live.journal.append([batch or batch_line(records)], len(records))
         else:
             self._live.journal.append(lines)
         for record in records:
@@ -209,9 +210,10 @@ class FaissNoteStore:
             for note, vector in notes
         ]
         lines = [_at_index(i, checked_line, record) for i, record in enumerate(records)]
+        batch = batch_line(records) if len(records) > 1 else None  # made before the lock is taken
         if records:
             with self._writing():
-                self._commit(*records, lines=lines)
+                self._commit(*records, lines=lines, batch=batch)
 
     def put_batches(self, batches: Iterable[tuple[Sequence[tuple[Note, Vector]], Namespace]]) -> Iterator[int]:
         """See ``NoteWriter.put_batches``: one ``put_many`` after another, in the caller's thread."""
@@ -229,6 +231,7 @@ class FaissNoteStore:
             for note, vector in notes
         ]
         lines = [_at_index(i, checked_line, record) for i, record in enumerate(records)]
+        batch = batch_line(records) if len(records) > 1 else None  # used when none is a duplicate
         keys = [note.dedup_key for note, _vector in notes]
         if not records:
             return []
@@ -244,7 +247,8 @@ class FaissNoteStore:
                     written.append(i)
                 ids.append(holder)
             if written:
-                self._commit(*(records[i] for i in written), lines=[lines[i] for i in written])
+                whole = batch if len(written) == len(records) else None
+                self._commit(*(records[i] for i in written), lines=[lines[i] for i in written], batch=whole)
         return ids
 
     def rehome(self, namespace: Namespace, vectors: Mapping[NoteId, Vector]) -> None:
