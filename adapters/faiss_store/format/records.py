@@ -237,9 +237,12 @@ def decode_checked(decoder: msgspec.json.Decoder, data: bytes, path: str) -> Any
 
 
 def check_format(version: int, path: str) -> None:
+    """``StoreCorrupt`` for a format this code cannot read; one newer than it says what to do
+    (a newer mcp-memory, in another window perhaps, upgraded the store)."""
     if version not in READS:
+        newer = "; a newer mcp-memory has upgraded it: upgrade this one and restart it" if version > READS[-1] else ""
         raise StoreCorrupt(
-            f"{path} has format {version}; this version of mcp-memory reads formats {READS[0]} to {READS[-1]}", path
+            f"{path} has format {version}; this version of mcp-memory reads formats {READS[0]} to {READS[-1]}{newer}", path
         )
 
 

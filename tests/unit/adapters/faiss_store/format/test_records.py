@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import msgspec
 import numpy as np
 import pytest
 from hypothesis import given
@@ -182,6 +183,15 @@ def test_a_checksummed_manifest_claiming_format_2_is_refused() -> None:
     manifest = Manifest(format=2, generation=2, snapshot=None, journal="journal-00000002.jsonl")
     with pytest.raises(StoreCorrupt):
         decode_manifest(encode_line(manifest), "MANIFEST.json")
+
+
+def test_a_manifest_of_a_newer_format_says_a_newer_version_upgraded_the_store() -> None:
+    manifest = Manifest(format=FORMAT + 1, generation=2, snapshot=None, journal="journal-00000002.jsonl", sidecar_crc=7)
+    with pytest.raises(StoreCorrupt, match=f"has format {FORMAT + 1}; .*a newer mcp-memory has upgraded it"):
+        decode_manifest(encode_line(manifest), "MANIFEST.json")
+    with pytest.raises(StoreCorrupt) as older:
+        decode_manifest(encode_line(msgspec.structs.replace(manifest, format=1)), "MANIFEST.json")
+    assert "newer" not in str(older.value)
 
 
 def test_a_link_record_says_which_link_it_is_about() -> None:
