@@ -3,7 +3,7 @@
 Layout of ``data_dir`` (format 6, see ``format.records`` and ``persistence.snapshot``)::
 
     LOCK                      flock'd by a writer for each write and each compaction
-    MANIFEST.json             one checksummed line: {"format":5,"generation":g,"snapshot":…,"journal":…,"sidecar_crc":…}
+    MANIFEST.json             one checksummed line: {"format":6,"generation":g,"snapshot":…,"journal":…,"sidecar_crc":…}
     snapshot-<g>/             sidecar.json, note columns and bodies, vectors, globals, links (absent for generation 0)
     journal-<g>.jsonl         header, then every write since snapshot g
 

@@ -22,7 +22,6 @@ can encode. Whatever they raise is answered through ``entrypoints.rpc.errors.to_
 from __future__ import annotations
 
 import re
-
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -79,9 +78,9 @@ def _reason(exc: msgspec.DecodeError, data: bytes) -> str:
     """What msgspec found wrong, in its words without its prefix ("trailing comma in object
     (byte 7)"); a lone high surrogate escape, which msgspec calls truncated input, by its name
     (a lone low one it names itself)."""
-    reason = str(exc).removeprefix("JSON is malformed: ")
     if not data.strip():
         return "it is empty"
+    reason = str(exc).removeprefix("JSON is malformed: ")
     if reason == "Input data was truncated" and (lone := _LONE_SURROGATE.search(data)):
         return f"{lone.group().decode()} is a lone surrogate escape, not a character"
     return reason[:1].lower() + reason[1:]

@@ -84,11 +84,11 @@ def about(entry: msgspec.Struct) -> About:
         return About(links=(entry.key,))
     if isinstance(entry, Batch):
         parts = [about(record) for record in entry.records]
-        namespaces = {part.namespace for part in parts if part.namespace is not None}
+        namespaces = {part.namespace for part in parts} - {None}
         return About(
             notes=tuple(dict.fromkeys(n for part in parts for n in part.notes)),
             globals=tuple(dict.fromkeys(g for part in parts for g in part.globals)),
-            namespace=min(namespaces) if len(namespaces) == 1 else None,
+            namespace=namespaces.pop() if len(namespaces) == 1 else None,
             links=tuple(dict.fromkeys(k for part in parts for k in part.links)),
         )
     return About()

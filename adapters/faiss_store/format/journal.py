@@ -2,9 +2,9 @@
 
 Writers append under the store's file lock, one ``write`` per batch of records followed
 by ``fdatasync``; a write is acknowledged only after both. From format 6 the records of
-one write share one line (``Batch``), so a write killed half-way leaves none of them. Readers consume only complete
-(newline-terminated) lines and remember the byte offset after the last one, so a record
-being written by another process is simply not seen yet.
+one write share one line (``Batch``), so a write killed half-way leaves none of them.
+Readers consume only complete (newline-terminated) lines and remember the byte offset
+after the last one, so a record being written by another process is simply not seen yet.
 
 A complete line failing its checksum is damage, wherever it is: it is skipped, logged
 once (``store.journal.damaged_record``, path and byte offset) and reported to the state as
