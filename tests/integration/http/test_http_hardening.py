@@ -134,7 +134,9 @@ def test_connections_whose_headers_never_end_get_408_and_stop_holding_every_plac
         try:
             for sock in stalled:
                 sock.sendall(f"POST /rpc HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n".encode())
-            assert client.get("/health").status_code == 503  # every place held
+            busy = client.get("/health")  # every place held
+            assert busy.status_code == 503 and busy.headers["content-type"] == "application/json"
+            assert busy.json()["error"]["reason"] == "too_many_connections" and busy.headers["retry-after"] == "1"
             received = read_until_closed(stalled[0])
             waited = time.monotonic() - opened
             head, _, body = received.partition(b"\r\n\r\n")
@@ -148,6 +150,32 @@ def test_connections_whose_headers_never_end_get_408_and_stop_holding_every_plac
         finally:
             for sock in stalled:
                 sock.close()
+
+
+def test_a_request_beyond_the_places_gets_a_json_503_and_the_places_free_again(tmp_path: Path) -> None:
+    from local_mcp_memory.entrypoints.http.serve import MAX_CONNECTIONS
+
+    with HttpServer(tmp_path / "home") as server:
+        held = [socket.create_connection(("127.0.0.1", server.port), timeout=30) for _ in range(MAX_CONNECTIONS - 1)]
+        try:
+            with socket.create_connection(("127.0.0.1", server.port), timeout=30) as sock:
+                body = json.dumps(rpc("ping")).encode()
+                sock.sendall(f"POST /rpc HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body)
+                received = read_until_closed(sock)  # answered, then closed
+            head, _, answer = received.partition(b"\r\n\r\n")
+            assert head.startswith(b"HTTP/1.1 503") and b"content-type: application/json" in head.lower()
+            error = json.loads(answer)["error"]
+            assert (error["status"], error["reason"]) == (503, "too_many_connections") and "retry" in error["message"]
+        finally:
+            for sock in held:
+                sock.close()
+        with server.client() as client:
+            deadline = time.monotonic() + 10
+            while (answer := client.post("/rpc", json=rpc("ping"))).status_code != 200:
+                assert time.monotonic() < deadline, "closed connections still hold their places"
+                time.sleep(0.2)
+            assert answer.json()["result"] == {}
+    assert "Exceeded concurrency limit" in server.log()
 
 
 @pytest.mark.parametrize(
