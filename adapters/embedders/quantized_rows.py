@@ -37,6 +37,11 @@ query, key and value) are one product of their matrices side by side, its output
 
 The input is then quantized once instead of three times; the vectors may differ by the
 rounding of the sums (docs/performance.md, "Each layer in fewer operators").
+
+On an x86 CPU without int8 dot products, onnxruntime's kernel for uint8 x int8 adds two
+products in 16 bits with saturation (``vpmaddubsw``), and 2 x 255 x 127 overflows them; with
+``unsigned`` the weights are given as uint8 with a zero point of 128 (``q + 128``, the same
+values), whose kernel widens both to 16 bits first: exact sums, the same as with VNNI.
 """
 
 from __future__ import annotations
@@ -72,14 +77,17 @@ def gather_before_dequantizing(model: bytes) -> tuple[bytes, int]:
     return rewritten(model, lambda nodes, known: Rewrite(_gathered_tables(nodes, known)))
 
 
-def multiply_in_int8(model: bytes, outliers: Mapping[str, Sequence[int]], together: bool = True) -> tuple[bytes, int]:
+def multiply_in_int8(model: bytes, outliers: Mapping[str, Sequence[int]], together: bool = True,
+                     unsigned: bool = False) -> tuple[bytes, int]:
     """``model`` with each product by a per-column-quantized matrix named in ``outliers``
     (its int8 initializer's name: the input channels multiplied in float) done in int8, and
     the number of products rewritten (0: the bytes come back unchanged); with ``together``,
     products of one input are one where they can be and each adds its bias itself (else each
-    is alone and its bias added after it, as exported). Raises ``GraphNotRecognized`` for
-    bytes that are no ModelProto."""
-    return rewritten(model, lambda nodes, known: _int8_products(nodes, known, outliers, together), MICROSOFT)
+    is alone and its bias added after it, as exported); with ``unsigned``, each matrix is
+    given to the product as uint8 with a zero point of 128 (for a CPU without int8 dot
+    products) and the rows multiplied in float are read from it once, here. Raises
+    ``GraphNotRecognized`` for bytes that are no ModelProto."""
+    return rewritten(model, lambda nodes, known: _int8_products(nodes, known, outliers, together, unsigned), MICROSOFT)
 
 
 def _dequantized(name: str, producer: dict[str, Node], uses: Counter[str]) -> tuple[Node, Node, str, str] | None:
@@ -150,7 +158,8 @@ class _Product:
         return "" if self.bias is None else next(i for i in self.bias.inputs if i != self.matmul.outputs[0])
 
 
-def _int8_products(nodes: list[Node], known: Initializers, outliers: Mapping[str, Sequence[int]], together: bool) -> Rewrite:
+def _int8_products(nodes: list[Node], known: Initializers, outliers: Mapping[str, Sequence[int]], together: bool,
+                   unsigned: bool = False) -> Rewrite:
     """Per node id, what replaces it, the initializers added, and how many products are
     in int8 now: each product's MatMul becomes the int8 product of the channels kept plus
     the float product of the others, its bias added by the int8 product, its Cast and Mul
@@ -180,6 +189,8 @@ def _int8_products(nodes: list[Node], known: Initializers, outliers: Mapping[str
         channels = tuple(sorted(set(outliers[quantized])))
         if known.shape(scale) not in ((1, matrix[1]), (matrix[1],)) or not all(0 <= c < matrix[0] for c in channels):
             continue  # not a matrix in the initializers with one scale per column
+        if unsigned and not _raw_columns(known, quantized, scale, (matrix[0], matrix[1])):
+            continue  # weights that cannot be read here stay in float
         bias = _bias(product, matrix[1], readers, known) if together else None
         groups[activations, channels].append(
             _Product(product, (cast, mul), activations, quantized, scale, (matrix[0], matrix[1]), channels, bias))
@@ -199,14 +210,28 @@ def _int8_products(nodes: list[Node], known: Initializers, outliers: Mapping[str
         merged = _merged(group, known)
         for unit in [group] if merged is not None else [[product] for product in group]:
             first = unit[0]
+            rows, width = first.shape[0], first.shape[1] * len(unit)
             if merged is not None:
-                (quantized, scale, bias), out = merged[0], first.matmul.outputs[0] + "/merged"
-                initializers.append(merged[1])
+                (quantized, scale, bias), (data_type, matrix, scales, biases) = merged
+                out = first.matmul.outputs[0] + "/merged"
+                initializers += [*([] if unsigned else [initializer(quantized, data_type, (rows, width), matrix)]),
+                                 initializer(scale, FLOAT, (width,), scales), initializer(bias, FLOAT, (width,), biases)]
             else:
                 (quantized, scale, bias), out = (first.quantized, first.scale, first.bias_values), first.output
-            reads = [kept, quantized, scale, *(["", bias] if bias else [])]
+                matrix, scales = known.tensors[quantized].raw, known.tensors[scale].raw
+            zero_point = ""
+            if unsigned:  # the int8 matrix is read here, once, and given as uint8
+                quantized, zero_point, float_rows, blobs = _unsigned(out, (matrix, scales), (rows, width), channels)
+                initializers.append(blobs)
+            reads = [kept, quantized, scale, *([zero_point, bias] if bias else [zero_point] if zero_point else [])]
             if not channels:
                 body = node("DynamicQuantizeMatMul", reads, out, domain=MICROSOFT)
+            elif unsigned:
+                body = b"".join([
+                    node("DynamicQuantizeMatMul", reads, out + "/int8", domain=MICROSOFT),
+                    node("MatMul", [taken, float_rows], out + "/float"),
+                    node("Add", [out + "/int8", out + "/float"], out),
+                ])
             else:
                 body = b"".join([
                     node("DynamicQuantizeMatMul", reads, out + "/int8", domain=MICROSOFT),
@@ -228,6 +253,35 @@ def _int8_products(nodes: list[Node], known: Initializers, outliers: Mapping[str
     return Rewrite(replaced, b"".join(initializers), count)
 
 
+def _raw_columns(known: Initializers, quantized: str, scale: str, shape: tuple[int, int]) -> bool:
+    """Whether ``quantized`` is an int8 matrix of ``shape`` held as raw bytes, and ``scale``
+    its columns' float scales."""
+    weights, scales = known.tensors.get(quantized), known.tensors.get(scale)
+    return (weights is not None and scales is not None and weights.data_type == INT8 and scales.data_type == FLOAT
+            and weights.raw is not None and len(weights.raw) == shape[0] * shape[1]
+            and scales.raw is not None and len(scales.raw) == 4 * shape[1])
+
+
+def _unsigned(out: str, weights: tuple[bytes | memoryview | None, bytes | memoryview | None], shape: tuple[int, int],
+              channels: Sequence[int]) -> tuple[str, str, str, bytes]:
+    """A product's int8 matrix (with its columns' scales) as uint8 with a zero point of 128,
+    and the rows of its input ``channels`` dequantized as the graph would (int8 cast to float
+    times the column's scale, in float32): the names of the matrix, the zero points and the
+    rows, and those initializers."""
+    import numpy as np  # once a model is rewritten: constructing an embedder imports nothing heavy
+
+    rows, columns = shape
+    matrix = np.frombuffer(weights[0], dtype=np.int8).reshape(rows, columns)  # type: ignore[arg-type]
+    scales = np.frombuffer(weights[1], dtype="<f4")  # type: ignore[arg-type]
+    names = (out + "/weights_uint8", out + "/zero_points", out + "/rows_float")
+    blobs = [initializer(names[0], UINT8, shape, (matrix.astype(np.int16) + 128).astype(np.uint8).tobytes()),
+             initializer(names[1], UINT8, (columns,), bytes([128]) * columns)]
+    if channels:
+        dequantized = matrix[list(channels)].astype(np.float32) * scales
+        blobs.append(initializer(names[2], FLOAT, (len(channels), columns), dequantized.astype("<f4").tobytes()))
+    return *names, b"".join(blobs)
+
+
 def _bias(product: Node, columns: int, readers: Mapping[str, Sequence[Node]], known: Initializers) -> Node | None:
     """The ``Add`` that alone reads ``product``'s output, of a float initializer with one value
     per column; None if there is none."""
@@ -239,11 +293,12 @@ def _bias(product: Node, columns: int, readers: Mapping[str, Sequence[Node]], kn
     return found[0] if tensor is not None and tensor.data_type == FLOAT and tensor.shape == (columns,) else None
 
 
-def _merged(group: Sequence[_Product], known: Initializers) -> tuple[tuple[str, str, str], bytes] | None:
+def _merged(group: Sequence[_Product], known: Initializers) -> tuple[tuple[str, str, str], tuple[int, bytes, bytes, bytes]] | None:
     """For two products or more of one input, each with a bias and as many columns, whose
     matrices, scales and biases are raw bytes: the names of their matrices, scales and biases
     side by side (one product, its output split in as many parts, gives the same sums), and
-    those initializers. None otherwise: each is multiplied on its own."""
+    the matrices' data type and those three side by side, as bytes. None otherwise: each is
+    multiplied on its own."""
     if len(group) < 2 or any(p.bias is None or p.shape != group[0].shape for p in group):
         return None
     matrices = [known.tensors[p.quantized] for p in group]
@@ -255,11 +310,7 @@ def _merged(group: Sequence[_Product], known: Initializers) -> tuple[tuple[str, 
             or any(r is None or len(r) != rows * columns for r in raw)
             or any(t.data_type != FLOAT or t.raw is None or len(t.raw) != 4 * columns for t in (*scales, *biases))):
         return None
-    base, width = group[0].matmul.outputs[0] + "/merged", columns * len(group)
+    base = group[0].matmul.outputs[0] + "/merged"
     names = (base + "_q", base + "_scale", base + "_bias")
     side_by_side = b"".join(part[row * columns : (row + 1) * columns] for row in range(rows) for part in raw)  # type: ignore[index]
-    return names, b"".join([
-        initializer(names[0], data_type, (rows, width), side_by_side),
-        initializer(names[1], FLOAT, (width,), b"".join(t.raw for t in scales)),  # type: ignore[misc]
-        initializer(names[2], FLOAT, (width,), b"".join(t.raw for t in biases)),  # type: ignore[misc]
-    ])
+    return names, (data_type, side_by_side, b"".join(t.raw for t in scales), b"".join(t.raw for t in biases))  # type: ignore[misc]

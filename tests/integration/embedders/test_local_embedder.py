@@ -29,7 +29,7 @@ from local_mcp_memory.adapters.embedders.local import (
     default_tokenizer_path,
     rewritten_model,
 )
-from local_mcp_memory.adapters.embedders.products import int8_dot_products
+from local_mcp_memory.adapters.embedders.products import int8_dot_products, wide_int8_products
 from local_mcp_memory.adapters.embedders.quantized_rows import gather_before_dequantizing, multiply_in_int8
 from local_mcp_memory.application.errors import EmbedderNotConfigured
 
@@ -401,6 +401,39 @@ def test_int8_products_keep_every_vector_within_a_cosine_of_0_998_of_the_float_p
     ours, theirs = LocalOnnxEmbedder().embed(AWKWARD), LocalOnnxEmbedder(products="float").embed(AWKWARD)
     cosines = np.sum(ours * theirs, axis=1)
     assert float(cosines.min()) >= 0.998, dict(zip(AWKWARD, cosines.tolist()))
+
+
+def test_int8_products_with_unsigned_weights_keep_every_vector_within_a_cosine_of_0_998_of_the_float_products() -> None:
+    # uint8 x uint8 kernels widen each value to 16 bits on every CPU: nothing saturates
+    unsigned = LocalOnnxEmbedder(products="int8", unsigned_weights=True)
+    ours, theirs = unsigned.embed(AWKWARD), LocalOnnxEmbedder(products="float").embed(AWKWARD)
+    assert unsigned._alone  # the products did run in int8
+    cosines = np.sum(ours * theirs, axis=1)
+    assert float(cosines.min()) >= 0.998, dict(zip(AWKWARD, cosines.tolist()))
+
+
+def test_unsigned_weights_give_the_signed_weights_sums_or_are_what_this_cpu_gets() -> None:
+    # with int8 dot products both kernels sum exactly, so the vectors are the same; without them
+    # the signed kernel's pairs of products may saturate, and "auto" gives the unsigned weights
+    if int8_dot_products():
+        signed = LocalOnnxEmbedder(products="int8", unsigned_weights=False).embed(AWKWARD)
+        unsigned = LocalOnnxEmbedder(products="int8", unsigned_weights=True).embed(AWKWARD)
+        np.testing.assert_allclose(unsigned, signed, atol=1e-6)
+    else:
+        chosen = LocalOnnxEmbedder()
+        assert chosen._int8 is wide_int8_products() and chosen._unsigned is wide_int8_products()
+
+
+def test_the_pinned_model_s_products_with_unsigned_weights_read_no_int8_matrix() -> None:
+    model = gather_before_dequantizing(default_model_path().read_bytes())[0]
+    rewritten, products = multiply_in_int8(model, MINILM_OUTLIERS, unsigned=True)
+    assert products == 36 and rewritten.count(b"DynamicQuantizeMatMul") == 24
+    assert rewritten.count(b"/weights_uint8") == 2 * 24 and rewritten.count(b"/zero_points") == 2 * 24
+    assert b"/merged_q" not in rewritten  # a layer's query, key and value side by side, as uint8 only
+    # the rows multiplied in float are dequantized once, at load: no gather of int8 rows per run
+    # (the two embedding tables' gathers are the only ones); 15 products with channels, as signed
+    assert rewritten.count(b"/rows_int8") == model.count(b"/rows_int8") and rewritten.count(b"/rows_float") == 2 * 15
+    assert multiply_in_int8(rewritten, MINILM_OUTLIERS, unsigned=True) == (rewritten, 0)
 
 
 def test_a_text_s_vector_does_not_depend_on_the_other_texts_of_its_request(minilm: LocalOnnxEmbedder) -> None:

@@ -33,12 +33,13 @@ def test_the_default_is_the_local_minilm_model() -> None:
 
 @pytest.mark.parametrize(("value", "int8"), [("int8", True), ("float", False), ("", None), (None, None)])
 def test_minilm_s_products_follow_the_environment(value: str | None, int8: bool | None) -> None:
-    from local_mcp_memory.adapters.embedders.products import int8_dot_products
+    from local_mcp_memory.adapters.embedders.products import int8_dot_products, wide_int8_products
 
     environ = {} if value is None else {"MCP_MEMORY_LOCAL_PRODUCTS": value}
     embedder = DefaultEmbedderFactory(environ=environ).create(EmbedderSettings())
     assert isinstance(embedder, SharedQueryEmbedder)
-    assert embedder.wrapped._int8 is (int8_dot_products() if int8 is None else int8)  # unset or empty: auto
+    auto = int8_dot_products() or wide_int8_products()
+    assert embedder.wrapped._int8 is (auto if int8 is None else int8)  # unset or empty: auto
 
 
 @pytest.mark.parametrize("value", ["INT8", "fast", "int4", " float"])

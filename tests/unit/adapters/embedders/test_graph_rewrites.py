@@ -28,8 +28,12 @@ from local_mcp_memory.adapters.embedders.onnx_wire import (
     node,
     rewritten,
 )
+from local_mcp_memory.adapters.embedders.products import int8_dot_products
 from local_mcp_memory.adapters.embedders.quantized_rows import multiply_in_int8
 
+# weights given as uint8 sum exactly on every CPU; as int8 only where it has int8 dot products
+# (without them onnxruntime adds pairs of uint8 x int8 products in 16 bits, which saturate here)
+UNSIGNED = [True, *([False] if int8_dot_products() else [])]
 WIDTH = 8  # the input's channels
 OUTLIER = 3  # the channel that carries values thirty times the others'
 
@@ -111,26 +115,28 @@ def _close(mine: list[np.ndarray], theirs: list[np.ndarray]) -> None:
         np.testing.assert_allclose(ours, reference, atol=0.02 * float(np.abs(reference).max()))
 
 
-def test_products_of_one_input_become_one_product_with_the_biases_added_in() -> None:
+@pytest.mark.parametrize("unsigned", UNSIGNED)
+def test_products_of_one_input_become_one_product_with_the_biases_added_in(unsigned: bool) -> None:
     model = _products([4, 4, 4])
-    rewritten, count = multiply_in_int8(model, {f"q{i}": (OUTLIER,) for i in range(3)})
+    rewritten, count = multiply_in_int8(model, {f"q{i}": (OUTLIER,) for i in range(3)}, unsigned=unsigned)
     assert count == 3
     assert rewritten.count(b"DynamicQuantizeMatMul") == 1 and rewritten.count(b"\x22\x05Split") == 1
     assert rewritten.count(b"\x22\x03Add") == 1  # the int8 and float parts; the biases are in the product
     assert not {"q0", "q1", "q2", "s0", "b2"} & _initializer_names(rewritten)  # side by side now
     feeds = _activations()
     _close(_run(rewritten, feeds), _run(model, feeds))
-    swapped = multiply_in_int8(_products([4, 4, 4], seed=8), {f"q{i}": (OUTLIER,) for i in range(3)})[0]
+    swapped = multiply_in_int8(_products([4, 4, 4], seed=8), {f"q{i}": (OUTLIER,) for i in range(3)}, unsigned=unsigned)[0]
     with pytest.raises(AssertionError):  # the comparison sees a product that is not this one
         _close(_run(swapped, feeds), _run(model, feeds))
 
 
+@pytest.mark.parametrize("unsigned", UNSIGNED)
 @pytest.mark.parametrize("opset", [17, 23])
-def test_the_split_of_a_merged_product_reads_alike_in_the_operator_sets_before_and_after_18(opset: int) -> None:
+def test_the_split_of_a_merged_product_reads_alike_in_the_operator_sets_before_and_after_18(opset: int, unsigned: bool) -> None:
     """Operator set 18 made ``Split`` without its parts' widths an error; the attention's
     rewrite raises the model to 23 before the products are rewritten."""
     model = _products([4, 4, 4], opset=opset)
-    merged = multiply_in_int8(model, {f"q{i}": (OUTLIER,) for i in range(3)})[0]
+    merged = multiply_in_int8(model, {f"q{i}": (OUTLIER,) for i in range(3)}, unsigned=unsigned)[0]
     assert merged.count(b"\x22\x05Split") == 1 and _opsets(merged) == {"": opset, MICROSOFT: 1}
     feeds = _activations()
     _close(_run(merged, feeds), _run(model, feeds))
@@ -163,11 +169,13 @@ def test_a_rewrite_imports_the_operator_set_its_nodes_need_at_their_version_at_l
         ([4, 4], {"q0": (OUTLIER,), "q1": (OUTLIER,)}, True, False, 2, 4),  # asked to keep them apart
     ],
 )
+@pytest.mark.parametrize("unsigned", UNSIGNED)
 def test_products_that_cannot_be_one_are_each_multiplied_alone(
-    columns: list[int], outliers: dict[str, tuple[int, ...]], biased: bool, together: bool, products: int, adds: int
+    columns: list[int], outliers: dict[str, tuple[int, ...]], biased: bool, together: bool, products: int, adds: int,
+    unsigned: bool,
 ) -> None:
     model = _products(columns, biased)
-    rewritten, count = multiply_in_int8(model, outliers, together)
+    rewritten, count = multiply_in_int8(model, outliers, together, unsigned)
     assert count == products and rewritten.count(b"DynamicQuantizeMatMul") == products
     assert b"\x22\x05Split" not in rewritten
     # each int8 product with channels in float adds its two parts; a bias added after is one Add more
