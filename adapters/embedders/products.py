@@ -38,7 +38,7 @@ def int8_dot_products(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
 def wide_int8_products(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
     """Whether this x86 CPU has AVX2, with which onnxruntime's uint8 x uint8 kernels (each
     value widened to 16 bits, exact) still beat the float products where it has no int8 dot
-    products: about 1.4x less CPU per text, 1.9x per query (docs/performance.md, "Matrix
+    products: about 1.4x less CPU per text, 1.7x per query (docs/performance.md, "Matrix
     products in int8")."""
     import sys
 
