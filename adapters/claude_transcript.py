@@ -11,13 +11,18 @@ summaries, slash-command wrappers and interruption markers are not prompts.
 
 The file is streamed, never loaded whole: a line longer than ``MAX_LINE_BYTES`` (a huge tool
 result) is skipped unread, a line that is not JSON or not shaped as expected is skipped,
-and reading stops after ``MAX_BYTES``. ``TranscriptStats`` counts what was skipped.
-A missing or unreadable file raises ``OSError``.
+and reading stops after ``MAX_BYTES``, skipped lines included. ``TranscriptStats`` counts
+what was skipped. A missing or unreadable file raises ``OSError``, and so does a path that
+is no regular file: a FIFO would block the reader until something writes to it, a device
+such as ``/dev/zero`` never ends.
 """
 
 from __future__ import annotations
 
+import errno
+import os
 import re
+import stat
 from collections.abc import Iterator
 from typing import Any
 
@@ -47,16 +52,19 @@ class TranscriptStats:
 def read_transcript(path: str, stats: TranscriptStats | None = None) -> Iterator[SessionEvent]:
     stats = stats if stats is not None else TranscriptStats()
     pending: dict[str, str] = {}
-    with open(path, "rb") as handle:
+    with _regular_file(path) as handle:
         read = 0
         while True:
+            if read > MAX_BYTES:  # whatever the lines read were: skipped ones count too
+                stats.truncated = True
+                break
             line = handle.readline(MAX_LINE_BYTES + 1)
             if not line:
                 break
             read += len(line)
             if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
                 stats.skipped += 1
-                read += _skip_rest(handle)
+                read += _skip_rest(handle, MAX_BYTES - read)
                 continue
             stats.lines += 1
             try:
@@ -68,18 +76,31 @@ def read_transcript(path: str, stats: TranscriptStats | None = None) -> Iterator
                 yield from _events(entry, pending)
             else:
                 stats.skipped += 1
-            if read > MAX_BYTES:
-                stats.truncated = True
-                break
     for command in pending.values():
         yield Command(command)
 
 
-def _skip_rest(handle: Any) -> int:
+def _regular_file(path: str) -> Any:
+    """``path`` opened for reading in binary, when it is a regular file (opened without
+    blocking, so a FIFO is refused rather than waited on); ``OSError`` otherwise."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _skip_rest(handle: Any, budget: int) -> int:
+    """Reads past the rest of a line, at most a chunk beyond ``budget`` bytes; how many were read."""
     skipped = 0
     while chunk := handle.readline(MAX_LINE_BYTES):
         skipped += len(chunk)
-        if chunk.endswith(b"\n"):
+        if chunk.endswith(b"\n") or skipped > budget:
             break
     return skipped
 

@@ -71,7 +71,10 @@ def handle(
             return _session_start(project, session, payload.get("source"), services)
     if event == "user-prompt-submit":
         prompt = payload.get("prompt")
-        if not isinstance(prompt, str) or not prompt.strip():
+        if not isinstance(prompt, str):
+            log("hook_input_refused", hook_event=event, reason="prompt is not a string")
+            return ""
+        if not prompt.strip():
             return ""
         command = RecallPrompt(project, prompt, settings.recall_chars, settings.recall_floor, session)
         with turn:

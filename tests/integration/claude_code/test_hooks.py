@@ -11,10 +11,12 @@ from __future__ import annotations
 import json
 import os
 import resource
+import shutil
 import socket
 import stat
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -193,15 +195,17 @@ def test_the_service_exits_when_idle_removing_its_socket(home: Path) -> None:
 def test_a_data_directory_with_a_long_path_gets_a_short_socket_elsewhere(tmp_path: Path) -> None:
     home = tmp_path / ("h" * 100)
     (home / "project").mkdir(parents=True)
+    # a runtime folder short whatever tmp_path is (pytest-xdist's are longer): else /tmp's is taken
+    runtime = Path(tempfile.mkdtemp(prefix="run-", dir="/tmp"))
     try:
         add_notes(home, str(home / "project"), NOTES)
-        runtime = tmp_path / "run"
         assert b"Deploying" in prompt(home, "deploy this fix to production", XDG_RUNTIME_DIR=str(runtime)).stdout
         (sock,) = (runtime / "mcp-memory").glob("*.sock")
         assert stat.S_IMODE((runtime / "mcp-memory").stat().st_mode) == 0o700
         assert stat.S_IMODE(sock.stat().st_mode) == 0o600
     finally:
         stop_services(home / "data")
+        shutil.rmtree(runtime, ignore_errors=True)
 
 
 def test_a_stale_socket_is_replaced_by_a_live_service(home: Path) -> None:
@@ -274,6 +278,15 @@ def test_bad_input_prints_nothing_and_exits_0_saying_why(home: Path, stdin: byte
     assert services_of(home / "data") == []  # nothing started for nothing
 
 
+def test_a_prompt_that_is_no_string_prints_nothing_and_says_why(home: Path) -> None:
+    add_notes(home, str(home / "project"), NOTES)
+    log = home / "data" / "service.sock.log"
+    for said, value in enumerate(({"text": "deploy"}, 5, None, ["deploy"]), start=1):
+        result = hook(home, "user-prompt-submit", {"session_id": "s-1", "cwd": str(home / "project"), "prompt": value})
+        assert (result.returncode, result.stdout) == (0, b"")
+        assert (result.stderr + (log.read_bytes() if log.exists() else b"")).count(b"prompt is not a string") == said
+
+
 def test_a_missing_or_truncated_transcript_loses_no_note(home: Path) -> None:
     secret_session(home)
     capture(home)
@@ -284,6 +297,23 @@ def test_a_missing_or_truncated_transcript_loses_no_note(home: Path) -> None:
     (home / "transcript.jsonl").write_bytes((home / "transcript.jsonl").read_bytes()[:300])
     assert capture(home).returncode == 0
     assert stored(home) == before  # a cut transcript holds nothing yet: the digest stays
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_a_transcript_path_that_is_no_regular_file_is_refused_at_once_and_the_service_goes_on(home: Path, kind: str) -> None:
+    # a FIFO held the service's reader until a writer came; /dev/zero kept it reading, a core busy, for good
+    path = home / "fifo" if kind == "fifo" else Path("/dev/zero")
+    if kind == "fifo":
+        os.mkfifo(path)
+    add_notes(home, str(home / "project"), NOTES)
+    started = time.monotonic()
+    result = hook(home, "stop", {"session_id": "s-1", "cwd": str(home / "project"), "transcript_path": str(path)},
+                  {"MCP_MEMORY_HOOK_TIMEOUT": "6"})
+    assert (result.returncode, result.stdout) == (0, b"")
+    assert time.monotonic() - started < 5  # refused, not waited on until the budget ran out
+    log = home / "data" / "service.sock.log"
+    assert b"not a regular file" in result.stderr + (log.read_bytes() if log.exists() else b"")
+    assert b"Deploying" in prompt(home, "deploy this fix to production").stdout  # the service still answers
 
 
 def test_an_unusable_data_directory_prints_nothing_and_exits_0(home: Path) -> None:

@@ -4,11 +4,13 @@ file changes, commands paired with their outcome, answers; damaged and huge inpu
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 from bench.claude_sessions import Session
+from local_mcp_memory.adapters import claude_transcript
 from local_mcp_memory.adapters.claude_transcript import MAX_LINE_BYTES, TranscriptStats, read_transcript
 from local_mcp_memory.application.session_digest import Answer, Command, FileChange, Prompt
 
@@ -69,3 +71,26 @@ def test_a_line_longer_than_the_bound_is_skipped_unread(tmp_path: Path) -> None:
 def test_a_missing_transcript_raises_oserror(tmp_path: Path) -> None:
     with pytest.raises(OSError):
         events(tmp_path / "absent.jsonl")
+
+
+def test_a_path_that_is_no_regular_file_raises_oserror_at_once(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)  # opened for reading as a file is, it would wait for a writer forever
+    for path in (fifo, Path("/dev/zero"), tmp_path):  # /dev/zero never ends
+        with pytest.raises(OSError, match="not a regular file|Is a directory"):
+            events(path)
+
+
+@pytest.mark.parametrize("newlines", [False, True])
+def test_reading_stops_after_the_bound_whatever_the_lines_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, newlines: bool
+) -> None:
+    # a line too long to read, or lines that are no JSON: what was skipped counts towards the bound
+    monkeypatch.setattr(claude_transcript, "MAX_LINE_BYTES", 1024)
+    monkeypatch.setattr(claude_transcript, "MAX_BYTES", 64 * 1024)
+    path = tmp_path / "t.jsonl"
+    junk = b"not json\n" * 100_000 if newlines else b"x" * 1_000_000
+    path.write_bytes(junk + b"\n" + Session("s", "/repo").prompt("after").text().encode())
+    stats = TranscriptStats()
+    assert events(path, stats) == []  # the prompt lies beyond the bound
+    assert stats.truncated
