@@ -19,16 +19,14 @@ such as ``/dev/zero`` never ends.
 
 from __future__ import annotations
 
-import errno
-import os
 import re
-import stat
 from collections.abc import Iterator
 from typing import Any
 
 import attrs
 import msgspec
 
+from local_mcp_memory.adapters.regular_files import open_regular
 from local_mcp_memory.application.session_digest import Answer, Command, FileChange, Prompt, SessionEvent
 
 MAX_LINE_BYTES = 2 * 1024 * 1024
@@ -52,7 +50,7 @@ class TranscriptStats:
 def read_transcript(path: str, stats: TranscriptStats | None = None) -> Iterator[SessionEvent]:
     stats = stats if stats is not None else TranscriptStats()
     pending: dict[str, str] = {}
-    with _regular_file(path) as handle:
+    with open_regular(path) as handle:
         read = 0
         while True:
             if read > MAX_BYTES:  # whatever the lines read were: skipped ones count too
@@ -78,21 +76,6 @@ def read_transcript(path: str, stats: TranscriptStats | None = None) -> Iterator
                 stats.skipped += 1
     for command in pending.values():
         yield Command(command)
-
-
-def _regular_file(path: str) -> Any:
-    """``path`` opened for reading in binary, when it is a regular file (opened without
-    blocking, so a FIFO is refused rather than waited on); ``OSError`` otherwise."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", path)
-        if hasattr(os, "set_blocking"):
-            os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
 
 
 def _skip_rest(handle: Any, budget: int) -> int:

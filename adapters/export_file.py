@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import Any, BinaryIO
 
@@ -167,9 +167,16 @@ def _link_line(link: Link) -> LinkLine:
 # ---------------------------------------------------------------- reading
 
 
+MAX_LINE_BYTES = 32 * 2**20
+"""The longest line read: a note's 100,000 characters of text and a million of metadata, each
+escaped as ``\\uXXXX``, with a vector, fit several times over; a longer one is refused
+before it is read whole (a file of one endless line would take all memory)."""
+
+
 def read_export(lines: Iterable[bytes]) -> ExportFile:
     """Every line checked, or ``ImportFileInvalid`` for the first one that is not right.
-    Blank lines after the header are skipped; a repeated note id or global key is refused."""
+    Blank lines after the header are skipped; a repeated note id or global key is refused;
+    from a stream (``readline``), a line over ``MAX_LINE_BYTES`` is refused unread."""
     decode = msgspec.json.Decoder().decode
     typed = _TYPED.decode
     header: Header | None = None
@@ -178,7 +185,9 @@ def read_export(lines: Iterable[bytes]) -> ExportFile:
     links: list[Link] = []
     seen: dict[object, int] = {}
     number = 0
-    for number, raw in enumerate(lines, start=1):
+    for number, raw in enumerate(_bounded(lines), start=1):
+        if raw is None:
+            raise ImportFileInvalid(number, None, f"longer than {MAX_LINE_BYTES // 2**20} MiB; no line of an export is")
         if not raw.strip() and header is not None:
             continue
         line: Any = None
@@ -216,6 +225,19 @@ def read_export(lines: Iterable[bytes]) -> ExportFile:
     _counted(header.globals, len(globals_), "globals", number)
     _counted(header.links, len(links), "links", number)
     return ExportFile(list(notes.values()), list(globals_.values()), links)
+
+
+def _bounded(lines: Iterable[bytes]) -> Iterator[bytes | None]:
+    """The lines, each read from a stream up to ``MAX_LINE_BYTES`` (None for one longer)."""
+    readline = getattr(lines, "readline", None)
+    if readline is None:
+        yield from lines
+        return
+    while raw := readline(MAX_LINE_BYTES + 1):
+        if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+            yield None
+            return
+        yield raw
 
 
 def _header(number: int, obj: Any) -> Header:

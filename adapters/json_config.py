@@ -36,6 +36,7 @@ import msgspec
 
 from local_mcp_memory.adapters.durable_files import replace_durably
 from local_mcp_memory.adapters.private_files import exclusive_lock, make_private_dir
+from local_mcp_memory.adapters.regular_files import CONFIG_MAX_BYTES, read_regular
 from local_mcp_memory.application.errors import StoreError
 from local_mcp_memory.application.settings import EmbedderSettings, Settings
 
@@ -108,7 +109,7 @@ class JsonFileConfigRepository:
 
     def _read(self) -> _File:
         try:
-            raw = self._path.read_bytes()
+            raw = read_regular(self._path, CONFIG_MAX_BYTES)
         except FileNotFoundError:
             return _File()
         except OSError as exc:

@@ -62,8 +62,10 @@ def store_setting_at_start(options: ServerOptions) -> str | None:
         return options.store
     import json
 
+    from local_mcp_memory.adapters.regular_files import CONFIG_MAX_BYTES, read_regular
+
     try:
-        data = json.loads(options.config_path.read_bytes())
+        data = json.loads(read_regular(options.config_path, CONFIG_MAX_BYTES))
         url = data.get("store", {}).get("url")
     except (OSError, ValueError, AttributeError, RecursionError):  # nested past the interpreter's depth: not a config
         return None

@@ -240,3 +240,24 @@ def test_dropping_a_namespace_that_is_still_home_fails_with_advice(tmp_path: Pat
     refused = local_mcp_memory(tmp_path, "reembed", "--drop", LOCAL)
     assert refused.returncode == 1
     assert "still the home of 2 notes" in refused.stderr
+
+
+def test_an_import_of_an_endless_stream_stops_at_the_line_bound(tmp_path: Path) -> None:
+    # /dev/zero is one line that never ends: read whole, it took all memory
+    failed = local_mcp_memory(tmp_path, "import", "/dev/zero")
+    assert failed.returncode == 1
+    assert "line 1: longer than 32 MiB" in failed.stderr and "nothing was imported" in failed.stderr
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "huge"])
+def test_a_config_file_that_is_no_small_regular_file_is_refused_at_once(tmp_path: Path, kind: str) -> None:
+    # a FIFO held every command until something wrote to it, /dev/zero took all memory
+    config = {"fifo": tmp_path / "config.fifo", "device": Path("/dev/zero"), "huge": tmp_path / "huge.json"}[kind]
+    if kind == "fifo":
+        os.mkfifo(config)
+    elif kind == "huge":
+        config.write_text('{"format": 1, "http": {}}' + " " * 2**21)
+    done = subprocess.run([MCP_MEMORY, "stats", "--config", str(config), "--data-dir", str(tmp_path / "data")],
+                          capture_output=True, text=True, env=server_env(tmp_path), timeout=30)
+    assert done.returncode == 1
+    assert ("larger than 1 MiB" if kind == "huge" else "not a regular file") in done.stderr

@@ -17,6 +17,7 @@ from local_mcp_memory.domain.identifiers import CanonicalProjectId, GlobalKey, N
 from local_mcp_memory.domain.link import Link, LinkKey, Relation
 from local_mcp_memory.domain.note import GlobalEntry, Note
 from local_mcp_memory.application.errors import ImportFileInvalid
+from local_mcp_memory.adapters import export_file
 from local_mcp_memory.adapters.export_file import read_export, write_export
 from tests.strategies import json_values, namespaces, notes
 
@@ -197,3 +198,14 @@ def test_a_repeated_note_id_is_refused() -> None:
 def test_a_file_cut_at_a_line_boundary_is_caught_by_the_header_counts() -> None:
     error = refusal([HEADER | {"notes": 2, "globals": 0}, NOTE])
     assert "announces 2 notes, the file holds 1" in str(error)
+
+
+def test_a_line_longer_than_the_bound_is_refused_before_it_is_read_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(export_file, "MAX_LINE_BYTES", 4096)
+    note = {"type": "note", "id": NOTE_ID, "projectId": "p", "groupId": "g", "text": "t", "createdAt": "2024-01-15"}
+    fits = read_export(io.BytesIO(jsonl([HEADER, {**note, "text": "x" * 3000}])))
+    assert len(fits.notes) == 1  # a line within the bound reads as before
+    stream = io.BytesIO(jsonl([HEADER]) + b"x" * 100_000)
+    with pytest.raises(ImportFileInvalid, match="line 2: longer than"):
+        read_export(stream)
+    assert stream.tell() <= 2 * 4096  # the rest of the line was never read
