@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import os
 
+from local_mcp_memory.adapters.regular_files import read_regular
+
 MAX_POINTER_BYTES = 4096
 """A ``.git`` file or ``commondir`` longer than this is not git's and is ignored."""
 
@@ -59,12 +61,9 @@ def _from_pointer(marker: str, worktree: str) -> str | None:
 
 
 def _read_small(path: str) -> str | None:
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_POINTER_BYTES + 1)
+    try:  # a regular file only: a FIFO named commondir would hold every hook of the folder
+        data = read_regular(path, MAX_POINTER_BYTES)
     except OSError:
-        return None
-    if len(data) > MAX_POINTER_BYTES:
         return None
     try:
         return data.decode("utf-8").strip()

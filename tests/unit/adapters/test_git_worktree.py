@@ -68,3 +68,15 @@ def test_a_damaged_git_file_falls_back_to_the_directory(tmp_path: Path) -> None:
         folder.mkdir()
         (folder / ".git").write_bytes(content)
         assert project_root(str(folder)) == str(folder.resolve())
+
+
+def test_a_commondir_that_is_a_fifo_is_not_waited_on(tmp_path: Path) -> None:
+    # a hostile checkout's .git file may point at a git dir whose commondir is a FIFO: opened as
+    # a file is, it held the hook (and the service's thread) until something wrote to it
+    git_dir = tmp_path / "elsewhere"
+    git_dir.mkdir()
+    os.mkfifo(git_dir / "commondir")
+    folder = tmp_path / "checkout"
+    folder.mkdir()
+    (folder / ".git").write_text(f"gitdir: {git_dir}\n")
+    assert project_root(str(folder)) == str(folder.resolve())  # no commondir read: the git dir's own worktree
