@@ -15,6 +15,10 @@ CONFIG_MAX_BYTES = 2**20
 a config holds a few settings."""
 
 
+class NotRegularFile(OSError):
+    """A path that names a FIFO, a device, a folder or a socket where a file was expected."""
+
+
 def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
     """``path`` opened for reading in binary, when it is a regular file (opened without
     blocking, so that a FIFO is refused rather than waited on); ``OSError`` otherwise, its
@@ -22,7 +26,7 @@ def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", os.fspath(path))
+            raise NotRegularFile(errno.EINVAL, "not a regular file", os.fspath(path))
         os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
     except BaseException:
@@ -30,12 +34,12 @@ def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
         raise
 
 
-def read_regular(path: str | os.PathLike[str], limit: int) -> bytes:
+def read_regular(path: str | os.PathLike[str], limit: int | None = None) -> bytes:
     """The bytes of the regular file ``path``; ``OSError`` when it is none (``open_regular``)
     or holds more than ``limit`` bytes ("larger than …")."""
     with open_regular(path) as stream:
-        data = stream.read(limit + 1)
-    if len(data) > limit:
+        data = stream.read() if limit is None else stream.read(limit + 1)
+    if limit is not None and len(data) > limit:
         raise OSError(errno.EFBIG, f"larger than {_size(limit)}", os.fspath(path))
     return data
 

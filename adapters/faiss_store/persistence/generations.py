@@ -30,6 +30,7 @@ from local_mcp_memory.adapters.faiss_store.format.journal import Journal
 from local_mcp_memory.adapters.faiss_store.format.records import FORMAT, Manifest, Record
 from local_mcp_memory.adapters.faiss_store.memory.state import StoreState
 from local_mcp_memory.adapters.faiss_store.persistence.snapshot import load_snapshot, write_snapshot
+from local_mcp_memory.adapters.regular_files import NotRegularFile, read_regular
 from local_mcp_memory.application.errors import StoreCorrupt, StoreError
 from local_mcp_memory.domain.errors import DomainError
 
@@ -60,7 +61,7 @@ def read_manifest(root: Path) -> Manifest:
     directory that holds generations (then nothing may be initialized over them)."""
     path = root / MANIFEST
     try:
-        data = path.read_bytes()
+        data = read_regular(path)
     except FileNotFoundError:
         present = generations_present(root)
         if not present:
@@ -70,6 +71,8 @@ def read_manifest(root: Path) -> Manifest:
             "(snapshot-*, journal-*): restore MANIFEST.json or run `mcp-memory salvage`",
             str(path),
         ) from None
+    except NotRegularFile:
+        raise StoreCorrupt(f"{path} is not a regular file: restore MANIFEST.json or run `mcp-memory salvage`", str(path)) from None
     return decode_manifest(data, str(path))
 
 

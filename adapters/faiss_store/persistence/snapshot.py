@@ -45,6 +45,7 @@ import os
 import time
 import zlib
 from pathlib import Path
+from typing import BinaryIO
 from tokenize import TokenError
 
 import msgspec
@@ -73,6 +74,7 @@ from local_mcp_memory.adapters.faiss_store.memory.note_table import NoteBodies, 
 from local_mcp_memory.adapters.faiss_store.memory.partition import Partition
 from local_mcp_memory.adapters.faiss_store.memory.state import StoreState
 from local_mcp_memory.adapters.faiss_store.memory.vector_space import VectorSpace
+from local_mcp_memory.adapters.regular_files import NotRegularFile, open_regular
 from local_mcp_memory.application.errors import StoreCorrupt
 from local_mcp_memory.domain.errors import DomainError
 
@@ -245,7 +247,7 @@ def load_snapshot(root: Path, name: str | None, generation: int, sidecar_crc: in
 
 def _load(directory: Path, generation: int, sidecar_crc: int | None) -> StoreState:
     path = directory / SIDECAR
-    data = path.read_bytes()
+    data = _bytes(path)
     if sidecar_crc is not None and zlib.crc32(data) != sidecar_crc:
         raise StoreCorrupt(f"{path} fails its checksum; run `mcp-memory salvage` to get the notes out", str(path))
     sidecar = decode_sidecar(data, str(path))
@@ -355,7 +357,7 @@ def _lines_file(path: Path) -> bytes:
     is still there (the count in the sidecar then tells the lines are missing). When the
     whole snapshot is gone (a newer compaction removed it), ``FileNotFoundError``."""
     try:
-        return path.read_bytes()
+        return _bytes(path)
     except FileNotFoundError:
         if not (path.parent / SIDECAR).exists():
             raise
@@ -398,7 +400,7 @@ def _read_npy(
 ) -> np.ndarray:
     """The array in file ``name``, of ``dtype`` and ``shape`` (None: any length there)."""
     path = directory / name
-    data = path.read_bytes()
+    data = _bytes(path)
     _require(directory, zlib.crc32(data) == checksums.get(name), f"file {name} fails its checksum", name)
     try:
         buffer = io.BytesIO(data)
@@ -423,6 +425,7 @@ def _read_npy(
 
 
 def _map_vectors(path: Path, shape: tuple[int, int], crc: int | None) -> np.ndarray:
+    _opened(path).close()  # numpy maps a file by its name: a FIFO is refused before it opens it
     try:
         vectors = np.load(path, mmap_mode="c", allow_pickle=False)
     except NPY_ERRORS as exc:
@@ -434,8 +437,22 @@ def _map_vectors(path: Path, shape: tuple[int, int], crc: int | None) -> np.ndar
     return vectors
 
 
+def _opened(path: Path) -> BinaryIO:
+    """``path`` opened for reading; ``StoreCorrupt`` naming it when it is no regular file (a
+    FIFO in its place would hold the reader until something wrote to it)."""
+    try:
+        return open_regular(path)
+    except NotRegularFile:
+        raise StoreCorrupt(f"{path} is not a regular file; run `mcp-memory verify`", str(path)) from None
+
+
+def _bytes(path: Path) -> bytes:
+    with _opened(path) as stream:
+        return stream.read()
+
+
 def _map_bytes(path: Path, size: int):
-    with open(path, "rb") as f:
+    with _opened(path) as f:
         if os.fstat(f.fileno()).st_size != size:
             raise StoreCorrupt(f"{path} does not have the {size} bytes its snapshot lists", str(path))
         return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""

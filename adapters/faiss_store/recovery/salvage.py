@@ -47,6 +47,7 @@ from local_mcp_memory.adapters.faiss_store.format.records import (
 )
 from local_mcp_memory.adapters.faiss_store.persistence.generations import GENERATION_FILE, read_manifest
 from local_mcp_memory.adapters.faiss_store.persistence.snapshot import GLOBALS, LINKS, load_snapshot
+from local_mcp_memory.adapters.regular_files import read_regular
 from local_mcp_memory.application.errors import StoreCorrupt, StoreError
 from local_mcp_memory.application.export_notes import Export, ExportedNote
 from local_mcp_memory.application.vectors import vector_problem
@@ -129,7 +130,7 @@ def _scan_snapshot(directory: Path, found: Salvaged) -> None:
     and links."""
     crcs = _row_crcs(directory / "notes.npy")
     try:
-        data = (directory / "notes.bin").read_bytes()
+        data = read_regular(directory / "notes.bin")
     except OSError:
         data = b""
     starts = [*_occurrences(data, NOTE_START), len(data)]
@@ -147,7 +148,7 @@ def _scan_snapshot(directory: Path, found: Salvaged) -> None:
     found.skipped += max(0, len(crcs) - kept)
     for path in (directory / GLOBALS, directory / LINKS):
         if path.exists():
-            _replay(lines_of(path.read_bytes(), str(path)), found)
+            _replay(lines_of(read_regular(path), str(path)), found)
 
 
 def _row_crcs(path: Path) -> set[int]:
@@ -156,7 +157,7 @@ def _row_crcs(path: Path) -> set[int]:
     can start (numpy pads headers to 64 bytes): a CRC too many only costs a lookup, each
     note's bytes must still match one."""
     try:
-        data = path.read_bytes()
+        data = read_regular(path)
     except OSError:
         return set()
     try:
@@ -185,7 +186,7 @@ def _fields(part: bytes, directory: Path) -> NoteFields | None:
 def _from_journal(path: Path, found: Salvaged) -> None:
     """Every line that verifies, header or not (a bad header costs no record)."""
     try:
-        data = path.read_bytes()
+        data = read_regular(path)
     except OSError as exc:
         found.problems.append(f"{path}: {exc.strerror}")
         return

@@ -20,6 +20,7 @@ from local_mcp_memory.adapters.faiss_store.format.journal import Journal, lines_
 from local_mcp_memory.adapters.faiss_store.memory.state import StoreState
 from local_mcp_memory.adapters.faiss_store.persistence.generations import LOCK, MANIFEST, read_manifest
 from local_mcp_memory.adapters.faiss_store.persistence.snapshot import load_snapshot
+from local_mcp_memory.adapters.regular_files import read_regular
 from local_mcp_memory.application.errors import StoreError
 from local_mcp_memory.domain.errors import DomainError
 
@@ -79,7 +80,7 @@ def verify(root: Path) -> Checkup:
 def _replay(path: Path, state: StoreState, found: Checkup) -> int:
     """Apply the journal's records to ``state``; how many there were."""
     try:
-        data = path.read_bytes()
+        data = read_regular(path)
     except OSError as exc:
         found.problems[str(path)].append(f"cannot be read: {exc.strerror}")
         return 0

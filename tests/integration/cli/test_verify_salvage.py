@@ -3,6 +3,7 @@ real files; they never write into the data directory."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -124,3 +125,27 @@ def test_a_data_directory_that_is_a_file_is_reported_as_one_and_a_salvage_into_a
     into_a_folder = run(tmp_path, "salvage", str(tmp_path / "out"), "--data-dir", str(data))
     assert (into_a_folder.returncode, into_a_folder.stderr) == (1, f"mcp-memory salvage: {tmp_path / 'out'} is a directory; name a file\n")
     assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_a_store_file_that_is_a_fifo_is_reported_by_name_and_waited_on_by_no_command(tmp_path: Path) -> None:
+    # each of the store's files in turn replaced by a FIFO: opened as files are, every command
+    # that read it waited for a writer for good; now each tells which file is not a regular one
+    data, _written = small(tmp_path)
+    snapshot = snapshot_of(data)
+    names = ["MANIFEST.json", *[p.name for p in data.glob("journal-*.jsonl")]]
+    names += [f"{snapshot.name}/{p.name}" for p in sorted(snapshot.iterdir())]
+    for name in names:
+        damaged = tmp_path / "damaged"
+        shutil.rmtree(damaged, ignore_errors=True)
+        shutil.copytree(data, damaged)
+        (damaged / name).unlink()
+        os.mkfifo(damaged / name)
+        for command in ("verify", "stats"):
+            done = subprocess.run([MCP_MEMORY, command, "--data-dir", str(damaged)], capture_output=True, text=True,
+                                  env=server_env(tmp_path), timeout=60)
+            # verify fails; stats fails, or serves what is intact with the damage logged (a namespace's vectors)
+            assert done.returncode == 1 or command == "stats", (name, command, done.stdout, done.stderr)
+            assert f"{damaged / name} is not a regular file" in done.stdout + done.stderr or (
+                f"{damaged / name}: cannot be read: not a regular file" in done.stdout), (name, command, done.stdout, done.stderr)
+        salvaged = run(tmp_path, "salvage", "--data-dir", str(damaged), str(tmp_path / f"out-{name.replace('/', '-')}.jsonl"))
+        assert salvaged.returncode in (0, 1), (name, salvaged.stderr)  # it ends, whatever it could save
