@@ -76,19 +76,24 @@ def add_parsers(commands: argparse._SubParsersAction, add_path_flags: Callable[[
 
 
 SETTINGS_ENV = {
-    "recall_chars": ("MCP_MEMORY_RECALL_CHARS", 200, True),
-    "recall_floor": ("MCP_MEMORY_RECALL_FLOOR", 0.0, False),
-    "expiry_days": ("MCP_MEMORY_SESSION_EXPIRY_DAYS", 0.001, False),
-    "digest_chars": ("MCP_MEMORY_DIGEST_CHARS", 500, True),
+    "recall_chars": ("MCP_MEMORY_RECALL_CHARS", 200, 100_000, True),
+    "recall_floor": ("MCP_MEMORY_RECALL_FLOOR", 0.0, 1.0, False),
+    "expiry_days": ("MCP_MEMORY_SESSION_EXPIRY_DAYS", 0.001, 36_500.0, False),
+    "digest_chars": ("MCP_MEMORY_DIGEST_CHARS", 500, 100_000, True),
 }
-"""``HookSettings`` field: (environment variable, least value, whole number)."""
+"""``HookSettings`` field: (environment variable, least and largest value, whole number). A
+score is at most 1; a digest is a note (100,000 characters at most); an expiry lies within a
+century, before the year 9999 that dates end at."""
+
+SECONDS_ENV = {"MCP_MEMORY_HOOK_TIMEOUT": 3600.0, "MCP_MEMORY_SERVICE_IDLE": 86_400.0}
+"""The largest value of each setting in seconds: an hour for a hook, a day for the service."""
 
 
 def hook_settings(environ: Mapping[str, str], log: Callable[..., None]) -> dict[str, Any]:
     """The hook settings the environment sets (``HookSettings`` fills in the rest); a bad
     value is logged and left out."""
     settings: dict[str, Any] = {}
-    for field, (name, low, whole) in SETTINGS_ENV.items():
+    for field, (name, low, high, whole) in SETTINGS_ENV.items():
         raw = (environ.get(name) or "").strip()
         if not raw:
             continue
@@ -97,21 +102,29 @@ def hook_settings(environ: Mapping[str, str], log: Callable[..., None]) -> dict[
             continue
         try:
             value = int(raw) if whole else float(raw)
-            if not low <= value < float("inf"):
+            if not low <= value <= high:  # NaN too
                 raise ValueError
         except ValueError:
-            log("hook_setting_ignored", setting=name, rule=f"must be a {'whole ' if whole else ''}number >= {low}")
+            log("hook_setting_ignored", setting=name, rule=f"must be a {'whole ' if whole else ''}number from {low} to {high}")
             continue
         settings[field] = value
     return settings
 
 
-def _seconds(environ: Mapping[str, str], name: str, default: float) -> float:
-    try:
-        value = float(environ.get(name) or default)
-        return value if value >= 0 and value == value else default
-    except ValueError:
+def _seconds(environ: Mapping[str, str], name: str, default: float, log: Callable[..., None]) -> float:
+    """The setting ``name`` in seconds, from 0 to its ``SECONDS_ENV`` bound; ``default`` when
+    unset, and when out of range or no number (logged)."""
+    raw = (environ.get(name) or "").strip()
+    if not raw:
         return default
+    try:
+        value = float(raw)
+        if not 0 <= value <= SECONDS_ENV[name]:  # NaN too
+            raise ValueError
+    except ValueError:
+        log("hook_setting_ignored", setting=name, rule=f"must be a number of seconds from 0 to {SECONDS_ENV[name]:g}")
+        return default
+    return value
 
 
 # ---------------------------------------------------------------- the hook
@@ -148,11 +161,14 @@ def hook_main(args: argparse.Namespace) -> int:
     """Never raises, always 0: a hook must not fail the prompt or the session."""
     started = time.monotonic()
     default = CAPTURE_TIMEOUT if args.event in ("stop", "session-end", "pre-compact") else DEFAULT_TIMEOUT
-    timeout = max(0.5, _seconds(os.environ, "MCP_MEMORY_HOOK_TIMEOUT", default))
+    from local_mcp_memory.entrypoints import logs
+
+    logs.configure({logs.LOG_LEVEL_ENV: "WARNING", **os.environ})  # before the first line: on stderr, never stdout
+    log = _Log()
+    timeout = max(0.5, _seconds(os.environ, "MCP_MEMORY_HOOK_TIMEOUT", default, log))
     watchdog = threading.Timer(timeout - 0.1, _give_up)
     watchdog.daemon = True
     watchdog.start()
-    log = _Log()
     try:
         text = _run_hook(args, started, timeout, log)
     except BaseException as exc:  # noqa: BLE001 - nothing may escape a hook
@@ -178,17 +194,15 @@ def _give_up() -> None:
 
 
 def _run_hook(args: argparse.Namespace, started: float, timeout: float, log: _Log) -> str:
-    from local_mcp_memory.entrypoints import logs
     from local_mcp_memory.entrypoints.cli.hook_service import ServiceUnavailable, ask, socket_path, spawn
     from local_mcp_memory.entrypoints.composition.paths import resolve_paths
 
-    logs.configure({logs.LOG_LEVEL_ENV: "WARNING", **os.environ})
     payload = _read_input(log)
     if payload is None:
         return ""
     _, data_dir, _ = resolve_paths(os.environ, args.config, args.data_dir, args.store)
     request = {"event": args.event, "input": payload, "cwd": os.getcwd(), "settings": hook_settings(os.environ, log)}
-    idle = _seconds(os.environ, "MCP_MEMORY_SERVICE_IDLE", 600.0)
+    idle = _seconds(os.environ, "MCP_MEMORY_SERVICE_IDLE", 600.0, log)
     if idle > 0:
         try:
             sock = socket_path(data_dir, os.environ)
@@ -263,7 +277,7 @@ def service_main(args: argparse.Namespace) -> int:
     except ServiceUnavailable as exc:
         log("service_not_started", reason=exc.reason)
         return 1
-    idle = _seconds(os.environ, IDLE_ENV, 600.0) or 600.0
+    idle = _seconds(os.environ, IDLE_ENV, 600.0, log) or 600.0
     try:
         services = compose(options)
     except Exception as exc:  # the hooks waiting for it see it gone and work in-process

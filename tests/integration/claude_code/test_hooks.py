@@ -287,6 +287,32 @@ def test_a_prompt_that_is_no_string_prints_nothing_and_says_why(home: Path) -> N
         assert (result.stderr + (log.read_bytes() if log.exists() else b"")).count(b"prompt is not a string") == said
 
 
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("MCP_MEMORY_HOOK_TIMEOUT", "inf"),  # was an OverflowError: the hook failed and recalled nothing
+        ("MCP_MEMORY_HOOK_TIMEOUT", "nan"),  # was said on stdout, where the prompt's context goes
+        ("MCP_MEMORY_SERVICE_IDLE", "inf"),
+        ("MCP_MEMORY_RECALL_CHARS", "99999999999999999999"),
+        ("MCP_MEMORY_RECALL_FLOOR", "2"),  # a score is at most 1: nothing would ever be recalled
+        ("MCP_MEMORY_SESSION_EXPIRY_DAYS", "1e9"),
+    ],
+)
+def test_a_setting_out_of_range_is_ignored_and_said_on_stderr_only(home: Path, name: str, value: str) -> None:
+    add_notes(home, str(home / "project"), NOTES)
+    answer = prompt(home, "deploy this fix to production", **{name: value})
+    assert answer.returncode == 0 and b"Deploying" in answer.stdout
+    assert b"hook_setting_ignored" not in answer.stdout and b"hook_setting_ignored" in answer.stderr
+    assert name.encode() in answer.stderr
+
+
+def test_an_expiry_past_the_last_date_is_ignored_and_the_session_still_captured(home: Path) -> None:
+    secret_session(home)
+    done = capture(home, MCP_MEMORY_SESSION_EXPIRY_DAYS="1e9")  # 1e9 days overflowed the expiry: the capture failed
+    assert (done.returncode, done.stdout) == (0, b"") and b"hook_setting_ignored" in done.stderr
+    assert any("claude-code:session" in json.dumps(note) for note in stored(home))
+
+
 def test_a_missing_or_truncated_transcript_loses_no_note(home: Path) -> None:
     secret_session(home)
     capture(home)
