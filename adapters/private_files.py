@@ -8,6 +8,7 @@ both live in directories of mode 0700 and are written with mode 0600, whatever t
 from __future__ import annotations
 
 import fcntl
+import errno
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,8 +27,8 @@ def make_private_dir(path: Path) -> None:
         try:
             directory.mkdir(mode=0o700)
         except FileExistsError:
-            if not directory.is_dir():
-                raise
+            if not directory.is_dir():  # a file, a device or a FIFO where a folder belongs
+                raise NotADirectoryError(errno.ENOTDIR, f"{directory} is not a directory", str(directory)) from None
             continue  # another process made it first
         os.chmod(directory, 0o700)  # mkdir's mode is cut by the umask: set it exactly
 

@@ -23,13 +23,17 @@ LEVELS = {"DEBUG": 10, "INFO": 20, "WARNING": 30, "ERROR": 40, "CRITICAL": 50}
 
 _lock = threading.Lock()
 _pending: int | None = None
+_unknown: str | None = None  # a level the environment named that is none of LEVELS
 
 
 def configure(environ: Mapping[str, str]) -> None:
-    """Record the log level (``MCP_MEMORY_LOG_LEVEL``, default INFO) to apply on first use."""
-    global _pending
+    """Record the log level (``MCP_MEMORY_LOG_LEVEL``, default INFO) to apply on first use;
+    a value that names no level is INFO, said in a warning then."""
+    global _pending, _unknown
+    named = environ.get(LOG_LEVEL_ENV, "INFO")
     with _lock:
-        _pending = LEVELS.get(environ.get(LOG_LEVEL_ENV, "INFO").upper(), LEVELS["INFO"])
+        _pending = LEVELS.get(named.strip().upper(), LEVELS["INFO"])
+        _unknown = None if named.strip().upper() in LEVELS or not named.strip() else named[:40]
 
 
 def ensure_configured() -> None:
@@ -54,6 +58,9 @@ def ensure_configured() -> None:
             logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
             cache_logger_on_first_use=True,
         )
+        if _unknown is not None:
+            structlog.get_logger().warning("setting_ignored", setting=LOG_LEVEL_ENV, got=_unknown,
+                                           rule="one of " + ", ".join(LEVELS) + "; INFO meanwhile")
 
 
 class LazyLogger:

@@ -261,3 +261,14 @@ def test_a_config_file_that_is_no_small_regular_file_is_refused_at_once(tmp_path
                           capture_output=True, text=True, env=server_env(tmp_path), timeout=30)
     assert done.returncode == 1
     assert ("larger than 1 MiB" if kind == "huge" else "not a regular file") in done.stderr
+
+
+def test_serve_names_a_data_directory_that_is_no_directory_and_an_unknown_log_level(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("not a folder")
+    search = b'{"jsonrpc":"2.0","id":1,"method":"memory.search","params":{"projectId":"p","query":"x"}}\n'
+    for data_dir in (tmp_path / "a-file", Path("/dev/null")):  # said "File exists" before
+        done = subprocess.run([MCP_MEMORY, "serve", "--data-dir", str(data_dir)], input=search, capture_output=True,
+                              env={**server_env(tmp_path), "MCP_MEMORY_LOG_LEVEL": "chatty"}, timeout=60)
+        answer = json.loads(done.stdout)
+        assert answer["error"]["code"] == -32006 and f"{data_dir} is not a directory" in answer["error"]["message"]
+        assert b'"setting_ignored"' in done.stderr and b"MCP_MEMORY_LOG_LEVEL" in done.stderr
