@@ -42,6 +42,9 @@ T = TypeVar("T")
 RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504})
 SHOWN_CHARS = 300
 """How much of a provider's error text a message shows."""
+MAX_ANSWER_BYTES = 64 * 2**20
+"""The largest answer read: 256 vectors of 3,072 dimensions as JSON numbers take about 17 MB.
+A server that sends more, or sends without end, is not an embeddings endpoint."""
 EMPTY_TEXT_STANDIN = " "
 """Sent instead of an empty text: OpenAI refuses ``""`` and Ollama's older endpoint answers
 it with no vector at all."""
@@ -105,7 +108,7 @@ class EmbeddingHttp:
         for retry in range(self._backoff.attempts):
             last = retry == self._backoff.attempts - 1
             try:
-                response = self._client.post(url, content=body, headers=send_headers, timeout=self._timeout)
+                response = self._bounded_post(url, body, send_headers)
             except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
                 if last:
                     self._unreachable(url, "connection failed", exc)
@@ -124,6 +127,27 @@ class EmbeddingHttp:
                 self._gave_up(url, response)
             self._wait(url, retry, response, f"HTTP {response.status_code}")
         raise AssertionError("unreachable: the loop returns or raises")  # pragma: no cover
+
+    def _bounded_post(self, url: str, body: bytes, headers: Mapping[str, str]) -> httpx.Response:
+        """The answer to one POST, read whole only within ``MAX_ANSWER_BYTES`` (decoded) and
+        within the read timeout in all, not only between two chunks: a server that streams
+        without end, or a byte a minute, gets ``EmbedderRejected`` or a timeout."""
+        deadline = time.monotonic() + (self._timeout.read or 60.0)
+        with self._client.stream("POST", url, content=body, headers=headers, timeout=self._timeout) as streamed:
+            chunks, size = [], 0
+            for chunk in streamed.iter_bytes():
+                size += len(chunk)
+                if size > MAX_ANSWER_BYTES:
+                    raise EmbedderRejected(
+                        self._provider, streamed.status_code,
+                        f"{mask_url(url)} answered more than {MAX_ANSWER_BYTES // 2**20} MiB, which no embeddings "
+                        "response is; check embedder.baseUrl",
+                    )
+                if time.monotonic() > deadline:
+                    raise httpx.ReadTimeout("the answer did not end in time", request=streamed.request)
+                chunks.append(chunk)
+        kept = [(name, value) for name, value in streamed.headers.raw if name.lower() != b"content-encoding"]  # decoded
+        return httpx.Response(streamed.status_code, headers=kept, content=b"".join(chunks), request=streamed.request)
 
     def fail(self, url: str, response: httpx.Response) -> NoReturn:
         """Raise the error a non-2xx ``response`` means."""

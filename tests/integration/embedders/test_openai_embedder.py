@@ -3,7 +3,10 @@ failure mapped to an error that says what to do, without ever showing the key.""
 
 from __future__ import annotations
 
+import http.server
 import random
+import threading
+import time
 from collections.abc import Iterator
 
 import httpx
@@ -193,3 +196,55 @@ def test_an_error_text_echoing_secrets_is_shown_masked(
     assert [secret for secret in LEAKED if secret in shown] == []
     if status != 401:  # a rejected key is answered with our own hint, not the provider's text
         assert "Incorrect API key provided: ***" in str(caught.value)
+
+
+class _Endless(http.server.BaseHTTPRequestHandler):
+    """Answers 200 and then sends without end: fast (``/fast``) or a byte every 50 ms (``/drip``)."""
+
+    protocol_version = "HTTP/1.1"
+
+    def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+        self.rfile.read(int(self.headers.get("content-length", 0)))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        chunk = b"[" * (1 << 20) if self.path.startswith("/fast") else b" "
+        try:
+            while True:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                self.wfile.flush()
+                if self.path.startswith("/drip"):
+                    time.sleep(0.05)
+        except OSError:  # the client hung up
+            pass
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def endless() -> Iterator[str]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Endless)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+
+
+def test_an_answer_without_end_is_refused_at_its_bound_not_read_into_memory(endless: str, client: httpx.Client, sleeps: Sleeps) -> None:
+    # the whole body was read before it was looked at: a server streaming without end took all memory
+    embedder = make(client, endless + "/fast", sleeps)
+    with pytest.raises(EmbedderRejected, match="answered more than 64 MiB"):
+        embedder.embed(["a"], "passage")
+
+
+def test_an_answer_that_drips_ends_within_the_read_timeout_in_all(endless: str, client: httpx.Client, sleeps: Sleeps) -> None:
+    # httpx's read timeout is per chunk: a byte every 50 ms kept a request waiting for good
+    embedder = make(client, endless + "/drip", sleeps, timeout=httpx.Timeout(1.0))
+    started = time.monotonic()
+    with pytest.raises(EmbedderUnavailable, match=r"no answer within 1.0 s"):
+        embedder.embed(["a"], "passage")
+    assert time.monotonic() - started < 5
