@@ -114,8 +114,13 @@ def note_uri(note_id: str) -> str:
     return NOTES + note_id
 
 
+SHOWN_URI_CHARS = 200
+"""Characters of an unknown URI told back; a longer one is cut (as a refused value is)."""
+
+
 def not_found(uri: str, reason: str) -> RpcError:
-    return RpcError(RESOURCE_NOT_FOUND, f"Resource not found: {reason}", {"uri": uri, "reason": reason})
+    shown = uri if len(uri) <= SHOWN_URI_CHARS else uri[:SHOWN_URI_CHARS] + "…"
+    return RpcError(RESOURCE_NOT_FOUND, f"Resource not found: {reason}", {"uri": shown, "reason": reason})
 
 
 @attrs.frozen

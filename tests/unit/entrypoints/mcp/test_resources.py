@@ -31,7 +31,7 @@ def read(client: Client, uri: str) -> dict[str, Any]:
 
 def assert_unknown(client: Client, uri: str) -> dict[str, Any]:
     error = client.error("resources/read", {"uri": uri})
-    assert error["code"] == -32002 and error["data"]["uri"] == uri, error
+    assert error["code"] == -32002 and error["data"]["uri"] == (uri if len(uri) <= 200 else uri[:200] + "…"), error
     return error
 
 
@@ -113,6 +113,11 @@ def test_an_expired_note_is_an_unknown_resource(client: Client, clock: ManualClo
 def test_a_malformed_or_unknown_uri_is_an_unknown_resource_naming_the_uri(client: Client, uri: str) -> None:
     error = assert_unknown(client, uri)
     assert error["message"].startswith("Resource not found") and error["data"]["reason"]
+
+
+def test_a_long_unknown_uri_is_told_back_cut(client: Client) -> None:
+    error = client.error("resources/read", {"uri": "memory://elsewhere/" + "x" * 100_000})
+    assert error["data"]["uri"] == ("memory://elsewhere/" + "x" * 100_000)[:200] + "…"  # not 100,000 characters back
 
 
 @pytest.mark.parametrize("params", [None, {}, {"uri": 7}, {"uri": None}, ["memory://notes/x"]])
