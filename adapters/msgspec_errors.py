@@ -9,8 +9,18 @@ import re
 from datetime import datetime
 from typing import Any
 
+SHOWN_CHARS = 200
+"""Characters of a value, a name or a path an error tells back; a longer one is cut, so that
+a 100,000-character key sent costs no 100,000-character answer (nor an agent's context)."""
+
 _AT = re.compile(r"^(?P<rule>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.DOTALL)
 _NAMED = re.compile(r"(?:missing required|unknown) field `(?P<name>[^`]+)`")
+_LONG_QUOTED = re.compile(r"(`|')([^`']{%d,})\1" % (SHOWN_CHARS + 1))
+
+
+def cut(text: str, limit: int = SHOWN_CHARS) -> str:
+    """``text``, or its first ``limit`` - 1 characters and "…"."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def field_and_rule(exc: Exception) -> tuple[str | None, str]:
@@ -21,7 +31,8 @@ def field_and_rule(exc: Exception) -> tuple[str | None, str]:
     named = _NAMED.search(rule)
     if named:
         path = f"{path}.{named.group('name')}"
-    return path.lstrip(".") or None, rule
+    rule = _LONG_QUOTED.sub(lambda m: m.group(1) + cut(m.group(2)) + m.group(1), rule)  # a long name or value sent
+    return cut(path.lstrip(".")) or None, rule
 
 
 _SNAKE = re.compile(r"_([a-z0-9])")
@@ -45,4 +56,4 @@ def shown_as_json(value: Any, limit: int) -> str:
         text = msgspec.json.encode(value).decode()
     except (TypeError, ValueError, OverflowError, msgspec.EncodeError):
         text = repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return cut(text, limit)

@@ -45,6 +45,7 @@ from urllib.parse import quote, unquote
 import attrs
 import msgspec
 
+from local_mcp_memory.adapters.msgspec_errors import cut
 from local_mcp_memory.entrypoints.rpc.errors import INVALID_PARAMS, NOT_FOUND, RpcError, to_rpc_error
 
 if TYPE_CHECKING:  # imported on the first read, not at start-up
@@ -114,13 +115,8 @@ def note_uri(note_id: str) -> str:
     return NOTES + note_id
 
 
-SHOWN_URI_CHARS = 200
-"""Characters of an unknown URI told back; a longer one is cut (as a refused value is)."""
-
-
 def not_found(uri: str, reason: str) -> RpcError:
-    shown = uri if len(uri) <= SHOWN_URI_CHARS else uri[:SHOWN_URI_CHARS] + "…"
-    return RpcError(RESOURCE_NOT_FOUND, f"Resource not found: {reason}", {"uri": shown, "reason": reason})
+    return RpcError(RESOURCE_NOT_FOUND, f"Resource not found: {reason}", {"uri": cut(uri), "reason": reason})
 
 
 @attrs.frozen

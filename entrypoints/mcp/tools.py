@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import msgspec
 
+from local_mcp_memory.adapters.msgspec_errors import cut
 from local_mcp_memory.entrypoints.rpc.errors import INVALID_PARAMS, NOT_FOUND, RpcError, to_rpc_error
 from local_mcp_memory.entrypoints.mcp import schemas, texts
 from local_mcp_memory.entrypoints.mcp.bounds import TextBounds
@@ -153,7 +154,7 @@ class ToolSet:
             known = ", ".join(self.tools())
             raise RpcError(
                 INVALID_PARAMS,
-                f"Unknown tool: {request.name}",
+                f"Unknown tool: {cut(request.name)}",
                 {"field": "name", "rule": f"must be one of {known}"},
             )
         try:

@@ -27,6 +27,7 @@ from typing import Any
 
 import msgspec
 
+from local_mcp_memory.adapters.msgspec_errors import cut
 from local_mcp_memory.entrypoints.rpc.errors import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
@@ -132,7 +133,7 @@ class Dispatcher:
         route = next((found for table in self._tables if (found := table.get(method)) is not None), None)
         try:
             if route is None:
-                raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}", {"method": method})
+                raise RpcError(METHOD_NOT_FOUND, f"Method not found: {cut(method)}", {"method": cut(method)})
             result = route(message.get("params"))
         except BaseException as exc:  # answered, never propagated: the server keeps serving
             if isinstance(exc, (KeyboardInterrupt, SystemExit)):

@@ -18,7 +18,7 @@ from typing import Any
 
 import msgspec
 
-from local_mcp_memory.adapters.msgspec_errors import field_and_rule, shown_as_json, wire_path
+from local_mcp_memory.adapters.msgspec_errors import SHOWN_CHARS, cut, field_and_rule, shown_as_json, wire_path
 from local_mcp_memory.application import errors as app
 from local_mcp_memory.domain.errors import InvalidValue
 from local_mcp_memory.entrypoints.logs import get_logger
@@ -82,7 +82,6 @@ def _validation(exc: msgspec.ValidationError) -> RpcError:
 
 
 _UNSENT = object()
-_SHOWN_MAX = 200  # characters of a refused value told back; a longer one is cut
 
 
 def _refused_value(exc: InvalidValue, sent: Any) -> RpcError:
@@ -91,11 +90,11 @@ def _refused_value(exc: InvalidValue, sent: Any) -> RpcError:
     field = wire_path(exc.field)
     secret = field is not None and _SECRET.search(field) is not None  # never told back, however refused
     raw = _UNSENT if field is None or secret else sent_at(sent, field)
-    shown = "***" if secret else shown_as_json(exc.value if raw is _UNSENT else raw, _SHOWN_MAX)
+    shown = "***" if secret else shown_as_json(exc.value if raw is _UNSENT else raw, SHOWN_CHARS)
     rule = exc.field_rule()
     message = f"Invalid params: {field or exc.type_name} {rule} (got {shown})"
     data: dict[str, Any] = {"field": field, "rule": rule}
-    if raw is not _UNSENT and (raw is None or isinstance(raw, (bool, int, float)) or (isinstance(raw, str) and len(raw) <= _SHOWN_MAX)):
+    if raw is not _UNSENT and (raw is None or isinstance(raw, (bool, int, float)) or (isinstance(raw, str) and len(raw) <= SHOWN_CHARS)):
         data["value"] = raw
     return RpcError(INVALID_PARAMS, message, data)
 

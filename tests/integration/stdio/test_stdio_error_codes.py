@@ -110,7 +110,7 @@ def test_a_store_file_that_cannot_be_read_is_32006_and_the_notes_return_when_it_
         for method, params in [("memory.get", {"id": added["id"]}), ("memory.add_note", {**NOTE, "text": "lost?"})]:
             error = server.call(method, params)["error"]
             assert error["code"] == -32006, method
-            assert error["data"] == {"path": str(tmp_path / "data")}
+            assert error["data"] == {"path": str(manifest)} and "is not a regular file" in error["message"]
         shutil.rmtree(manifest)
         manifest.write_bytes(saved)
         assert server.result("memory.get", {"id": added["id"]})["text"] == NOTE["text"]

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from local_mcp_memory.adapters.msgspec_errors import cut
 from local_mcp_memory.entrypoints.mcp.resources import PAGE_SIZE, ContextTarget, NoteTarget, parse, project_uri
 from tests.fakes.manual_clock import ManualClock
 from tests.unit.entrypoints.mcp.dispatch_client import Client
@@ -31,7 +32,7 @@ def read(client: Client, uri: str) -> dict[str, Any]:
 
 def assert_unknown(client: Client, uri: str) -> dict[str, Any]:
     error = client.error("resources/read", {"uri": uri})
-    assert error["code"] == -32002 and error["data"]["uri"] == (uri if len(uri) <= 200 else uri[:200] + "…"), error
+    assert error["code"] == -32002 and error["data"]["uri"] == cut(uri), error
     return error
 
 
@@ -117,7 +118,7 @@ def test_a_malformed_or_unknown_uri_is_an_unknown_resource_naming_the_uri(client
 
 def test_a_long_unknown_uri_is_told_back_cut(client: Client) -> None:
     error = client.error("resources/read", {"uri": "memory://elsewhere/" + "x" * 100_000})
-    assert error["data"]["uri"] == ("memory://elsewhere/" + "x" * 100_000)[:200] + "…"  # not 100,000 characters back
+    assert error["data"]["uri"] == ("memory://elsewhere/" + "x" * 100_000)[:199] + "…"  # not 100,000 characters back
 
 
 @pytest.mark.parametrize("params", [None, {}, {"uri": 7}, {"uri": None}, ["memory://notes/x"]])
@@ -263,3 +264,24 @@ def test_a_listed_notes_title_and_description_are_cut(client: Client) -> None:
     [note] = client.result("resources/list")["resources"][1:]
     assert note["title"] == "T" * 79 + "…" and note["name"] == note["title"]
     assert len(note["description"]) == 300 and note["description"].startswith("Note in group feature-1, tags tag-0-")
+
+
+LONG = "x" * 100_000
+
+
+@pytest.mark.parametrize(
+    ("method", "params"),
+    [
+        (LONG, None),  # an unknown method
+        ("tools/call", {"name": LONG, "arguments": {}}),  # an unknown tool
+        ("tools/call", {"name": "memory_search", "arguments": {LONG: 1, "query": "q"}}),  # an unknown argument
+        ("memory.search", {"projectId": "p", "query": "q", LONG: 1}),  # an unknown field
+        ("memory.search", {"projectId": "p", "query": "q", "mode": LONG}),  # a value of no enum
+        ("resources/read", {"uri": LONG}),
+    ],
+)
+def test_a_long_name_or_value_sent_is_told_back_cut_whatever_the_error(client: Client, method: str, params: Any) -> None:
+    # each was told back whole, some two to four times: 100,000 characters in, 400,000 out
+    reply = client.call(method, params)
+    assert len(json.dumps(reply)) < 2_000, json.dumps(reply)[:300]
+    assert "x" * 150 in json.dumps(reply)  # the start of what was sent, to recognise it by
