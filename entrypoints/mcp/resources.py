@@ -45,8 +45,7 @@ from urllib.parse import quote, unquote
 import attrs
 import msgspec
 
-from local_mcp_memory.adapters.msgspec_errors import cut
-from local_mcp_memory.entrypoints.rpc.errors import INVALID_PARAMS, NOT_FOUND, RpcError, to_rpc_error
+from local_mcp_memory.entrypoints.rpc.errors import INVALID_PARAMS, NOT_FOUND, RpcError, cut, to_rpc_error
 
 if TYPE_CHECKING:  # imported on the first read, not at start-up
     from local_mcp_memory.application.services import Services
@@ -262,16 +261,12 @@ class ResourceSet:
 
 
 def _note_entry(note: dict[str, Any]) -> dict[str, Any]:
-    title = _cut(note["title"] or " ".join(note["text"].split()), TITLE_CHARS)
+    title = cut(note["title"] or " ".join(note["text"].split()), TITLE_CHARS)
     tags = f", tags {', '.join(note['tags'])}" if note["tags"] else ""
     return {
         "uri": note_uri(note["id"]),
         "name": title,  # the display name of clients of 2025-03-26, which know no title
         "title": title,
-        "description": _cut(f"Note in group {note['groupId']}{tags}", DESCRIPTION_CHARS),
+        "description": cut(f"Note in group {note['groupId']}{tags}", DESCRIPTION_CHARS),
         "mimeType": NOTE_MIME,
     }
-
-
-def _cut(text: str, chars: int) -> str:
-    return text if len(text) <= chars else text[: chars - 1] + "…"

@@ -38,8 +38,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import msgspec
 
-from local_mcp_memory.adapters.msgspec_errors import cut
-from local_mcp_memory.entrypoints.rpc.errors import INVALID_PARAMS, NOT_FOUND, RpcError, to_rpc_error
+from local_mcp_memory.entrypoints.rpc.errors import INVALID_PARAMS, NOT_FOUND, RpcError, cut, to_rpc_error
 from local_mcp_memory.entrypoints.mcp import schemas, texts
 from local_mcp_memory.entrypoints.mcp.bounds import TextBounds
 from local_mcp_memory.entrypoints.mcp.fit import Shape, with_truncated

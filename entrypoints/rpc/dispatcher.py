@@ -27,13 +27,13 @@ from typing import Any
 
 import msgspec
 
-from local_mcp_memory.adapters.msgspec_errors import cut
 from local_mcp_memory.entrypoints.rpc.errors import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
     RpcError,
+    cut,
     to_rpc_error,
 )
 from local_mcp_memory.entrypoints.logs import get_logger
