@@ -42,6 +42,7 @@ def add_session_commands(
     )
     context.add_argument(
         "--project",
+        type=subcommands.project_id,
         metavar="P",
         help="the project: a path or an opaque id, as the methods take it (default: the main worktree of the "
         "git repository holding the working directory, else the working directory)",

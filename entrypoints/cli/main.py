@@ -61,6 +61,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=subcommands.integer(0, MAX_PORT), default=8765, help=f"HTTP port, 0..{MAX_PORT} (default: 8765)")
     serve.add_argument(
         "--project",
+        type=subcommands.project_id,
         metavar="PATH",
         help="the project tool calls use when they leave projectId out (default: the main worktree of the git "
         "repository holding the working directory, else the working directory)",
@@ -116,7 +117,7 @@ def _add_data_commands(commands: argparse._SubParsersAction) -> None:
         "  mcp-memory export --out memory.jsonl\n"
         "  mcp-memory export --project ~/code/app --vectors > app.jsonl",
     )
-    export.add_argument("--project", metavar="P", help="only this project (a path or an opaque id, as the methods take it)")
+    export.add_argument("--project", type=subcommands.project_id, metavar="P", help="only this project (a path or an opaque id, as the methods take it)")
     export.add_argument("--out", metavar="FILE", help="write FILE, whole or not at all (default: stdout)")
     export.add_argument(
         "--vectors",
@@ -167,7 +168,7 @@ def _add_data_commands(commands: argparse._SubParsersAction) -> None:
         "namespace and bytes on disk (the last two for the whole store).",
         "  mcp-memory stats\n  mcp-memory stats --project ~/code/app",
     )
-    stats.add_argument("--project", metavar="P", help="count only this project's notes")
+    stats.add_argument("--project", type=subcommands.project_id, metavar="P", help="count only this project's notes")
     _add_path_flags(stats)
 
     verify = command(

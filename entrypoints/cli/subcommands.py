@@ -46,12 +46,21 @@ def group_id(text: str) -> str:
     return domain_value(lambda: GroupId(text).value, text)
 
 
+def project_id(text: str) -> str:
+    """An argparse ``type`` for ``--project``: the text as given (the methods canonicalize it),
+    or ``ArgumentTypeError`` saying the rule a projectId breaks (empty, over 1,024 characters)."""
+    from local_mcp_memory.domain.identifiers import CanonicalProjectId
+
+    return domain_value(lambda: CanonicalProjectId(text) and text, text)
+
+
 def domain_value(build: Callable[[], Any], text: str) -> Any:
     """``build()``, a domain value read from ``text``; its refusal (``InvalidValue``) raised as
     ``ArgumentTypeError`` saying the rule and the text, which argparse reports as a usage error."""
     from local_mcp_memory.domain.errors import InvalidValue
+    from local_mcp_memory.entrypoints.rpc.errors import cut
 
     try:
         return build()
     except InvalidValue as exc:
-        raise argparse.ArgumentTypeError(f"{exc.rule} (got {text!r})") from None
+        raise argparse.ArgumentTypeError(f"{exc.rule} (got {cut(text)!r})") from None

@@ -60,6 +60,7 @@ def add_parser(commands: argparse._SubParsersAction, add_path_flags: Callable[[a
     sync.add_argument("dir", metavar="DIR", help="the folder to sync")
     sync.add_argument(
         "--project",
+        type=subcommands.project_id,
         metavar="P",
         help="the project the notes belong to: a path or an opaque id, as the methods take it "
         "(default: the main worktree of the git repository holding the working directory, else the working directory)",

@@ -127,6 +127,8 @@ def test_an_expired_note_is_not_printed(tmp_path: Path, ollama: FakeOllamaServer
         (("--group", "a b"), b"--group: must match [A-Za-z0-9_-]+"),
         (("--query", "  "), b"--query: must be a non-blank string"),
         (("--project", "~no-such-user-here/app"), b"--project"),
+        (("--project", ""), b"--project: must be a non-empty string"),
+        (("--project", "p" * 5000), b"--project: must be at most 1024 characters (got '" + b"p" * 199 + "…'".encode()),
         (("--store", "postgresql://db.example:99999/notes"), b"--store: the store URL's port must be a number in 1..65535"),
     ],
 )

@@ -272,3 +272,11 @@ def test_serve_names_a_data_directory_that_is_no_directory_and_an_unknown_log_le
         answer = json.loads(done.stdout)
         assert answer["error"]["code"] == -32006 and f"{data_dir} is not a directory" in answer["error"]["message"]
         assert b'"setting_ignored"' in done.stderr and b"MCP_MEMORY_LOG_LEVEL" in done.stderr
+
+
+@pytest.mark.parametrize("command", ["stats", "export"])
+def test_a_project_flag_that_is_no_project_id_is_a_usage_error_saying_the_rule(tmp_path: Path, command: str) -> None:
+    # it said "CanonicalProjectId must be …" with all 5,000 characters, and exited 1
+    done = local_mcp_memory(tmp_path, command, "--project", "p" * 5000)
+    assert done.returncode == 2 and "argument --project: must be at most 1024 characters" in done.stderr
+    assert "CanonicalProjectId" not in done.stderr and len(done.stderr) < 1_000
