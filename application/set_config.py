@@ -29,14 +29,41 @@ class SetEmbedder:
         for field, value in (("embedder.model", self.model), ("embedder.api_key", self.api_key)):
             if value not in (UNCHANGED, None) and not value.strip():
                 raise InvalidRequest(field, "must be a non-blank string or null")
-        if self.base_url not in (UNCHANGED, None) and not self.base_url.startswith(("http://", "https://")):
-            raise InvalidRequest("embedder.base_url", "must start with http:// or https://", self.base_url)
+        if self.base_url not in (UNCHANGED, None):
+            problem = base_url_problem(self.base_url)
+            if problem:
+                raise InvalidRequest("embedder.base_url", problem, self.base_url)
 
     def applied_to(self, settings: EmbedderSettings) -> EmbedderSettings:
         if self.provider is not UNCHANGED and self.provider != settings.provider:
             settings = attrs.evolve(settings, provider=self.provider, model=None, base_url=None)
         given = {"model": self.model, "base_url": self.base_url, "api_key": self.api_key}
         return attrs.evolve(settings, **{k: v for k, v in given.items() if v is not UNCHANGED})
+
+
+BASE_URL_MAX = 2048
+"""The longest base URL taken: a host name has 253 characters at most."""
+
+
+def base_url_problem(url: str) -> str | None:
+    """The rule ``url`` breaks as an embedder's base URL, or None: http or https, a host, a
+    port in 1..65535 when one is given, brackets closed around an IPv6 address."""
+    from urllib.parse import urlsplit
+
+    if len(url) > BASE_URL_MAX:
+        return f"must be at most {BASE_URL_MAX} characters"
+    if not url.startswith(("http://", "https://")):
+        return "must start with http:// or https://"
+    try:
+        parts = urlsplit(url)
+        port = parts.port  # ValueError for a port that is no number or beyond 65535
+    except ValueError as exc:
+        return f"must be a URL ({exc})"
+    if not parts.hostname:
+        return "must name a host"
+    if port == 0:
+        return "must have a port in 1..65535"
+    return None
 
 
 @attrs.frozen

@@ -248,3 +248,11 @@ def test_an_answer_that_drips_ends_within_the_read_timeout_in_all(endless: str, 
     with pytest.raises(EmbedderUnavailable, match=r"no answer within 1.0 s"):
         embedder.embed(["a"], "passage")
     assert time.monotonic() - started < 5
+
+
+def test_a_base_url_that_httpx_cannot_read_is_not_configured_not_an_internal_error(client: httpx.Client, sleeps: Sleeps) -> None:
+    # a config file edited by hand reaches the embedder without set_config's checks
+    embedder = make(client, "http://[::1", sleeps)
+    with pytest.raises(EmbedderNotConfigured, match=r"embedder.baseUrl gives http://\[::1/embeddings, which is no URL"):
+        embedder.embed(["a"], "passage")
+    assert sleeps == []  # not retried

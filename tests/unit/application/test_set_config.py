@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from local_mcp_memory.application.errors import InvalidRequest
 from local_mcp_memory.application.get_config import get_config
 from local_mcp_memory.application.get_note import GetNote, get_note
 from local_mcp_memory.application.search import SearchNotes, search
@@ -27,3 +30,25 @@ def test_switching_provider_starts_a_new_namespace_and_old_notes_stay_home(servi
     note_id = add(services, "old note")
     assert switch_to_ollama(services) == OLLAMA
     assert homes(services) == {note_id.value: str(LOCAL)}
+
+
+@pytest.mark.parametrize(
+    ("url", "rule"),
+    [
+        ("ftp://example.com/v1", "must start with http:// or https://"),
+        ("http://[::1", "must be a URL (Invalid IPv6 URL)"),  # was -32603: httpx refused it mid-probe
+        ("http://127.0.0.1:99999/v1", "must be a URL (Port out of range 0-65535)"),
+        ("http://127.0.0.1:0/v1", "must have a port in 1..65535"),
+        ("http://:8080/v1", "must name a host"),
+        ("http://" + "a" * 5000 + ".com", "must be at most 2048 characters"),
+    ],
+)
+def test_a_base_url_that_is_no_usable_url_is_refused_naming_the_rule(url: str, rule: str) -> None:
+    with pytest.raises(InvalidRequest) as refused:
+        SetEmbedder(provider="openai", base_url=url)
+    assert (refused.value.field, refused.value.rule) == ("embedder.base_url", rule)
+
+
+@pytest.mark.parametrize("url", ["https://api.openai.com/v1", "http://[::1]:8080/v1", "http://localhost:11434"])
+def test_a_usable_base_url_is_taken(url: str) -> None:
+    assert SetEmbedder(provider="openai", base_url=url).base_url == url
