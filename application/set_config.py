@@ -29,6 +29,9 @@ class SetEmbedder:
         for field, value in (("embedder.model", self.model), ("embedder.api_key", self.api_key)):
             if value not in (UNCHANGED, None) and not value.strip():
                 raise InvalidRequest(field, "must be a non-blank string or null")
+        if self.model not in (UNCHANGED, None) and (len(self.model) > MODEL_MAX or not self.model.isprintable()):
+            # the model's name is part of every note's namespace
+            raise InvalidRequest("embedder.model", f"must be at most {MODEL_MAX} printable characters", self.model)
         if self.base_url not in (UNCHANGED, None):
             problem = base_url_problem(self.base_url)
             if problem:
@@ -41,6 +44,8 @@ class SetEmbedder:
         return attrs.evolve(settings, **{k: v for k, v in given.items() if v is not UNCHANGED})
 
 
+MODEL_MAX = 256
+"""The longest model name taken: Ollama's and OpenAI's are a few dozen characters."""
 BASE_URL_MAX = 2048
 """The longest base URL taken: a host name has 253 characters at most."""
 

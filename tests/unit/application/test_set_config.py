@@ -52,3 +52,12 @@ def test_a_base_url_that_is_no_usable_url_is_refused_naming_the_rule(url: str, r
 @pytest.mark.parametrize("url", ["https://api.openai.com/v1", "http://[::1]:8080/v1", "http://localhost:11434"])
 def test_a_usable_base_url_is_taken(url: str) -> None:
     assert SetEmbedder(provider="openai", base_url=url).base_url == url
+
+
+@pytest.mark.parametrize("model", ["m" * 257, "line\nbreak", "tab\there"])
+def test_a_model_name_too_long_or_not_printable_is_refused(model: str) -> None:
+    # the name is part of every note's namespace: 100,000 characters were taken as one
+    with pytest.raises(InvalidRequest) as refused:
+        SetEmbedder(provider="ollama", model=model)
+    assert (refused.value.field, refused.value.rule) == ("embedder.model", "must be at most 256 printable characters")
+    assert SetEmbedder(provider="ollama", model="m" * 256).model == "m" * 256
