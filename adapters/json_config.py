@@ -131,8 +131,11 @@ class JsonFileConfigRepository:
             http=stored.http,
             store=stored.store,
         )
+        encoded = msgspec.json.format(msgspec.json.encode(data)) + b"\n"
+        if len(encoded) > CONFIG_MAX_BYTES:  # it could not be read back: the file stays as it was
+            raise ConfigFileError(f"the config file would be larger than {CONFIG_MAX_BYTES // 2**20} MiB", str(self._path))
         make_private_dir(self._path.parent)
-        replace_durably(self._path, msgspec.json.format(msgspec.json.encode(data)) + b"\n")
+        replace_durably(self._path, encoded)
 
 
 def _settings(data: _File) -> Settings:

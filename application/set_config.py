@@ -32,6 +32,8 @@ class SetEmbedder:
         if self.model not in (UNCHANGED, None) and (len(self.model) > MODEL_MAX or not self.model.isprintable()):
             # the model's name is part of every note's namespace
             raise InvalidRequest("embedder.model", f"must be at most {MODEL_MAX} printable characters", self.model)
+        if self.api_key not in (UNCHANGED, None) and (len(self.api_key) > API_KEY_MAX or not self.api_key.isprintable()):
+            raise InvalidRequest("embedder.api_key", f"must be at most {API_KEY_MAX} printable characters")  # never echoed
         if self.base_url not in (UNCHANGED, None):
             problem = base_url_problem(self.base_url)
             if problem:
@@ -46,6 +48,8 @@ class SetEmbedder:
 
 MODEL_MAX = 256
 """The longest model name taken: Ollama's and OpenAI's are a few dozen characters."""
+API_KEY_MAX = 4096
+"""The longest API key taken: OpenAI's are under 200 characters."""
 BASE_URL_MAX = 2048
 """The longest base URL taken: a host name has 253 characters at most."""
 

@@ -139,3 +139,14 @@ def test_a_write_the_disk_refuses_is_the_config_files_error_and_leaves_the_file_
         repository.update(lambda s: attrs.evolve(s, embedder=attrs.evolve(s.embedder, model="second")))
     assert refused.value.path == str(path)
     assert path.read_bytes() == before
+
+
+def test_a_file_too_large_to_read_back_is_never_written(tmp_path: Path) -> None:
+    # a config is read back only up to 1 MiB: a write beyond it would leave a file no server reads
+    repository = JsonFileConfigRepository(tmp_path / "config.json")
+    repository.update(lambda _current: CUSTOM)
+    before = (tmp_path / "config.json").read_bytes()
+    huge = attrs.evolve(CUSTOM, embedder=attrs.evolve(CUSTOM.embedder, api_key="k" * 2**21))
+    with pytest.raises(ConfigFileError, match="would be larger than 1 MiB"):
+        repository.update(lambda _current: huge)
+    assert (tmp_path / "config.json").read_bytes() == before and repository.load() == CUSTOM

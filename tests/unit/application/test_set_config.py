@@ -61,3 +61,10 @@ def test_a_model_name_too_long_or_not_printable_is_refused(model: str) -> None:
         SetEmbedder(provider="ollama", model=model)
     assert (refused.value.field, refused.value.rule) == ("embedder.model", "must be at most 256 printable characters")
     assert SetEmbedder(provider="ollama", model="m" * 256).model == "m" * 256
+
+
+def test_an_api_key_too_long_or_not_printable_is_refused_and_not_echoed() -> None:
+    for key in ("k" * 4097, "sk-\nsecret"):
+        with pytest.raises(InvalidRequest) as refused:
+            SetEmbedder(provider="openai", api_key=key)
+        assert refused.value.field == "embedder.api_key" and refused.value.value is None
