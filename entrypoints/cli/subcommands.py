@@ -47,11 +47,17 @@ def group_id(text: str) -> str:
 
 
 def project_id(text: str) -> str:
-    """An argparse ``type`` for ``--project``: the text as given (the methods canonicalize it),
-    or ``ArgumentTypeError`` saying the rule a projectId breaks (empty, over 1,024 characters)."""
+    """An argparse ``type`` for ``--project``: the text as given, or ``ArgumentTypeError``
+    for what no canonical form mends (empty, over 1,024 characters). The rest is checked once
+    the methods have canonicalized it: a relative path is resolved there."""
     from local_mcp_memory.domain.identifiers import CanonicalProjectId
+    from local_mcp_memory.entrypoints.rpc.errors import cut
 
-    return domain_value(lambda: CanonicalProjectId(text) and text, text)
+    if not text:
+        raise argparse.ArgumentTypeError("must be a non-empty string (got '')")
+    if len(text) > CanonicalProjectId.MAX_LENGTH:
+        raise argparse.ArgumentTypeError(f"must be at most {CanonicalProjectId.MAX_LENGTH} characters (got {cut(text)!r})")
+    return text
 
 
 def domain_value(build: Callable[[], Any], text: str) -> Any:
