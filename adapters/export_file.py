@@ -169,8 +169,8 @@ def _link_line(link: Link) -> LinkLine:
 
 MAX_LINE_BYTES = 32 * 2**20
 """The longest line read: a note's 100,000 characters of text and a million of metadata, each
-escaped as ``\\uXXXX``, with a vector, fit several times over; a longer one is refused
-before it is read whole (a file of one endless line would take all memory)."""
+escaped in JSON as six characters, with a vector, fit several times over; a longer one is
+refused before it is read whole (a file of one endless line would take all memory)."""
 
 
 def read_export(lines: Iterable[bytes]) -> ExportFile:

@@ -19,19 +19,24 @@ class NotRegularFile(OSError):
     """A path that names a FIFO, a device, a folder or a socket where a file was expected."""
 
 
-def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
-    """``path`` opened for reading in binary, when it is a regular file (opened without
-    blocking, so that a FIFO is refused rather than waited on); ``OSError`` otherwise, its
-    ``strerror`` saying why ("not a regular file")."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+def regular_fd(path: str | os.PathLike[str], flags: int = os.O_RDONLY) -> int:
+    """A descriptor of ``path`` opened with ``flags``, when it is a regular file (opened
+    without blocking, so that a FIFO is refused rather than waited on, then blocking again);
+    ``NotRegularFile`` otherwise, its ``strerror`` "not a regular file"."""
+    fd = os.open(path, flags | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise NotRegularFile(errno.EINVAL, "not a regular file", os.fspath(path))
         os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)
         raise
+    return fd
+
+
+def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
+    """``path`` opened for reading in binary, when it is a regular file (``regular_fd``)."""
+    return os.fdopen(regular_fd(path), "rb")
 
 
 def read_regular(path: str | os.PathLike[str], limit: int | None = None) -> bytes:

@@ -31,9 +31,10 @@ def configure(environ: Mapping[str, str]) -> None:
     a value that names no level is INFO, said in a warning then."""
     global _pending, _unknown
     named = environ.get(LOG_LEVEL_ENV, "INFO")
+    level = named.strip().upper() or "INFO"
     with _lock:
-        _pending = LEVELS.get(named.strip().upper(), LEVELS["INFO"])
-        _unknown = None if named.strip().upper() in LEVELS or not named.strip() else named[:40]
+        _pending = LEVELS.get(level, LEVELS["INFO"])
+        _unknown = None if level in LEVELS else named[:40]
 
 
 def ensure_configured() -> None:

@@ -221,23 +221,20 @@ def _int8_products(nodes: list[Node], known: Initializers, outliers: Mapping[str
                 matrix, scales = known.tensors[quantized].raw, known.tensors[scale].raw
             zero_point = ""
             if unsigned:  # the int8 matrix is read here, once, and given as uint8
-                quantized, zero_point, float_rows, blobs = _unsigned(out, (matrix, scales), (rows, width), channels)
+                quantized, zero_point, blobs = _unsigned(out, (matrix, scales), (rows, width), channels)
                 initializers.append(blobs)
             reads = [kept, quantized, scale, *([zero_point, bias] if bias else [zero_point] if zero_point else [])]
             if not channels:
                 body = node("DynamicQuantizeMatMul", reads, out, domain=MICROSOFT)
-            elif unsigned:
-                body = b"".join([
-                    node("DynamicQuantizeMatMul", reads, out + "/int8", domain=MICROSOFT),
-                    node("MatMul", [taken, float_rows], out + "/float"),
-                    node("Add", [out + "/int8", out + "/float"], out),
-                ])
-            else:
-                body = b"".join([
-                    node("DynamicQuantizeMatMul", reads, out + "/int8", domain=MICROSOFT),
+            else:  # the float channels' rows: an initializer with uint8 weights, else dequantized on each run
+                rows_float = b"" if unsigned else b"".join([
                     node("Gather", [quantized, indexes], out + "/rows_int8"),
                     node("Cast", [out + "/rows_int8"], out + "/rows", (TO_FLOAT,)),
                     node("Mul", [out + "/rows", scale], out + "/rows_float"),
+                ])
+                body = b"".join([
+                    node("DynamicQuantizeMatMul", reads, out + "/int8", domain=MICROSOFT),
+                    rows_float,
                     node("MatMul", [taken, out + "/rows_float"], out + "/float"),
                     node("Add", [out + "/int8", out + "/float"], out),
                 ])
@@ -263,11 +260,11 @@ def _raw_columns(known: Initializers, quantized: str, scale: str, shape: tuple[i
 
 
 def _unsigned(out: str, weights: tuple[bytes | memoryview | None, bytes | memoryview | None], shape: tuple[int, int],
-              channels: Sequence[int]) -> tuple[str, str, str, bytes]:
+              channels: Sequence[int]) -> tuple[str, str, bytes]:
     """A product's int8 matrix (with its columns' scales) as uint8 with a zero point of 128,
     and the rows of its input ``channels`` dequantized as the graph would (int8 cast to float
-    times the column's scale, in float32): the names of the matrix, the zero points and the
-    rows, and those initializers."""
+    times the column's scale, in float32) as ``{out}/rows_float``: the names of the matrix and
+    the zero points, and those initializers."""
     import numpy as np  # once a model is rewritten: constructing an embedder imports nothing heavy
 
     rows, columns = shape
@@ -279,7 +276,7 @@ def _unsigned(out: str, weights: tuple[bytes | memoryview | None, bytes | memory
     if channels:
         dequantized = matrix[list(channels)].astype(np.float32) * scales
         blobs.append(initializer(names[2], FLOAT, (len(channels), columns), dequantized.astype("<f4").tobytes()))
-    return *names, b"".join(blobs)
+    return names[0], names[1], b"".join(blobs)
 
 
 def _bias(product: Node, columns: int, readers: Mapping[str, Sequence[Node]], known: Initializers) -> Node | None:

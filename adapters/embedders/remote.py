@@ -111,7 +111,7 @@ class EmbeddingHttp:
                 response = self._bounded_post(url, body, send_headers)
             except httpx.InvalidURL as exc:  # a config file edited by hand: memory.set_config refuses such a URL
                 raise EmbedderNotConfigured(
-                    self._provider, f"embedder.baseUrl gives {mask_url(url)[:300]}, which is no URL ({exc}); correct it"
+                    self._provider, f"embedder.baseUrl gives {mask_url(url)[:SHOWN_CHARS]}, which is no URL ({exc}); correct it"
                 ) from exc
             except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
                 if last:

@@ -100,14 +100,10 @@ def hook_settings(environ: Mapping[str, str], log: Callable[..., None]) -> dict[
         if field == "expiry_days" and raw.lower() == "none":
             settings[field] = None
             continue
-        try:
-            value = int(raw) if whole else float(raw)
-            if not low <= value <= high:  # NaN too
-                raise ValueError
-        except ValueError:
-            log("hook_setting_ignored", setting=name, rule=f"must be a {'whole ' if whole else ''}number from {low} to {high}")
-            continue
-        settings[field] = value
+        rule = f"must be a {'whole ' if whole else ''}number from {low} to {high}"
+        value = _in_range(name, raw, low, high, whole, rule, log)
+        if value is not None:
+            settings[field] = value
     return settings
 
 
@@ -115,16 +111,22 @@ def _seconds(environ: Mapping[str, str], name: str, default: float, log: Callabl
     """The setting ``name`` in seconds, from 0 to its ``SECONDS_ENV`` bound; ``default`` when
     unset, and when out of range or no number (logged)."""
     raw = (environ.get(name) or "").strip()
-    if not raw:
-        return default
+    rule = f"must be a number of seconds from 0 to {SECONDS_ENV[name]:g}"
+    value = _in_range(name, raw, 0, SECONDS_ENV[name], False, rule, log) if raw else None
+    return default if value is None else value
+
+
+def _in_range(name: str, raw: str, low: float, high: float, whole: bool, rule: str, log: Callable[..., None]) -> float | None:
+    """``raw`` as a number (a whole one with ``whole``) from ``low`` to ``high``; None, with
+    ``rule`` logged, when it is none or out of range (NaN too)."""
     try:
-        value = float(raw)
-        if not 0 <= value <= SECONDS_ENV[name]:  # NaN too
-            raise ValueError
+        value = int(raw) if whole else float(raw)
+        if low <= value <= high:
+            return value
     except ValueError:
-        log("hook_setting_ignored", setting=name, rule=f"must be a number of seconds from 0 to {SECONDS_ENV[name]:g}")
-        return default
-    return value
+        pass
+    log("hook_setting_ignored", setting=name, rule=rule)
+    return None
 
 
 # ---------------------------------------------------------------- the hook

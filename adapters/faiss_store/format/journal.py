@@ -19,7 +19,6 @@ that lost only its newline, which the writer completes instead.
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -29,6 +28,7 @@ import structlog
 from local_mcp_memory.adapters.durable_files import fsync_dir
 from local_mcp_memory.adapters.faiss_store.format.framing import PREFIX, About, Damaged, decode_line, encode_line, read_line
 from local_mcp_memory.adapters.faiss_store.format.records import FORMAT, READS, Batch, Header, JournalEntry, Record
+from local_mcp_memory.adapters.regular_files import NotRegularFile, regular_fd
 from local_mcp_memory.application.errors import StoreCorrupt
 
 log = structlog.get_logger()
@@ -62,12 +62,12 @@ class Journal:
         through (a newer compaction removed it); a header of another generation or format,
         or none at all, is ``StoreCorrupt``. ``writable=False`` (``verify``, ``salvage``)
         opens it read-only."""
-        fd = os.open(path, (os.O_RDWR | os.O_APPEND if writable else os.O_RDONLY) | os.O_NONBLOCK)
+        try:  # a FIFO in its place is told, not waited on
+            fd = regular_fd(path, os.O_RDWR | os.O_APPEND if writable else os.O_RDONLY)
+        except NotRegularFile:
+            raise StoreCorrupt(f"{path} is not a regular file; run `mcp-memory verify`", str(path)) from None
         journal = cls(path, fd, generation, 0)
         try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):  # opened without blocking: a FIFO is told, not waited on
-                raise StoreCorrupt(f"{path} is not a regular file; run `mcp-memory verify`", str(path))
-            os.set_blocking(fd, True)
             journal.offset = journal._records_start(os.pread(fd, 4096, 0).split(b"\n", 1))
         except BaseException:
             os.close(fd)
