@@ -11,6 +11,7 @@ from local_mcp_memory.application import tool_kinds
 from local_mcp_memory.application.errors import InvalidRequest
 from local_mcp_memory.application.ports import Candidate, CandidateQuery, Candidates, Hit, PendingVector, StoredNote
 from local_mcp_memory.application.query_dates import asks_about_past, named_period
+from local_mcp_memory.application.query_names import names_known
 from local_mcp_memory.application.ranking import (
     ANSWER_DEPTH,
     ANSWER_SHARED,
@@ -44,6 +45,9 @@ from local_mcp_memory.domain.time import TimeWindow
 Mode = Literal["semantic", "keyword", "hybrid"]
 MODES: tuple[Mode, ...] = ("semantic", "keyword", "hybrid")
 DEFAULT_MODE: Mode = "hybrid"
+UNNAMED_KEYWORD_SHARE = 0.5
+"""The share of its weight keyword evidence keeps for a query that names nothing the keyword
+hits name (``query_names``): chosen on the knowledge set's dev part (docs/retrieval.md)."""
 HYBRID_DEPTH = 30  # candidates taken from each ranking before blending, at least (20-50 measure alike)
 
 
@@ -111,7 +115,9 @@ def _hybrid(
     query: str, vector: PendingVector, namespace: Namespace, where: NoteFilter, k: int, services: Services
 ) -> list[Hit]:
     """Keyword and calibrated meaning blended, the period the query names, the best hits'
-    neighbours, then the newer of two results about one subject first (``ranking``)."""
+    neighbours, then the newer of two results about one subject first (``ranking``). For a
+    query that names nothing the keyword hits name too (``query_names``), keywords weigh
+    ``UNNAMED_KEYWORD_SHARE`` of their weight and no neighbour lends context."""
     depth = max(k, HYBRID_DEPTH)  # not more for a larger topK: its first results stay the same
     found = services.reader.candidates(CandidateQuery(where, depth, namespace, vector, query, SPREAD_SAMPLE))
     semantic = calibrated_scores(found.semantic, found.spread)
@@ -127,7 +133,9 @@ def _hybrid(
                 importance[c.id] = notes[c.id].note.importance
         return weighted(ranked, importance)
 
-    fused = prior(dated(blend(semantic, keyword, HYBRID_KEYWORD_WEIGHT, depth), period))
+    named = names_known(query, (notes[c.id].note.text for c in found.keyword if c.id in notes))
+    weight = HYBRID_KEYWORD_WEIGHT if named else HYBRID_KEYWORD_WEIGHT * UNNAMED_KEYWORD_SHARE
+    fused = prior(dated(blend(semantic, keyword, weight, depth), period))
     # the neighbours of the seeds only (those of every candidate were most of the database's time)
     seeds = [seed.id for seed in fused[:CONTEXT_SEEDS]]
     context = services.reader.neighbours(seeds, where, namespace, vector.result()) if seeds else Candidates()
@@ -135,12 +143,12 @@ def _hybrid(
     notes = ChainMap(found.notes, context.notes)
     known = {c.id for c in fused}
     # one each, if two seeds share a neighbour
-    unscored = {n.id: n for near in links.values() for n in near if n.id not in known}
+    unscored = {n.id: n for near in links.values() for n in near if n.id not in known} if named else {}
     if unscored:
         exact = calibrated_neighbours(unscored.values(), found.spread)
-        fused = prior(dated(blend(semantic, keyword, HYBRID_KEYWORD_WEIGHT, depth, exact), period))
+        fused = prior(dated(blend(semantic, keyword, weight, depth, exact), period))
     adjacent = {seed: [n.id for n in near] for seed, near in links.items()}
-    ranked = with_context(fused, adjacent, limit=max(k, NEWER_WINDOW))
+    ranked = with_context(fused, adjacent if named else {}, limit=max(k, NEWER_WINDOW))
     if period is None:  # a question about a named period wants what was true then
         ranked = _newer_first(query, ranked, adjacent, namespace, notes, services)
     return _hits(ranked[:k], notes)

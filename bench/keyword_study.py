@@ -175,6 +175,10 @@ def families() -> dict[str, dict[str, Config]]:
         "less weight when meaning's best stands far above the mean": {
             f"best {z}, x {f}": replace(base, keywords=confident("best", z, f)) for z in (3.5, 4.0, 4.5, 5.0) for f in (0.0, 0.5)
         },
+        "queries that name nothing (query_names)": {
+            "no such rule (before)": replace(base, unnamed=None),
+            **{f"keywords x {f}, no context": replace(base, unnamed=f) for f in (0.0, 0.25, 1.0) if f != base.unnamed},
+        },
         "context weight": {f"context {c}": replace(base, context=c) for c in (0.0, 0.3)},
         "context from the best n": {f"seeds {s}": replace(base, seeds=s) for s in (3, 5, 20)},
         "neighbours lend across a question only": {"one of the two asks": replace(base, linked=across_a_question)},

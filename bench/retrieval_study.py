@@ -40,6 +40,8 @@ from local_mcp_memory.adapters import keyword_index, text_analysis
 from local_mcp_memory.application import ranking
 from local_mcp_memory.application.ports import Candidate, Spread
 from local_mcp_memory.application.query_dates import named_period
+from local_mcp_memory.application.query_names import names_known
+from local_mcp_memory.application.search import UNNAMED_KEYWORD_SHARE
 
 CACHE = Path(tempfile.gettempdir()) / "mcp-memory-study-cache"
 LANGUAGES = ("en", "ja", "ko", "es", "cross")
@@ -119,6 +121,9 @@ class Config:
     # how keywords enter the blend (``bench.keyword_study``): (semantic, keyword, weight) -> (keyword, weight)
     keywords: Callable[[list[Candidate], list[Candidate], float], tuple[list[Candidate], float]] | None = None
     linked: Callable[[Case, int, int], bool] | None = None  # which neighbour links lend context (None: all)
+    # a query naming nothing the keyword hits name (``query_names``): keywords keep this share
+    # of their weight and no neighbour lends context; None: every query as one that names something
+    unnamed: float | None = UNNAMED_KEYWORD_SHARE
 
 
 @dataclass
@@ -187,12 +192,15 @@ def hybrid(case: Case, config: Config = Config()) -> list[int]:
         semantic = ranking.calibrated_scores(_candidates(case, by_cosine, case.sem), spread)
         keyword = ranking.keyword_scores(_candidates(case, by_keyword, case.kw))
         weight = config.weight
+        named = config.unnamed is None or names_known(case.query, (case.texts[int(i)] for i in by_keyword))
+        if not named:
+            weight *= config.unnamed
         if config.adaptive == "share" and semantic:
             best_kw = keyword[0].score if keyword else 0.0
             weight = config.weight * best_kw / (best_kw + semantic[0].score) if best_kw + semantic[0].score else 0.0
         if config.keywords is not None:
             keyword, weight = config.keywords(semantic, keyword, weight)
-        neighbours = {i: tuple(j for j in (i - 1, i + 1) if 0 <= j < n and (config.linked is None or config.linked(case, i, j)))
+        neighbours = {i: tuple(j for j in (i - 1, i + 1) if named and 0 <= j < n and (config.linked is None or config.linked(case, i, j)))
                       for i in range(n)}
         period = named_period(case.query)
         fused = ranking.dated(ranking.blend(semantic, keyword, weight, config.depth), period, config.date)

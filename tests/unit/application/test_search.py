@@ -17,7 +17,7 @@ from local_mcp_memory.application.ranking import CONTEXT_SEEDS
 from local_mcp_memory.application.search import DEFAULT_MODE, SearchNotes, search
 from local_mcp_memory.application.services import Services
 from local_mcp_memory.application.settings import EmbedderSettings
-from local_mcp_memory.domain.identifiers import GroupId
+from local_mcp_memory.domain.identifiers import GroupId, NoteId
 from local_mcp_memory.domain.note import Tags
 from local_mcp_memory.domain.time import TimeWindow
 from local_mcp_memory.entrypoints.composition.compose import compose
@@ -126,22 +126,39 @@ def test_semantic_mode_alone_misses_the_note_found_only_by_keyword(tmp_path: Pat
     assert [h.stored.note.id for h in found.hits] == [by_meaning.id]
 
 
-def test_a_hybrid_search_brings_up_the_note_written_right_after_a_hit(tmp_path: Path) -> None:
+def _question_and_answer(tmp_path: Path, question_text: str) -> tuple[Services, NoteId, NoteId]:
+    """A question and the answer written right after it, among unrelated notes."""
     meaning = (1.0, 0.0, 0.0)
     embedder = TableEmbedder({"deploy": meaning, "blue-green": (0.0, 0.0, 1.0)}, other=(0.0, 1.0, 0.0))
     services = services_with(tmp_path, embedder)
     for minute in range(12):
         at = T0 + timedelta(hours=2, minutes=minute)  # newer: first among equals in a plain search
         add_note(AddNote("proj", GroupId("g"), f"Unrelated chatter number {minute}", created_at=at), services)
-    question = add_note(AddNote("proj", GroupId("g"), "How do we deploy the api?", created_at=T0 + timedelta(hours=1)), services)
+    question = add_note(AddNote("proj", GroupId("g"), question_text, created_at=T0 + timedelta(hours=1)), services)
     answer = add_note(AddNote("proj", GroupId("g"), "Through the blue-green switch.", created_at=T0 + timedelta(hours=1, seconds=1)), services)
     add_note(AddNote("proj", GroupId("other"), "Unrelated, written in between", created_at=T0 + timedelta(hours=1)), services)
+    return services, question.id, answer.id
+
+
+def test_a_hybrid_search_that_names_something_brings_up_the_note_written_right_after_a_hit(tmp_path: Path) -> None:
+    services, question, answer = _question_and_answer(tmp_path, "How do we deploy the Atlas api?")
+
+    found = search(SearchNotes("proj", "deploy the Atlas api", top_k=2), services)
+    lower = search(SearchNotes("proj", "deploy the atlas api", top_k=2), services)  # the note writes it as a name
+    plain = search(SearchNotes("proj", "deploy the Atlas api", top_k=2, mode="semantic"), services)
+
+    assert [h.stored.note.id for h in found.hits] == [question, answer]
+    assert [h.stored.note.id for h in lower.hits] == [question, answer]
+    assert answer not in [h.stored.note.id for h in plain.hits]
+
+
+def test_a_hybrid_search_that_names_nothing_lends_no_context(tmp_path: Path) -> None:
+    services, question, answer = _question_and_answer(tmp_path, "How do we deploy the api?")
 
     found = search(SearchNotes("proj", "deploy the api", top_k=2), services)
-    plain = search(SearchNotes("proj", "deploy the api", top_k=2, mode="semantic"), services)
 
-    assert [h.stored.note.id for h in found.hits] == [question.id, answer.id]
-    assert answer.id not in [h.stored.note.id for h in plain.hits]
+    assert found.hits[0].stored.note.id == question
+    assert answer not in [h.stored.note.id for h in found.hits]
 
 
 def test_a_hybrid_search_that_names_a_day_prefers_what_was_written_that_day(tmp_path: Path) -> None:
@@ -163,13 +180,13 @@ def test_the_ten_best_hits_lend_context_to_their_neighbours_not_only_the_first_f
     services = services_with(tmp_path, embedder)
     for n in range(8):  # eight strong matches, each alone in its group, newer than the question below
         at = T0 + timedelta(days=3, hours=n)
-        add_note(AddNote("proj", GroupId(f"solo-{n}"), f"deploy the api, variant {n}", created_at=at), services)
+        add_note(AddNote("proj", GroupId(f"solo-{n}"), f"deploy the Atlas api, variant {n}", created_at=at), services)
     for minute in range(12):
         add_note(AddNote("proj", GroupId("g"), f"Unrelated chatter number {minute}", created_at=T0 + timedelta(days=2, minutes=minute)), services)
-    sixth = add_note(AddNote("proj", GroupId("g"), "How do we deploy?", created_at=T0 + timedelta(days=1)), services)
+    sixth = add_note(AddNote("proj", GroupId("g"), "How do we deploy Atlas?", created_at=T0 + timedelta(days=1)), services)
     answer = add_note(AddNote("proj", GroupId("g"), "Through the blue-green switch.", created_at=T0 + timedelta(days=1, seconds=1)), services)
 
-    found = search(SearchNotes("proj", "deploy the api", top_k=20), services)
+    found = search(SearchNotes("proj", "deploy the Atlas api", top_k=20), services)
 
     ranked = [h.stored.note.id for h in found.hits]
     assert ranked.index(sixth.id) >= 5  # not among the first five hits
