@@ -33,6 +33,11 @@ from local_mcp_memory.application.query_dates import Period
 HYBRID_KEYWORD_WEIGHT = 0.4
 """The keyword share of a hybrid score, chosen on LoCoMo and the paraphrase set (``bench.retrieval_study``)."""
 
+UNNAMED_KEYWORD_SHARE = 0.5
+"""The share of ``HYBRID_KEYWORD_WEIGHT`` keywords keep for a query that names nothing its
+keyword hits name (``query_names``), which no neighbour lends context either: chosen on the
+knowledge set's dev part (``bench.keyword_study``, docs/retrieval.md)."""
+
 KEYWORD_EVIDENCE = 0.2
 """A keyword score below this (a note matching a fifth of the query's information or less,
 typically one common word of a paraphrased question) counts as no keyword match at all."""

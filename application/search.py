@@ -24,6 +24,7 @@ from local_mcp_memory.application.ranking import (
     PAST_SUBJECT_Z,
     SPREAD_SAMPLE,
     SUBJECT_Z,
+    UNNAMED_KEYWORD_SHARE,
     asks_something,
     blend,
     brought_up,
@@ -45,9 +46,6 @@ from local_mcp_memory.domain.time import TimeWindow
 Mode = Literal["semantic", "keyword", "hybrid"]
 MODES: tuple[Mode, ...] = ("semantic", "keyword", "hybrid")
 DEFAULT_MODE: Mode = "hybrid"
-UNNAMED_KEYWORD_SHARE = 0.5
-"""The share of its weight keyword evidence keeps for a query that names nothing the keyword
-hits name (``query_names``): chosen on the knowledge set's dev part (docs/retrieval.md)."""
 HYBRID_DEPTH = 30  # candidates taken from each ranking before blending, at least (20-50 measure alike)
 
 

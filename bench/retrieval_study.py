@@ -41,7 +41,6 @@ from local_mcp_memory.application import ranking
 from local_mcp_memory.application.ports import Candidate, Spread
 from local_mcp_memory.application.query_dates import named_period
 from local_mcp_memory.application.query_names import names_known
-from local_mcp_memory.application.search import UNNAMED_KEYWORD_SHARE
 
 CACHE = Path(tempfile.gettempdir()) / "mcp-memory-study-cache"
 LANGUAGES = ("en", "ja", "ko", "es", "cross")
@@ -123,7 +122,7 @@ class Config:
     linked: Callable[[Case, int, int], bool] | None = None  # which neighbour links lend context (None: all)
     # a query naming nothing the keyword hits name (``query_names``): keywords keep this share
     # of their weight and no neighbour lends context; None: every query as one that names something
-    unnamed: float | None = UNNAMED_KEYWORD_SHARE
+    unnamed: float | None = ranking.UNNAMED_KEYWORD_SHARE
 
 
 @dataclass
@@ -200,8 +199,8 @@ def hybrid(case: Case, config: Config = Config()) -> list[int]:
             weight = config.weight * best_kw / (best_kw + semantic[0].score) if best_kw + semantic[0].score else 0.0
         if config.keywords is not None:
             keyword, weight = config.keywords(semantic, keyword, weight)
-        neighbours = {i: tuple(j for j in (i - 1, i + 1) if named and 0 <= j < n and (config.linked is None or config.linked(case, i, j)))
-                      for i in range(n)}
+        neighbours = {i: tuple(j for j in (i - 1, i + 1) if 0 <= j < n and (config.linked is None or config.linked(case, i, j)))
+                      if named else () for i in range(n)}
         period = named_period(case.query)
         fused = ranking.dated(ranking.blend(semantic, keyword, weight, config.depth), period, config.date)
         seeds = [int(c.id) for c in (fused if config.seeds is None else fused[: config.seeds])]
