@@ -14,7 +14,8 @@ letter in two characters or more (an acronym), or a capital first letter where i
 begin a sentence (after a ``.``, ``!``, ``?``, ``:``, ``;`` or a new line). A query names something known when one of its words, name-like in the query or
 in one of the texts, is a word of those texts: the keyword step's hits, so a name the
 project never wrote counts for nothing, and a name typed in lower case still counts where
-the notes write it as a name.
+the notes write it as a name and none of them writes it in lower case ("app" is a word where
+one hit says "App Review" and another "the app").
 """
 
 from __future__ import annotations
@@ -44,25 +45,31 @@ def name_like(word: str, begins_sentence: bool) -> bool:
 
 def names_known(query: str, texts: Iterable[str]) -> bool:
     """Whether ``query`` names something ``texts`` name too (module docstring)."""
-    asked, names = _reading(query[:READ_CHARS])
+    asked, names, _ = _reading(query[:READ_CHARS])
+    written: set[str] = set()
+    plain: set[str] = set()
     for text in texts:
-        words, written = _reading(text[:READ_CHARS])
-        if not names.isdisjoint(words) or not written.isdisjoint(asked):
+        words, as_names, as_words = _reading(text[:READ_CHARS])
+        if not names.isdisjoint(words):
             return True
-    return False
+        written |= as_names & asked
+        plain |= as_words & asked
+    return not written <= plain  # typed in lower case: a name where no hit writes it as a word
 
 
 @functools.lru_cache(maxsize=4096)
-def _reading(head: str) -> tuple[frozenset[str], frozenset[str]]:
-    """The words of ``head`` (a text's first ``READ_CHARS``), casefolded, and those of them
-    it writes as names somewhere: in the regular expression engine, then only the words
-    with a capital, a digit, an inner mark or no case looked at one by one."""
+def _reading(head: str) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """The words of ``head`` (a text's first ``READ_CHARS``), casefolded; those of them it
+    writes as names somewhere; and those it writes in lower case, as ordinary words. In the
+    regular expression engine, then only the words with a capital, a digit, an inner mark or
+    no case looked at one by one."""
     words = _WORD.findall(head)
     keys = frozenset(map(str.casefold, words))
     marked = [word for word in words if not word.islower() or not word.isalpha()]
     if not marked:
-        return keys, frozenset()
+        return keys, frozenset(), keys
+    plain = frozenset(word.casefold() for word in words if word.islower() and word.isalpha())
     initial = Counter(_INITIAL.findall(head))
     initial[words[0]] += 1
     names = {word.casefold() for word, n in Counter(marked).items() if name_like(word, n <= initial[word])}
-    return keys, frozenset(names)
+    return keys, frozenset(names), plain

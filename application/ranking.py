@@ -33,10 +33,11 @@ from local_mcp_memory.application.query_dates import Period
 HYBRID_KEYWORD_WEIGHT = 0.4
 """The keyword share of a hybrid score, chosen on LoCoMo and the paraphrase set (``bench.retrieval_study``)."""
 
-UNNAMED_KEYWORD_SHARE = 0.5
+UNNAMED_KEYWORD_SHARE = 0.25
 """The share of ``HYBRID_KEYWORD_WEIGHT`` keywords keep for a query that names nothing its
-keyword hits name (``query_names``), which no neighbour lends context either: chosen on the
-knowledge set's dev part (``bench.keyword_study``, docs/retrieval.md)."""
+keyword hits name (``query_names``), which no neighbour lends context either: of 0, 0.25, 0.5
+and 1 the one keeping hybrid at least semantic search on the three paraphrase sets, then the
+best on the knowledge set's dev part (``bench.keyword_study``, docs/retrieval.md)."""
 
 KEYWORD_EVIDENCE = 0.2
 """A keyword score below this (a note matching a fifth of the query's information or less,

@@ -177,7 +177,7 @@ def families() -> dict[str, dict[str, Config]]:
         },
         "queries that name nothing (query_names)": {
             "no such rule (before)": replace(base, unnamed=None),
-            **{f"keywords x {f}, no context": replace(base, unnamed=f) for f in (0.0, 0.25, 1.0) if f != base.unnamed},
+            **{f"keywords x {f}, no context": replace(base, unnamed=f) for f in (0.0, 0.25, 0.5, 1.0) if f != base.unnamed},
         },
         "context weight": {f"context {c}": replace(base, context=c) for c in (0.0, 0.3)},
         "context from the best n": {f"seeds {s}": replace(base, seeds=s) for s in (3, 5, 20)},

@@ -41,6 +41,14 @@ def test_a_name_typed_in_lower_case_counts_where_the_notes_write_it_as_a_name() 
     assert not names_known("when did leaders meet", ["Leaders meet on Mondays."])
 
 
+def test_a_word_some_hit_writes_in_lower_case_is_no_name_typed_in_lower_case() -> None:
+    hits = ["Builds go through App Review first.", "The app reads crash-free sessions."]
+    assert names_known("which metric says the app is stable", hits[:1])
+    assert not names_known("which metric says the app is stable", hits)  # "the app": a word
+    assert names_known("which metric says the App is stable", hits)  # a name where the query writes it so
+    assert not names_known("when do we ask users to review us", ["Servers in the US region.", "Let us know."])
+
+
 def test_ordinary_words_name_nothing() -> None:
     hits = ["Kafka partition leader election is automatic.", "Postgres primary failover is manual."]
     assert not names_known("how do I make a standby database the leader?", hits)
