@@ -34,6 +34,16 @@ from local_mcp_memory.application.errors import StoreCorrupt
 log = structlog.get_logger()
 
 
+class JournalCut(Exception):
+    """The journal is shorter than what this process has read of it: a writer whose sync
+    failed took back lines another process had read already, or the file was cut or
+    replaced from outside. What this process applied from it no longer stands."""
+
+    def __init__(self, path: Path, size: int, read: int) -> None:
+        super().__init__(f"{path} is {size} bytes, shorter than the {read} read from it")
+        self.path, self.size, self.read = path, size, read
+
+
 class Journal:
     """An open journal file. ``offset`` is the byte just after the last record applied;
     ``records`` counts the records (header excluded) up to it."""
@@ -95,9 +105,12 @@ class Journal:
 
     def read_new(self) -> list[Record | Damaged]:
         """The records of the complete lines written since ``offset``, which moves past
-        them, with a ``Damaged`` in place of each line that fails its checksum."""
+        them, with a ``Damaged`` in place of each line that fails its checksum;
+        ``JournalCut`` when the file is now shorter than ``offset``."""
         size = self.size()
-        if size <= self.offset:
+        if size < self.offset:
+            raise JournalCut(self.path, size, self.offset)
+        if size == self.offset:
             return []
         data = os.pread(self._fd, size - self.offset, self.offset)
         found = list(self._logged(lines_of(data, str(self.path), self.offset)))

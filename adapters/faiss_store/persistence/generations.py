@@ -26,7 +26,7 @@ import structlog
 from local_mcp_memory.adapters.durable_files import replace_durably
 from local_mcp_memory.adapters.faiss_store.format.files import remove_path
 from local_mcp_memory.adapters.faiss_store.format.framing import Damaged, about, decode_manifest, encode_manifest
-from local_mcp_memory.adapters.faiss_store.format.journal import Journal
+from local_mcp_memory.adapters.faiss_store.format.journal import Journal, JournalCut
 from local_mcp_memory.adapters.faiss_store.format.records import FORMAT, Manifest, Record
 from local_mcp_memory.adapters.faiss_store.memory.state import StoreState
 from local_mcp_memory.adapters.faiss_store.persistence.snapshot import load_snapshot, write_snapshot
@@ -115,7 +115,13 @@ class Generations:
 
     def _catch_up(self) -> None:
         assert self.journal is not None
-        for record in self.journal.read_new():
+        try:
+            records = self.journal.read_new()
+        except JournalCut as cut:  # what was applied from the lines gone no longer stands: read the store again
+            log.warning("store.journal.cut", path=str(cut.path), size=cut.size, read=cut.read)
+            self._reload(self._read_manifest())
+            return
+        for record in records:
             self._apply(record)
 
     def _apply(self, record: Record | Damaged) -> None:

@@ -107,6 +107,31 @@ def test_a_journal_cut_mid_line_is_read_up_to_the_cut_and_then_repaired(tmp_path
     assert lines[-1] == b"" and all(decode_line(line) is not None for line in lines[:-1])
 
 
+def test_a_journal_cut_at_a_line_under_a_running_store_is_read_again_not_followed_past_its_end(tmp_path: Path) -> None:
+    """Lines taken back (a writer whose sync failed truncates what it wrote) or cut from
+    outside: a process that had read them reads the store again rather than keep notes the
+    disk no longer holds and read the next writes from a wrong offset."""
+    data = tmp_path / "data"
+    running = FaissNoteStore(data)
+    for index in range(3):
+        running.put(expected_note("cut", index), NS, expected_vector("cut", index))
+    assert running.get(expected_note("cut", 2).id) is not None
+    journal = journal_of(data)
+    whole = journal.read_bytes()
+    journal.write_bytes(whole[: whole.rstrip(b"\n").rfind(b"\n") + 1])  # the last line gone, at its boundary
+    assert running.get(expected_note("cut", 2).id) is None
+    writer = FaissNoteStore(data)
+    writer.put(expected_note("cut", 3), NS, expected_vector("cut", 3))
+    writer.close()
+    assert running.get(expected_note("cut", 3).id).note == expected_note("cut", 3)
+    assert [n.note.id for n in running.list_recent(NoteFilter(PROJECT), 10)] == [
+        expected_note("cut", i).id for i in (3, 1, 0)
+    ]
+    running.put(expected_note("cut", 4), NS, expected_vector("cut", 4))
+    running.close()
+    assert_holds(data, "cut", [0, 1, 3, 4])
+
+
 def batch_of(tag: str, indexes: range) -> list:
     return [(expected_note(tag, i), expected_vector(tag, i)) for i in indexes]
 
