@@ -210,9 +210,9 @@ def test_a_search_shows_the_servers_results_with_scores_and_the_query_terms_mark
     assert [hit.get_attribute("data-id") for hit in hits] == [result["id"] for result in expected]
     scores = [float(hit.find_element(By.CLASS_NAME, "score-value").text) for hit in hits]
     assert scores == [round(result["score"], 3) for result in expected] and scores == sorted(scores, reverse=True)
-    top = hits[0]
-    assert top.find_element(By.CLASS_NAME, "note-open").text == "Token refresh"
-    marked = {mark.text.lower() for mark in top.find_elements(By.TAG_NAME, "mark")}
+    # which note leads is the ranking's business (the fake embedder is a bag of words); the marks are the dashboard's
+    (titled,) = [hit for hit in hits if hit.find_element(By.CLASS_NAME, "note-open").text == "Token refresh"]
+    marked = {mark.text.lower() for mark in titled.find_elements(By.TAG_NAME, "mark")}
     assert marked == {"refresh", "token", "tokens"}  # "tokens" is stemmed like the keyword index does
 
     keyword_hits = search(browser, "thumbnail worker", "keyword")
