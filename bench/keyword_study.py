@@ -15,7 +15,10 @@ in use always is: it is what every choice falls back on). Held out:
 for each LoCoMo conversation, among the allowed settings of a family whose recall@1 and @5 on
 the other four are at least the rule in use's, the one with the best recall@5 there (then
 @1, then the first listed: the rule in use) is measured on it. The third
-paraphrase set and the knowledge held-out part are only measured, never used to choose.
+paraphrase set and the knowledge held-out part are only measured here, never used to choose;
+the keyword share of a query that names nothing (``ranking.UNNAMED_KEYWORD_SHARE``), which
+leaves LoCoMo as it is, was chosen from its family's rows as the one keeping hybrid at least
+semantic on all three sets (docs/retrieval.md, "Queries that name nothing").
 Writes ``bench/results/keyword_study.md`` (``--out``).
 """
 
