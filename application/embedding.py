@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 
 import attrs
@@ -21,6 +22,10 @@ class Embedding:
     error and nothing is written."""
 
     SIDE_THREADS = 2  # searches whose store work runs beside their embedding at once; more run it after
+    QUERIES_KEPT = 256
+    """Search queries whose vectors are kept, the most recently asked: an agent asks the same
+    query again ("continue", a search retried with another filter or topK), and a vector is
+    the same whenever its text is (about 1.5 KB each for 384 dimensions)."""
 
     def __init__(self, factory: EmbedderFactory, config: ConfigRepository) -> None:
         self._factory = factory
@@ -29,6 +34,7 @@ class Embedding:
         self._settings = config.load().embedder
         self._embedder: Embedder | None = None
         self._side = SideThreads(self.SIDE_THREADS)
+        self._queries: OrderedDict[str, tuple[Namespace, Sequence[Vector]]] = OrderedDict()  # of the current embedder
 
     @property
     def settings(self) -> EmbedderSettings:
@@ -54,7 +60,18 @@ class Embedding:
         settings, embedder = self._current()
 
         def compute() -> tuple[Namespace, Sequence[Vector]]:
-            return self._embed(settings, embedder, [query], "query")
+            with self._lock:
+                kept = self._queries.get(query) if embedder is self._embedder else None
+                if kept is not None:
+                    self._queries.move_to_end(query)
+                    return kept
+            embedded = self._embed(settings, embedder, [query], "query")  # stores only read a query's vector
+            with self._lock:
+                if embedder is self._embedder:
+                    self._queries[query] = embedded
+                    if len(self._queries) > self.QUERIES_KEPT:
+                        self._queries.popitem(last=False)
+            return embedded
 
         if settings.dim is None:
             return QueryVector.computed(compute, self._side)
@@ -99,6 +116,7 @@ class Embedding:
         with self._lock:
             learned = self._config.update(chosen).embedder
             self._settings, self._embedder = learned, embedder
+            self._queries.clear()
         return _namespace(learned, dim)
 
     def _current(self) -> tuple[EmbedderSettings, Embedder]:

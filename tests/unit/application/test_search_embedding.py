@@ -87,7 +87,7 @@ def test_a_query_is_embedded_on_the_searching_thread_and_no_side_thread_outlives
     services = services_with(tmp_path, embedder, FaissNoteStore(tmp_path / "store"))
     first = search(SearchNotes(project_id="proj", query="deploys", mode=mode), services)  # learns the dimension
     note = add(services, "deploys happen on tuesdays")
-    found = search(SearchNotes(project_id="proj", query="deploys", mode=mode), services)
+    found = search(SearchNotes(project_id="proj", query="deploys tuesdays", mode=mode), services)
     assert first.hits == [] and [h.stored.note.id for h in found.hits] == [note]
     assert embedder.threads == [threading.current_thread()] * 2
     services.close()
@@ -115,8 +115,40 @@ def test_a_failing_embedding_wins_over_a_store_failing_first_and_ends_before_the
     assert embedder.running == 0  # waited for, though the store failed first
     embedder.failure = EmbedderUnavailable("test", "http://127.0.0.1:9/", "timed out")
     with pytest.raises(EmbedderUnavailable):
-        search(SearchNotes(project_id="proj", query="deploys"), services)
+        search(SearchNotes(project_id="proj", query="when are deploys"), services)  # not embedded before
     assert embedder.running == 0
+
+
+def test_a_query_asked_again_is_not_embedded_again_until_the_embedder_changes(tmp_path: Path) -> None:
+    embedder = SlowQueries()
+    services = services_with(tmp_path, embedder)
+    note = add(services, "deploys happen on tuesdays")
+    first = search(SearchNotes(project_id="proj", query="deploys"), services)
+    embedder.failure = EmbedderUnavailable("test", "http://127.0.0.1:9/", "timed out")
+    again = search(SearchNotes(project_id="proj", query="deploys", top_k=3), services)  # its vector kept
+    assert [h.stored.note.id for h in again.hits] == [h.stored.note.id for h in first.hits] == [note]
+    assert [h.score for h in again.hits] == [h.score for h in first.hits] and len(embedder.threads) == 1
+    with pytest.raises(EmbedderUnavailable):  # another text is embedded, and its failure is not kept
+        search(SearchNotes(project_id="proj", query="deploy days"), services)
+    embedder.failure = None
+    search(SearchNotes(project_id="proj", query="deploy days"), services)
+    assert len(embedder.threads) == 3
+    services.embedding.switch(lambda settings: settings)  # a new embedder (the same one here) forgets them
+    search(SearchNotes(project_id="proj", query="deploys"), services)
+    assert len(embedder.threads) == 4
+
+
+def test_only_the_most_recently_asked_queries_are_kept(tmp_path: Path) -> None:
+    embedder = SlowQueries()
+    services = services_with(tmp_path, embedder)
+    add(services, "deploys happen on tuesdays")
+    kept = services.embedding.QUERIES_KEPT
+    for n in range(kept + 1):
+        search(SearchNotes(project_id="proj", query=f"query {n}"), services)
+    search(SearchNotes(project_id="proj", query=f"query {kept}"), services)  # the newest: kept
+    assert len(embedder.threads) == kept + 1
+    search(SearchNotes(project_id="proj", query="query 0"), services)  # the oldest: gone
+    assert len(embedder.threads) == kept + 2
 
 
 def test_a_search_the_store_answers_without_the_vector_still_fails_with_the_embedding(tmp_path: Path) -> None:
