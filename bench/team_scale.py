@@ -225,7 +225,7 @@ def backend_pids(store: str | None) -> list[int]:
 
 def search_load(
     urls: list[str], mode: str, projects: int, clients: int, searches: int, seed: int, server_pids: list[int],
-    store: str | None, rate: float = 0.0,
+    store: str | None, rate: float = 0.0, asked: set[str] | None = None,
 ) -> dict[str, Any]:
     """``searches`` over ``clients`` threads. With no ``rate``, each client sends its next search
     as soon as the last is answered (closed loop: the server saturated, latency the queue
@@ -237,9 +237,12 @@ def search_load(
     latencies: list[tuple[float, float]] = []  # (when it began, seconds)
     errors: list[str] = []
     lock = threading.Lock()
+    asked = set() if asked is None else asked  # query texts the servers embedded before (the warm-up's too)
+    again = 0
     barrier = threading.Barrier(clients + 1)
 
     def client_run(index: int) -> None:
+        nonlocal again
         rng = random.Random(seed * 1000 + index)
         mine: list[tuple[float, float]] = []
         with httpx.Client(base_url=urls[index % len(urls)], timeout=120) as client:
@@ -248,6 +251,10 @@ def search_load(
             for _ in range(searches // clients):
                 params = {"projectId": project_name(rng.randrange(projects)), "query": synthetic_query(rng),
                           "mode": mode, "topK": 5}
+                if mode != "keyword":  # a query embedded before: its vector may be kept (Embedding.QUERIES_KEPT)
+                    with lock:
+                        again += params["query"] in asked
+                        asked.add(params["query"])
                 if rate:
                     due += rng.expovariate(rate / clients)
                     time.sleep(max(0.0, due - time.perf_counter()))
@@ -290,6 +297,9 @@ def search_load(
         "server_cpu_ms_per_search": round(1000 * server / max(1, len(ms)), 2),
         "database_cpu_ms_per_search": round(1000 * database / max(1, len(ms)), 2),
         "clients_cpu_ms_per_search": round(1000 * clients / max(1, len(ms)), 2),
+        # the share of searches whose query text was embedded before in the run: at most that
+        # many found its vector kept (the synthetic queries repeat; keyword search embeds none)
+        "asked_before_share": None if mode == "keyword" else round(again / max(1, searches // clients * clients), 3),
         # p50 / p95 of each fifth of the run in the order the searches began: a server still
         # warming shows as a first fifth slower than the others
         "p50_p95_by_fifth": [[round(percentile(part, 50), 2), round(percentile(part, 95), 2)]
@@ -322,6 +332,7 @@ def run(store: str | None, args: argparse.Namespace) -> dict[str, Any]:
                                       MCP_MEMORY_LOG_LEVEL="INFO", MCP_MEMORY_LOCAL_PRODUCTS=args.local_products))
             warmed_s: list[float | None] = []
             warm_s, settle_s = 0.0, 0.0
+            asked: set[str] = set()  # every query text embedded in the run so far, by any server
             for server_home, server in zip(homes, servers):
                 server.wait_ready()
                 warmed_s.append(None if store is None else warmed_up(server_home / "server.log", server, args.warm_limit))
@@ -329,15 +340,16 @@ def run(store: str | None, args: argparse.Namespace) -> dict[str, Any]:
                 with httpx.Client(base_url=server.url, timeout=600) as client:
                     started = time.perf_counter()
                     for p in range(args.projects):  # builds each project's keyword index in this server
-                        rpc(client, "memory.search", {"projectId": project_name(p), "query": synthetic_query(warm_rng),
-                                                      "mode": "hybrid"})
+                        query = synthetic_query(warm_rng)
+                        asked.add(query)
+                        rpc(client, "memory.search", {"projectId": project_name(p), "query": query, "mode": "hybrid"})
                     warm_s += time.perf_counter() - started
             for server in servers:
                 settle_s += settle(server.process.pid)
             rss = [_rss_mib(server.process.pid) for server in servers]
             urls, pids = [server.url for server in servers], [server.process.pid for server in servers]
             searched = {_label(mode, rate): search_load(urls, mode, args.projects, args.clients, args.searches, i,
-                                                        pids, store, rate)
+                                                        pids, store, rate, asked)
                         for i, mode in enumerate(args.modes.split(",")) for rate in args.rates}
         finally:
             codes = [server.stop() for server in servers]
@@ -445,6 +457,10 @@ def main(argv: list[str] | None = None) -> int:
                  "server", "database", "clients (this process)", "errors"], rows))
     print(f"\nserver warmed up after {result['server_warmed_up_after_s']} s; first search of every project "
           f"{result['first_search_every_project_s']} s; idle {result['server_settled_after_s']} s after")
+    again = {mode: r["asked_before_share"] for mode, r in result["search"].items() if r["asked_before_share"] is not None}
+    if again:  # the synthetic queries repeat, and a server keeps recent queries' vectors
+        print("searches whose query was embedded before in the run (at most that share found its vector kept): "
+              + ", ".join(f"{mode} {share:.0%}" for mode, share in again.items()))
     path = write_result(args.out, {"store": kind, "notes": args.notes, "projects": args.projects, "clients": args.clients,
                                    "servers": args.servers, "server_workers": args.workers or "default", "local_products": args.local_products,
                                    "load_average_at_start": load, **result}, generated_data(__file__))
