@@ -7,7 +7,7 @@ For each size, a fresh server loads that many short synthetic notes into one pro
 ``memory.add_notes`` (batches of ``--batch``), waits until the server is idle (``settled_after_s``:
 on PostgreSQL, a large project's graph being built), then times ``--adds`` single
 ``memory.add_note`` round trips and ``--searches`` ``memory.search`` round trips (topK 5) per
-mode. Reported: bulk ingest notes/s, add_note p50/p95, search p50/p95 and sequential searches/s per mode.
+mode, each mode with queries of its own, none asked twice (``distinct_queries``). Reported: bulk ingest notes/s, add_note p50/p95, search p50/p95 and sequential searches/s per mode.
 ``--sizes 10000,100000`` adds the large run: the local model embeds ~200 short texts/s, so
 100k notes take ~5-10 minutes to load. Writes ``bench/results/e2e.json``; the notes and
 queries are generated from seeded choices by this module, so its sha256 is the data's.
@@ -57,6 +57,16 @@ def synthetic_query(rng: random.Random) -> str:
     return rng.choice(QUESTIONS).format(s=rng.choice(SUBJECTS), v=rng.choice(VERBS), c=rng.choice(CAUSES))
 
 
+def distinct_queries(rng: random.Random, count: int) -> list[str]:
+    """``count`` different synthetic queries (of the 1,410 there are), in a random order: a
+    server keeps the vectors of recent queries, so a query asked twice would not time its
+    embedding the second time."""
+    every = sorted({q.format(s=s, v=v, c=c) for q in QUESTIONS for s in SUBJECTS for v in VERBS for c in CAUSES})
+    if count > len(every):
+        raise ValueError(f"at most {len(every)} different queries, {count} asked")
+    return rng.sample(every, count)
+
+
 def run_size(
     size: int, model: str, modes: list[str], searches: int, adds: int, batch: int, store: str | None = None
 ) -> dict[str, Any]:
@@ -80,10 +90,11 @@ def run_size(
             "add_note_ms": latency_ms(add_seconds),
             "search": {},
         }
-        queries = [synthetic_query(rng) for _ in range(searches)]
+        fresh = iter(distinct_queries(rng, len(modes) * (searches + 5)))  # no query asked twice: each embedding timed
         for mode in modes:
-            for q in queries[:5]:  # warm the keyword index of the project and the caches
-                client.call("memory.search", {"projectId": PROJECT, "query": q, "mode": mode})
+            for _ in range(5):  # warm the keyword index of the project and the caches
+                client.call("memory.search", {"projectId": PROJECT, "query": next(fresh), "mode": mode})
+            queries = [next(fresh) for _ in range(searches)]
             seconds = [client.timed("memory.search", {"projectId": PROJECT, "query": q, "mode": mode})[1] for q in queries]
             out["search"][mode] = {**latency_ms(seconds), "per_s": round(len(seconds) / sum(seconds), 1)}
         return out
