@@ -225,7 +225,7 @@ def backend_pids(store: str | None) -> list[int]:
 
 def search_load(
     urls: list[str], mode: str, projects: int, clients: int, searches: int, seed: int, server_pids: list[int],
-    store: str | None, rate: float = 0.0, asked: set[str] | None = None,
+    store: str | None, asked: set[str], rate: float = 0.0,
 ) -> dict[str, Any]:
     """``searches`` over ``clients`` threads. With no ``rate``, each client sends its next search
     as soon as the last is answered (closed loop: the server saturated, latency the queue
@@ -237,8 +237,7 @@ def search_load(
     latencies: list[tuple[float, float]] = []  # (when it began, seconds)
     errors: list[str] = []
     lock = threading.Lock()
-    asked = set() if asked is None else asked  # query texts the servers embedded before (the warm-up's too)
-    again = 0
+    again = 0  # searches whose query is in ``asked``: the texts the servers embedded before (the warm-up's too)
     barrier = threading.Barrier(clients + 1)
 
     def client_run(index: int) -> None:
@@ -349,7 +348,7 @@ def run(store: str | None, args: argparse.Namespace) -> dict[str, Any]:
             rss = [_rss_mib(server.process.pid) for server in servers]
             urls, pids = [server.url for server in servers], [server.process.pid for server in servers]
             searched = {_label(mode, rate): search_load(urls, mode, args.projects, args.clients, args.searches, i,
-                                                        pids, store, rate, asked)
+                                                        pids, store, asked, rate)
                         for i, mode in enumerate(args.modes.split(",")) for rate in args.rates}
         finally:
             codes = [server.stop() for server in servers]
